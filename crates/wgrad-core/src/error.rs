@@ -1,0 +1,84 @@
+//! The one error type of wgrad's tensor layers.
+//!
+//! Every message names what was wrong and with which shapes, axes, dtypes,
+//! devices or sizes, so that a user can fix the call without a debugger.
+
+use crate::DType;
+
+/// Result alias used across wgrad.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in a tensor operation.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Two shapes that must agree (or broadcast) do not.
+    #[error("{op}: shapes {lhs:?} and {rhs:?} are incompatible")]
+    ShapeMismatch {
+        op: &'static str,
+        lhs: Vec<usize>,
+        rhs: Vec<usize>,
+    },
+    /// An axis outside `-rank..rank`, or given twice.
+    #[error("{op}: axis {axis} is out of range for a tensor of rank {rank} (valid: {}..{rank})", -(*rank as isize))]
+    BadAxis {
+        op: &'static str,
+        axis: isize,
+        rank: usize,
+    },
+    /// An operand has the wrong element type.
+    #[error("{op}: expected dtype {expected}, got {got}")]
+    DTypeMismatch {
+        op: &'static str,
+        expected: DType,
+        got: DType,
+    },
+    /// An index (from an argument or an index tensor) is outside its dimension.
+    #[error("{op}: index {index} is out of range for a dimension of size {size}")]
+    IndexOutOfRange {
+        op: &'static str,
+        index: i64,
+        size: usize,
+    },
+    /// Operands live on different devices.
+    #[error("{op}: operands are on different devices: {lhs} and {rhs}")]
+    DeviceMismatch {
+        op: &'static str,
+        lhs: String,
+        rhs: String,
+    },
+    /// Any other argument that is not acceptable, with the reason.
+    #[error("{op}: {message}")]
+    InvalidArgument { op: &'static str, message: String },
+    /// A buffer larger than the device can bind or allocate.
+    #[error(
+        "{op}: {bytes} bytes exceed the device's {limit_name} of {limit} bytes; split the tensor or use Device::Cpu"
+    )]
+    TooLarge {
+        op: &'static str,
+        bytes: u64,
+        limit: u64,
+        limit_name: &'static str,
+    },
+    /// No GPU adapter could be opened.
+    #[error(
+        "no GPU adapter found ({detail}). Install a Vulkan driver (on Debian/Ubuntu: `sudo apt-get install mesa-vulkan-drivers`), or use Device::Cpu, which always works"
+    )]
+    NoAdapter { detail: String },
+    /// The GPU ran out of memory.
+    #[error("out of GPU memory while allocating {bytes} bytes; call empty_cache() or use smaller batches")]
+    OutOfMemory { bytes: u64 },
+    /// A failure reported by the GPU driver or wgpu (validation, device lost, mapping).
+    #[error("GPU device error: {0}")]
+    Device(String),
+}
+
+impl Error {
+    /// Shorthand for [`Error::InvalidArgument`].
+    pub fn invalid(op: &'static str, message: impl Into<String>) -> Self {
+        Error::InvalidArgument {
+            op,
+            message: message.into(),
+        }
+    }
+}

@@ -1,0 +1,213 @@
+//! Strided views: shape, strides and offset over a flat buffer.
+//!
+//! View operations (transpose, permute, narrow, expand, reshape of a
+//! contiguous tensor) only compute a new [`Layout`]; no data moves.
+
+use crate::shape::{
+    broadcast_strides, check_rank, contiguous_strides, infer_reshape, normalize_axis, numel,
+};
+use crate::{Error, Result};
+
+/// Shape, strides (in elements) and starting offset (in elements) of a view.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Layout {
+    shape: Vec<usize>,
+    strides: Vec<usize>,
+    offset: usize,
+}
+
+impl Layout {
+    /// A contiguous row-major layout starting at element 0.
+    pub fn contiguous(shape: &[usize]) -> Self {
+        Layout {
+            shape: shape.to_vec(),
+            strides: contiguous_strides(shape),
+            offset: 0,
+        }
+    }
+
+    /// A layout from its parts (no validation beyond rank agreement).
+    pub fn from_parts(op: &'static str, shape: Vec<usize>, strides: Vec<usize>, offset: usize) -> Result<Self> {
+        if shape.len() != strides.len() {
+            return Err(Error::invalid(op, format!("shape {shape:?} and strides {strides:?} differ in rank")));
+        }
+        Ok(Layout { shape, strides, offset })
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+    pub fn strides(&self) -> &[usize] {
+        &self.strides
+    }
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+    pub fn rank(&self) -> usize {
+        self.shape.len()
+    }
+    pub fn numel(&self) -> usize {
+        numel(&self.shape)
+    }
+
+    /// Whether elements are laid out densely in row-major order (size-1 dims
+    /// may have any stride).
+    pub fn is_contiguous(&self) -> bool {
+        let mut expected = 1;
+        for (&d, &s) in self.shape.iter().zip(&self.strides).rev() {
+            if d != 1 && s != expected {
+                return false;
+            }
+            expected *= d;
+        }
+        true
+    }
+
+    /// One past the highest element offset this view touches (0 if empty).
+    pub fn span_end(&self) -> usize {
+        if self.numel() == 0 {
+            return self.offset;
+        }
+        self.offset + self.shape.iter().zip(&self.strides).map(|(&d, &s)| (d - 1) * s).sum::<usize>() + 1
+    }
+
+    /// Swaps two axes.
+    pub fn transpose(&self, a: isize, b: isize) -> Result<Self> {
+        let a = normalize_axis("transpose", a, self.rank())?;
+        let b = normalize_axis("transpose", b, self.rank())?;
+        let mut out = self.clone();
+        out.shape.swap(a, b);
+        out.strides.swap(a, b);
+        Ok(out)
+    }
+
+    /// Reorders axes: output axis `i` is input axis `dims[i]`.
+    pub fn permute(&self, dims: &[isize]) -> Result<Self> {
+        let rank = self.rank();
+        if dims.len() != rank {
+            return Err(Error::invalid("permute", format!("expected {rank} dims for shape {:?}, got {dims:?}", self.shape)));
+        }
+        let mut seen = vec![false; rank];
+        let mut out = Layout { shape: Vec::with_capacity(rank), strides: Vec::with_capacity(rank), offset: self.offset };
+        for &d in dims {
+            let d = normalize_axis("permute", d, rank)?;
+            if std::mem::replace(&mut seen[d], true) {
+                return Err(Error::invalid("permute", format!("dims {dims:?} repeat axis {d}")));
+            }
+            out.shape.push(self.shape[d]);
+            out.strides.push(self.strides[d]);
+        }
+        Ok(out)
+    }
+
+    /// Keeps `len` elements of `axis` starting at `start`.
+    pub fn narrow(&self, axis: isize, start: usize, len: usize) -> Result<Self> {
+        let a = normalize_axis("narrow", axis, self.rank())?;
+        let size = self.shape[a];
+        if start.checked_add(len).is_none_or(|end| end > size) {
+            return Err(Error::IndexOutOfRange { op: "narrow", index: (start + len) as i64, size });
+        }
+        let mut out = self.clone();
+        if len > 0 {
+            out.offset += start * self.strides[a];
+        }
+        out.shape[a] = len;
+        Ok(out)
+    }
+
+    /// Broadcasts to `target` (size-1 or missing leading dims get stride 0).
+    pub fn expand(&self, target: &[usize]) -> Result<Self> {
+        check_rank("expand", target)?;
+        let strides = broadcast_strides("expand", &self.shape, &self.strides, target)?;
+        Ok(Layout { shape: target.to_vec(), strides, offset: self.offset })
+    }
+
+    /// Reshape as a view; `None` when the layout is not contiguous (the caller
+    /// then copies with `contiguous()` first, as PyTorch's `reshape` does).
+    pub fn reshape(&self, to: &[isize]) -> Result<Option<Self>> {
+        let shape = infer_reshape("reshape", &self.shape, to)?;
+        if !self.is_contiguous() {
+            return Ok(None);
+        }
+        Ok(Some(Layout { strides: contiguous_strides(&shape), shape, offset: self.offset }))
+    }
+
+    /// Inserts a size-1 axis at `axis` (in `-(rank+1)..=rank`).
+    pub fn unsqueeze(&self, axis: isize) -> Result<Self> {
+        let a = normalize_axis("unsqueeze", axis, self.rank() + 1)?;
+        let mut out = self.clone();
+        let stride = if a < self.rank() { self.strides[a] * self.shape[a] } else { 1 };
+        out.shape.insert(a, 1);
+        out.strides.insert(a, stride);
+        check_rank("unsqueeze", &out.shape)?;
+        Ok(out)
+    }
+
+    /// Removes a size-1 axis.
+    pub fn squeeze(&self, axis: isize) -> Result<Self> {
+        let a = normalize_axis("squeeze", axis, self.rank())?;
+        if self.shape[a] != 1 {
+            return Err(Error::invalid("squeeze", format!("axis {axis} of shape {:?} has size {}, not 1", self.shape, self.shape[a])));
+        }
+        let mut out = self.clone();
+        out.shape.remove(a);
+        out.strides.remove(a);
+        Ok(out)
+    }
+
+    /// Element offsets of the view in row-major order (for host-side code and tests).
+    pub fn offsets(&self) -> Vec<usize> {
+        let n = self.numel();
+        let mut out = Vec::with_capacity(n);
+        let mut index = vec![0usize; self.rank()];
+        for _ in 0..n {
+            out.push(self.offset + index.iter().zip(&self.strides).map(|(i, s)| i * s).sum::<usize>());
+            for ax in (0..self.rank()).rev() {
+                index[ax] += 1;
+                if index[ax] < self.shape[ax] {
+                    break;
+                }
+                index[ax] = 0;
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transpose_is_not_contiguous() {
+        let l = Layout::contiguous(&[2, 3]);
+        let t = l.transpose(0, 1).unwrap();
+        assert_eq!(t.shape(), &[3, 2]);
+        assert!(!t.is_contiguous());
+        assert_eq!(t.offsets(), vec![0, 3, 1, 4, 2, 5]);
+    }
+
+    #[test]
+    fn narrow_moves_offset_and_checks_range() {
+        let l = Layout::contiguous(&[4, 3]);
+        let n = l.narrow(0, 1, 2).unwrap();
+        assert_eq!(n.offset(), 3);
+        assert!(l.narrow(0, 3, 2).is_err());
+    }
+
+    #[test]
+    fn expand_uses_zero_strides() {
+        let l = Layout::contiguous(&[3, 1]);
+        let e = l.expand(&[2, 3, 4]).unwrap();
+        assert_eq!(e.strides(), &[0, 1, 0]);
+        assert!(l.expand(&[3, 2, 2]).is_err());
+        assert!(l.expand(&[2, 4]).is_err());
+    }
+
+    #[test]
+    fn reshape_of_view_needs_copy() {
+        let t = Layout::contiguous(&[2, 3]).transpose(0, 1).unwrap();
+        assert!(t.reshape(&[6]).unwrap().is_none());
+        assert!(Layout::contiguous(&[2, 3]).reshape(&[3, -1]).unwrap().is_some());
+    }
+}
