@@ -66,7 +66,9 @@ pub enum Error {
     )]
     NoAdapter { detail: String },
     /// The GPU ran out of memory.
-    #[error("out of GPU memory while allocating {bytes} bytes; call empty_cache() or use smaller batches")]
+    #[error(
+        "out of GPU memory while allocating {bytes} bytes; call empty_cache() or use smaller batches"
+    )]
     OutOfMemory { bytes: u64 },
     /// A failure reported by the GPU driver or wgpu (validation, device lost, mapping).
     #[error("GPU device error: {0}")]

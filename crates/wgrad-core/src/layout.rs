@@ -27,11 +27,23 @@ impl Layout {
     }
 
     /// A layout from its parts (no validation beyond rank agreement).
-    pub fn from_parts(op: &'static str, shape: Vec<usize>, strides: Vec<usize>, offset: usize) -> Result<Self> {
+    pub fn from_parts(
+        op: &'static str,
+        shape: Vec<usize>,
+        strides: Vec<usize>,
+        offset: usize,
+    ) -> Result<Self> {
         if shape.len() != strides.len() {
-            return Err(Error::invalid(op, format!("shape {shape:?} and strides {strides:?} differ in rank")));
+            return Err(Error::invalid(
+                op,
+                format!("shape {shape:?} and strides {strides:?} differ in rank"),
+            ));
         }
-        Ok(Layout { shape, strides, offset })
+        Ok(Layout {
+            shape,
+            strides,
+            offset,
+        })
     }
 
     pub fn shape(&self) -> &[usize] {
@@ -68,7 +80,14 @@ impl Layout {
         if self.numel() == 0 {
             return self.offset;
         }
-        self.offset + self.shape.iter().zip(&self.strides).map(|(&d, &s)| (d - 1) * s).sum::<usize>() + 1
+        self.offset
+            + self
+                .shape
+                .iter()
+                .zip(&self.strides)
+                .map(|(&d, &s)| (d - 1) * s)
+                .sum::<usize>()
+            + 1
     }
 
     /// Swaps two axes.
@@ -85,14 +104,27 @@ impl Layout {
     pub fn permute(&self, dims: &[isize]) -> Result<Self> {
         let rank = self.rank();
         if dims.len() != rank {
-            return Err(Error::invalid("permute", format!("expected {rank} dims for shape {:?}, got {dims:?}", self.shape)));
+            return Err(Error::invalid(
+                "permute",
+                format!(
+                    "expected {rank} dims for shape {:?}, got {dims:?}",
+                    self.shape
+                ),
+            ));
         }
         let mut seen = vec![false; rank];
-        let mut out = Layout { shape: Vec::with_capacity(rank), strides: Vec::with_capacity(rank), offset: self.offset };
+        let mut out = Layout {
+            shape: Vec::with_capacity(rank),
+            strides: Vec::with_capacity(rank),
+            offset: self.offset,
+        };
         for &d in dims {
             let d = normalize_axis("permute", d, rank)?;
             if std::mem::replace(&mut seen[d], true) {
-                return Err(Error::invalid("permute", format!("dims {dims:?} repeat axis {d}")));
+                return Err(Error::invalid(
+                    "permute",
+                    format!("dims {dims:?} repeat axis {d}"),
+                ));
             }
             out.shape.push(self.shape[d]);
             out.strides.push(self.strides[d]);
@@ -105,7 +137,11 @@ impl Layout {
         let a = normalize_axis("narrow", axis, self.rank())?;
         let size = self.shape[a];
         if start.checked_add(len).is_none_or(|end| end > size) {
-            return Err(Error::IndexOutOfRange { op: "narrow", index: (start + len) as i64, size });
+            return Err(Error::IndexOutOfRange {
+                op: "narrow",
+                index: (start + len) as i64,
+                size,
+            });
         }
         let mut out = self.clone();
         if len > 0 {
@@ -119,7 +155,11 @@ impl Layout {
     pub fn expand(&self, target: &[usize]) -> Result<Self> {
         check_rank("expand", target)?;
         let strides = broadcast_strides("expand", &self.shape, &self.strides, target)?;
-        Ok(Layout { shape: target.to_vec(), strides, offset: self.offset })
+        Ok(Layout {
+            shape: target.to_vec(),
+            strides,
+            offset: self.offset,
+        })
     }
 
     /// Reshape as a view; `None` when the layout is not contiguous (the caller
@@ -129,14 +169,22 @@ impl Layout {
         if !self.is_contiguous() {
             return Ok(None);
         }
-        Ok(Some(Layout { strides: contiguous_strides(&shape), shape, offset: self.offset }))
+        Ok(Some(Layout {
+            strides: contiguous_strides(&shape),
+            shape,
+            offset: self.offset,
+        }))
     }
 
     /// Inserts a size-1 axis at `axis` (in `-(rank+1)..=rank`).
     pub fn unsqueeze(&self, axis: isize) -> Result<Self> {
         let a = normalize_axis("unsqueeze", axis, self.rank() + 1)?;
         let mut out = self.clone();
-        let stride = if a < self.rank() { self.strides[a] * self.shape[a] } else { 1 };
+        let stride = if a < self.rank() {
+            self.strides[a] * self.shape[a]
+        } else {
+            1
+        };
         out.shape.insert(a, 1);
         out.strides.insert(a, stride);
         check_rank("unsqueeze", &out.shape)?;
@@ -147,7 +195,13 @@ impl Layout {
     pub fn squeeze(&self, axis: isize) -> Result<Self> {
         let a = normalize_axis("squeeze", axis, self.rank())?;
         if self.shape[a] != 1 {
-            return Err(Error::invalid("squeeze", format!("axis {axis} of shape {:?} has size {}, not 1", self.shape, self.shape[a])));
+            return Err(Error::invalid(
+                "squeeze",
+                format!(
+                    "axis {axis} of shape {:?} has size {}, not 1",
+                    self.shape, self.shape[a]
+                ),
+            ));
         }
         let mut out = self.clone();
         out.shape.remove(a);
@@ -161,7 +215,14 @@ impl Layout {
         let mut out = Vec::with_capacity(n);
         let mut index = vec![0usize; self.rank()];
         for _ in 0..n {
-            out.push(self.offset + index.iter().zip(&self.strides).map(|(i, s)| i * s).sum::<usize>());
+            out.push(
+                self.offset
+                    + index
+                        .iter()
+                        .zip(&self.strides)
+                        .map(|(i, s)| i * s)
+                        .sum::<usize>(),
+            );
             for ax in (0..self.rank()).rev() {
                 index[ax] += 1;
                 if index[ax] < self.shape[ax] {
@@ -208,6 +269,11 @@ mod tests {
     fn reshape_of_view_needs_copy() {
         let t = Layout::contiguous(&[2, 3]).transpose(0, 1).unwrap();
         assert!(t.reshape(&[6]).unwrap().is_none());
-        assert!(Layout::contiguous(&[2, 3]).reshape(&[3, -1]).unwrap().is_some());
+        assert!(
+            Layout::contiguous(&[2, 3])
+                .reshape(&[3, -1])
+                .unwrap()
+                .is_some()
+        );
     }
 }

@@ -8,12 +8,14 @@
 pub mod dtype;
 pub mod error;
 pub mod layout;
+pub mod ops;
 pub mod random;
 pub mod shape;
 
-pub use dtype::DType;
+pub use dtype::{DType, Element};
 pub use error::{Error, Result};
 pub use layout::Layout;
+pub use ops::{BinaryOp, CompareOp, UnaryOp};
 pub use random::Generator;
 
 /// Highest tensor rank the GPU kernels index directly. Views of higher rank

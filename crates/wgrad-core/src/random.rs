@@ -18,7 +18,10 @@ pub fn mix32(mut x: u32) -> u32 {
 
 /// Splits a 64-bit seed into the two 32-bit keys the kernels take.
 pub fn seed_keys(seed: u64) -> [u32; 2] {
-    [mix32(seed as u32 ^ 0x9e37_79b9), mix32((seed >> 32) as u32 ^ 0x85eb_ca6b)]
+    [
+        mix32(seed as u32 ^ 0x9e37_79b9),
+        mix32((seed >> 32) as u32 ^ 0x85eb_ca6b),
+    ]
 }
 
 /// Random bits for counter `counter` in stream `stream` (0 or 1) under `keys`.
@@ -87,7 +90,10 @@ mod tests {
         let xs: Vec<f32> = (0..20_000).map(|i| normal(keys, i, 0.0, 1.0)).collect();
         let mean = xs.iter().sum::<f32>() / xs.len() as f32;
         let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f32>() / xs.len() as f32;
-        assert!(mean.abs() < 0.03 && (var - 1.0).abs() < 0.05, "{mean} {var}");
+        assert!(
+            mean.abs() < 0.03 && (var - 1.0).abs() < 0.05,
+            "{mean} {var}"
+        );
     }
 
     #[test]

@@ -38,8 +38,16 @@ pub fn broadcast_shapes(op: &'static str, lhs: &[usize], rhs: &[usize]) -> Resul
     let rank = lhs.len().max(rhs.len());
     let mut out = vec![0; rank];
     for i in 0..rank {
-        let l = if i < rank - lhs.len() { 1 } else { lhs[i - (rank - lhs.len())] };
-        let r = if i < rank - rhs.len() { 1 } else { rhs[i - (rank - rhs.len())] };
+        let l = if i < rank - lhs.len() {
+            1
+        } else {
+            lhs[i - (rank - lhs.len())]
+        };
+        let r = if i < rank - rhs.len() {
+            1
+        } else {
+            rhs[i - (rank - rhs.len())]
+        };
         out[i] = match (l, r) {
             (a, b) if a == b => a,
             (1, b) => b,
@@ -110,7 +118,10 @@ pub fn normalize_axes(op: &'static str, axes: &[isize], rank: usize) -> Result<V
     for &axis in axes {
         let a = normalize_axis(op, axis, rank)?;
         if out.contains(&a) {
-            return Err(Error::invalid(op, format!("axis {axis} is given more than once in {axes:?}")));
+            return Err(Error::invalid(
+                op,
+                format!("axis {axis} is given more than once in {axes:?}"),
+            ));
         }
         out.push(a);
     }
@@ -140,18 +151,31 @@ pub fn infer_reshape(op: &'static str, from: &[usize], to: &[isize]) -> Result<V
         match d {
             -1 if unknown.is_none() => unknown = Some(i),
             d if d >= 0 => known *= d as usize,
-            _ => return Err(Error::invalid(op, format!("invalid target shape {to:?}: only one -1 allowed and no other negatives"))),
+            _ => {
+                return Err(Error::invalid(
+                    op,
+                    format!(
+                        "invalid target shape {to:?}: only one -1 allowed and no other negatives"
+                    ),
+                ));
+            }
         }
     }
     let mut out: Vec<usize> = to.iter().map(|&d| d.max(0) as usize).collect();
     if let Some(i) = unknown {
         if known == 0 || total % known != 0 {
-            return Err(Error::invalid(op, format!("cannot reshape {from:?} ({total} elements) into {to:?}")));
+            return Err(Error::invalid(
+                op,
+                format!("cannot reshape {from:?} ({total} elements) into {to:?}"),
+            ));
         }
         out[i] = total / known;
     }
     if numel(&out) != total {
-        return Err(Error::invalid(op, format!("cannot reshape {from:?} ({total} elements) into {to:?}")));
+        return Err(Error::invalid(
+            op,
+            format!("cannot reshape {from:?} ({total} elements) into {to:?}"),
+        ));
     }
     check_rank(op, &out)?;
     Ok(out)
@@ -163,15 +187,23 @@ mod tests {
 
     #[test]
     fn broadcast_aligns_on_the_right() {
-        assert_eq!(broadcast_shapes("t", &[3, 1, 5], &[4, 1]).unwrap(), vec![3, 4, 5]);
+        assert_eq!(
+            broadcast_shapes("t", &[3, 1, 5], &[4, 1]).unwrap(),
+            vec![3, 4, 5]
+        );
         assert_eq!(broadcast_shapes("t", &[], &[2]).unwrap(), vec![2]);
         assert_eq!(broadcast_shapes("t", &[0, 1], &[1, 3]).unwrap(), vec![0, 3]);
     }
 
     #[test]
     fn broadcast_mismatch_names_both_shapes() {
-        let err = broadcast_shapes("add", &[2, 3], &[4]).unwrap_err().to_string();
-        assert!(err.contains("[2, 3]") && err.contains("[4]") && err.contains("add"), "{err}");
+        let err = broadcast_shapes("add", &[2, 3], &[4])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("[2, 3]") && err.contains("[4]") && err.contains("add"),
+            "{err}"
+        );
     }
 
     #[test]
