@@ -1,1 +1,40 @@
-pub fn placeholder() {}
+//! `CpuTensor`: wgrad's CPU device, built on ndarray, and the reference
+//! oracle the GPU kernels are tested against.
+//!
+//! The op set and its semantics are the contract in `docs/OPS.md`; the
+//! scalar definition of every elementwise op comes from `wgrad_core::ops`,
+//! so this crate only decides how to walk shapes, never what an op means.
+
+/// Runs `$body` with the type alias `$T` bound to the Rust element type of
+/// `$dtype`, for ops that are generic over every dtype (data movement).
+macro_rules! with_dtype {
+    ($op:expr, $dtype:expr, $T:ident => $body:expr) => {
+        match $dtype {
+            wgrad_core::DType::F32 => {
+                type $T = f32;
+                $body
+            }
+            wgrad_core::DType::U32 => {
+                type $T = u32;
+                $body
+            }
+            wgrad_core::DType::I32 => {
+                type $T = i32;
+                $body
+            }
+            other => Err($crate::tensor::unsupported($op, other)),
+        }
+    };
+}
+
+mod creation;
+mod elementwise;
+mod indexing;
+mod matmul;
+mod reduce;
+mod softmax;
+mod tensor;
+mod views;
+
+pub use tensor::CpuTensor;
+pub use wgrad_core::{BinaryOp, CompareOp, DType, Element, Error, Result, UnaryOp};

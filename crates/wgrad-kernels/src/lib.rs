@@ -1,1 +1,19 @@
+//! The WGSL kernel library.
+//!
+//! Every kernel source lives under the workspace's `kernels/<family>/*.wgsl`
+//! and is embedded at build time ([`sources::SOURCES`]). Each kernel entry
+//! point is described once by a [`KernelSpec`] in `families/` — the only place
+//! that knows file names and entry points. [`KernelCache`] creates pipelines
+//! lazily (keyed by kernel and override constants), caches bind groups
+//! (keyed by layout and buffer ids) and records dispatches through
+//! `wgrad-device`.
 
+mod cache;
+pub mod families;
+mod grid;
+pub mod sources;
+mod spec;
+
+pub use cache::KernelCache;
+pub use grid::{WORKGROUP_SIZE, grid_for};
+pub use spec::{Access, KernelSpec};

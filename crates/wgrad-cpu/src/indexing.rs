@@ -1,0 +1,163 @@
+//! Index-driven data movement: `index_select`, `gather` and `one_hot`.
+//!
+//! Indices are I32 and validated before any element moves, so an
+//! out-of-range index is an `IndexOutOfRange` error, never a panic.
+
+use std::sync::Arc;
+
+use wgrad_core::shape::{check_rank, normalize_axis};
+use wgrad_core::{DType, Element, Error, Result};
+
+use crate::tensor::{CpuData, CpuTensor, checked_numel, expect_dtype, unsupported};
+
+impl CpuTensor {
+    /// Picks the slices `index[0], index[1], ...` along `axis`
+    /// (`torch.index_select`); `index` is 1-D I32 and the result's `axis`
+    /// has `index.len()` entries. Works for every dtype.
+    pub fn index_select(&self, axis: isize, index: &CpuTensor) -> Result<Self> {
+        const OP: &str = "index_select";
+        expect_dtype(OP, index, DType::I32)?;
+        if index.rank() != 1 {
+            return Err(Error::invalid(
+                OP,
+                format!("index must be 1-D, got shape {:?}", index.shape()),
+            ));
+        }
+        let a = normalize_axis(OP, axis, self.rank())?;
+        let picks = checked_indices(OP, &index.to_vec::<i32>()?, self.shape()[a])?;
+        let mut out_shape = self.shape().to_vec();
+        out_shape[a] = picks.len();
+        self.gather_by(OP, &out_shape, a, |_, coords| picks[coords[a]])
+    }
+
+    /// `torch.gather`: `out[i][j][k] = self[index[i][j][k]][j][k]` for
+    /// `axis = 0` (and likewise for other axes). `index` is I32 of the same
+    /// rank, no larger than `self` on the other axes; the output has the
+    /// index's shape.
+    pub fn gather(&self, axis: isize, index: &CpuTensor) -> Result<Self> {
+        const OP: &str = "gather";
+        expect_dtype(OP, index, DType::I32)?;
+        let a = normalize_axis(OP, axis, self.rank())?;
+        let fits = index.rank() == self.rank()
+            && index
+                .shape()
+                .iter()
+                .zip(self.shape())
+                .enumerate()
+                .all(|(d, (&i, &s))| d == a || i <= s);
+        if !fits {
+            return Err(Error::ShapeMismatch {
+                op: OP,
+                lhs: self.shape().to_vec(),
+                rhs: index.shape().to_vec(),
+            });
+        }
+        let picks = checked_indices(OP, &index.to_vec::<i32>()?, self.shape()[a])?;
+        self.gather_by(OP, index.shape(), a, |flat, _| picks[flat])
+    }
+
+    /// One-hot encoding of I32 labels in `0..num_classes`: appends a dim of
+    /// size `num_classes` holding 1 at the label and 0 elsewhere.
+    pub fn one_hot(&self, num_classes: usize, dtype: DType) -> Result<Self> {
+        const OP: &str = "one_hot";
+        expect_dtype(OP, self, DType::I32)?;
+        let labels = checked_indices(OP, &self.to_vec::<i32>()?, num_classes)?;
+        let mut shape = self.shape().to_vec();
+        shape.push(num_classes);
+        let n = checked_numel(OP, &shape)?;
+        let data = match dtype {
+            DType::F32 => CpuData::F32(Arc::new(one_hot_data(&labels, num_classes, n, 1.0))),
+            DType::U32 => CpuData::U32(Arc::new(one_hot_data(&labels, num_classes, n, 1))),
+            DType::I32 => CpuData::I32(Arc::new(one_hot_data(&labels, num_classes, n, 1))),
+            other => return Err(unsupported(OP, other)),
+        };
+        Self::from_data(OP, data, &shape)
+    }
+
+    /// Builds a tensor of `out_shape` whose element at row-major position
+    /// `flat` with multi-index `coords` is `self` at the same coords except
+    /// on `axis`, where the coordinate is `pick(flat, coords)`.
+    fn gather_by(
+        &self,
+        op: &'static str,
+        out_shape: &[usize],
+        axis: usize,
+        pick: impl Fn(usize, &[usize]) -> usize,
+    ) -> Result<Self> {
+        check_rank(op, out_shape)?;
+        let strides = self.strides();
+        let base = self.layout.offset();
+        let offset = |flat: usize, coords: &[usize]| {
+            coords
+                .iter()
+                .zip(strides)
+                .enumerate()
+                .map(|(d, (&c, &s))| if d == axis { pick(flat, coords) } else { c } * s)
+                .sum::<usize>()
+                + base
+        };
+        with_dtype!(op, self.dtype(), T => {
+            let storage = self.data.slice::<T>(op)?;
+            let data = collect_strided(op, storage, out_shape, &offset)?;
+            Self::from_vec(data, out_shape)
+        })
+    }
+}
+
+/// Converts I32 indices to `usize`, rejecting any outside `0..size`.
+fn checked_indices(op: &'static str, index: &[i32], size: usize) -> Result<Vec<usize>> {
+    index
+        .iter()
+        .map(|&i| match usize::try_from(i) {
+            Ok(u) if u < size => Ok(u),
+            _ => Err(Error::IndexOutOfRange {
+                op,
+                index: i64::from(i),
+                size,
+            }),
+        })
+        .collect()
+}
+
+/// Reads `storage[offset(flat, coords)]` for every multi-index of `shape`
+/// in row-major order.
+fn collect_strided<T: Element>(
+    op: &'static str,
+    storage: &[T],
+    shape: &[usize],
+    offset: &impl Fn(usize, &[usize]) -> usize,
+) -> Result<Vec<T>> {
+    let n: usize = shape.iter().product();
+    let mut out = Vec::with_capacity(n);
+    let mut coords = vec![0usize; shape.len()];
+    for flat in 0..n {
+        let at = offset(flat, &coords);
+        let value = storage
+            .get(at)
+            .ok_or_else(|| Error::invalid(op, format!("internal: offset {at} outside storage")))?;
+        out.push(*value);
+        // Advance the odometer: last axis fastest.
+        for d in (0..shape.len()).rev() {
+            coords[d] += 1;
+            if coords[d] < shape[d] {
+                break;
+            }
+            coords[d] = 0;
+        }
+    }
+    Ok(out)
+}
+
+/// Dense `[labels.len(), num_classes]` data with `one` at each label.
+fn one_hot_data<T: Element + Default>(
+    labels: &[usize],
+    num_classes: usize,
+    n: usize,
+    one: T,
+) -> Vec<T> {
+    let mut data = vec![T::default(); n];
+    for (row, &label) in labels.iter().enumerate() {
+        data[row * num_classes + label] = one;
+    }
+    data
+}

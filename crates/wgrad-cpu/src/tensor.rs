@@ -1,0 +1,318 @@
+//! The [`CpuTensor`] handle: storage, layout, accessors and conversions.
+//!
+//! A tensor is a reference-counted flat buffer plus a [`Layout`] (shape,
+//! strides, offset) from `wgrad-core`. Using the same layout type as the GPU
+//! backend means view ops (transpose, narrow, expand, ...) have the same
+//! semantics on both devices by construction, and they cost no copy here:
+//! clones share the buffer. Compute ops read through ndarray views built
+//! from the layout and always produce fresh contiguous tensors.
+
+use std::any::Any;
+use std::fmt;
+use std::sync::Arc;
+
+use ndarray::{ArrayD, ArrayViewD, IxDyn, ShapeBuilder};
+use wgrad_core::shape::{check_rank, numel};
+use wgrad_core::{DType, Element, Error, Layout, Result};
+
+/// The flat storage of a tensor, one variant per dtype.
+#[derive(Clone)]
+pub(crate) enum CpuData {
+    F32(Arc<Vec<f32>>),
+    U32(Arc<Vec<u32>>),
+    I32(Arc<Vec<i32>>),
+}
+
+impl CpuData {
+    fn dtype(&self) -> DType {
+        match self {
+            CpuData::F32(_) => DType::F32,
+            CpuData::U32(_) => DType::U32,
+            CpuData::I32(_) => DType::I32,
+        }
+    }
+
+    /// Wraps a vector of any [`Element`] type whose dtype is supported.
+    fn from_vec<T: Element>(op: &'static str, data: Vec<T>) -> Result<Self> {
+        // `Element` is an open trait, so the concrete type is recovered by
+        // downcasting rather than trusting `T::DTYPE` alone.
+        let boxed: Box<dyn Any> = Box::new(data);
+        let boxed = match boxed.downcast::<Vec<f32>>() {
+            Ok(v) => return Ok(CpuData::F32(Arc::new(*v))),
+            Err(b) => b,
+        };
+        let boxed = match boxed.downcast::<Vec<u32>>() {
+            Ok(v) => return Ok(CpuData::U32(Arc::new(*v))),
+            Err(b) => b,
+        };
+        match boxed.downcast::<Vec<i32>>() {
+            Ok(v) => Ok(CpuData::I32(Arc::new(*v))),
+            Err(_) => Err(unsupported(op, T::DTYPE)),
+        }
+    }
+
+    /// The buffer as `&[T]`, or `DTypeMismatch` if `T` is not the stored type.
+    pub(crate) fn slice<T: Element>(&self, op: &'static str) -> Result<&[T]> {
+        let any: &dyn Any = match self {
+            CpuData::F32(v) => v.as_ref(),
+            CpuData::U32(v) => v.as_ref(),
+            CpuData::I32(v) => v.as_ref(),
+        };
+        any.downcast_ref::<Vec<T>>()
+            .map(Vec::as_slice)
+            .ok_or(Error::DTypeMismatch {
+                op,
+                expected: T::DTYPE,
+                got: self.dtype(),
+            })
+    }
+}
+
+/// Error for a dtype this backend has no storage for (future dtypes).
+pub(crate) fn unsupported(op: &'static str, dtype: DType) -> Error {
+    Error::invalid(op, format!("dtype {dtype} is not supported on the CPU"))
+}
+
+/// Element count of a user-given shape, rejecting shapes whose product
+/// overflows `usize` (and ranks above `MAX_RANK`).
+pub(crate) fn checked_numel(op: &'static str, shape: &[usize]) -> Result<usize> {
+    check_rank(op, shape)?;
+    shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .ok_or_else(|| Error::invalid(op, format!("shape {shape:?} has too many elements")))
+}
+
+/// Error for an operand whose dtype is not the one the op requires.
+pub(crate) fn expect_dtype(op: &'static str, t: &CpuTensor, expected: DType) -> Result<()> {
+    if t.dtype() != expected {
+        return Err(Error::DTypeMismatch {
+            op,
+            expected,
+            got: t.dtype(),
+        });
+    }
+    Ok(())
+}
+
+/// A tensor on the CPU: a cheap-to-clone handle to shared storage plus a
+/// strided view of it.
+///
+/// View ops share storage with their input; every other op allocates a new
+/// contiguous result. Storage is immutable, so sharing is always safe.
+#[derive(Clone)]
+pub struct CpuTensor {
+    pub(crate) data: CpuData,
+    pub(crate) layout: Layout,
+}
+
+impl CpuTensor {
+    /// A contiguous tensor over `data` (whose length must equal `numel(shape)`).
+    pub(crate) fn from_data(op: &'static str, data: CpuData, shape: &[usize]) -> Result<Self> {
+        check_rank(op, shape)?;
+        let len = match &data {
+            CpuData::F32(v) => v.len(),
+            CpuData::U32(v) => v.len(),
+            CpuData::I32(v) => v.len(),
+        };
+        if len != numel(shape) {
+            return Err(Error::invalid(
+                op,
+                format!(
+                    "data has {len} elements but shape {shape:?} needs {}",
+                    numel(shape)
+                ),
+            ));
+        }
+        Ok(CpuTensor {
+            data,
+            layout: Layout::contiguous(shape),
+        })
+    }
+
+    /// The same storage seen through another layout (view ops).
+    pub(crate) fn with_layout(&self, layout: Layout) -> Self {
+        CpuTensor {
+            data: self.data.clone(),
+            layout,
+        }
+    }
+
+    /// A contiguous tensor from a row-major vector; `data.len()` must equal
+    /// the product of `shape`.
+    pub fn from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Result<Self> {
+        let data = CpuData::from_vec("from_vec", data)?;
+        Self::from_data("from_vec", data, shape)
+    }
+
+    /// A tensor from an ndarray array of any layout (copied into row-major
+    /// order if it is not already).
+    pub fn from_array<T: Element>(array: ArrayD<T>) -> Result<Self> {
+        let shape = array.shape().to_vec();
+        let data = if array.is_standard_layout() {
+            let (mut vec, offset) = array.into_raw_vec_and_offset();
+            // A standard-layout owned array may still start past the front
+            // of its allocation (after slicing); drop the unused prefix.
+            if let Some(off) = offset.filter(|&o| o > 0) {
+                vec.drain(..off);
+            }
+            vec.truncate(numel(&shape));
+            vec
+        } else {
+            array.iter().copied().collect()
+        };
+        Self::from_vec(data, &shape)
+    }
+
+    /// Shorthand for [`CpuTensor::from_array`] with f32 elements.
+    pub fn from_array_f32(array: ArrayD<f32>) -> Result<Self> {
+        Self::from_array(array)
+    }
+
+    /// A rank-0 f32 tensor holding `value`.
+    pub fn scalar(value: f32) -> Self {
+        CpuTensor {
+            data: CpuData::F32(Arc::new(vec![value])),
+            layout: Layout::contiguous(&[]),
+        }
+    }
+
+    /// The dims of the tensor.
+    pub fn shape(&self) -> &[usize] {
+        self.layout.shape()
+    }
+
+    /// Strides of the view, in elements.
+    pub fn strides(&self) -> &[usize] {
+        self.layout.strides()
+    }
+
+    /// The full strided layout (shape, strides, offset) of the view.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// Element type.
+    pub fn dtype(&self) -> DType {
+        self.data.dtype()
+    }
+
+    /// Number of elements.
+    pub fn numel(&self) -> usize {
+        self.layout.numel()
+    }
+
+    /// Number of dims.
+    pub fn rank(&self) -> usize {
+        self.layout.rank()
+    }
+
+    /// Whether the view is dense row-major (size-1 dims may have any stride;
+    /// an empty tensor always counts as contiguous).
+    pub fn is_contiguous(&self) -> bool {
+        self.numel() == 0 || self.layout.is_contiguous()
+    }
+
+    /// Whether two handles share the same storage buffer (views of one tensor).
+    pub fn shares_storage(&self, other: &CpuTensor) -> bool {
+        match (&self.data, &other.data) {
+            (CpuData::F32(a), CpuData::F32(b)) => Arc::ptr_eq(a, b),
+            (CpuData::U32(a), CpuData::U32(b)) => Arc::ptr_eq(a, b),
+            (CpuData::I32(a), CpuData::I32(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+
+    /// A read-only ndarray view of the tensor with element type `T`
+    /// (`DTypeMismatch` if `T` is not the tensor's dtype). No copy.
+    pub fn view<T: Element>(&self) -> Result<ArrayViewD<'_, T>> {
+        let data = self.data.slice::<T>("view")?;
+        let shape = IxDyn(self.shape());
+        if self.numel() == 0 {
+            // An empty view touches no element; give it an empty buffer so
+            // the offset (which may equal the buffer length) is irrelevant.
+            return ArrayViewD::from_shape(shape, &[]).map_err(internal);
+        }
+        let start = data.get(self.layout.offset()..).ok_or_else(|| {
+            Error::invalid("view", format!("layout {:?} outside storage", self.layout))
+        })?;
+        // Read-only views may alias (stride 0 from `expand`), which ndarray allows.
+        ArrayViewD::from_shape(shape.strides(IxDyn(self.strides())), start).map_err(internal)
+    }
+
+    /// An f32 view (`DTypeMismatch` otherwise).
+    pub fn as_f32(&self) -> Result<ArrayViewD<'_, f32>> {
+        self.view::<f32>()
+    }
+
+    /// A u32 view (`DTypeMismatch` otherwise).
+    pub fn as_u32(&self) -> Result<ArrayViewD<'_, u32>> {
+        self.view::<u32>()
+    }
+
+    /// An i32 view (`DTypeMismatch` otherwise).
+    pub fn as_i32(&self) -> Result<ArrayViewD<'_, i32>> {
+        self.view::<i32>()
+    }
+
+    /// An owned ndarray copy in row-major order.
+    pub fn to_array<T: Element>(&self) -> Result<ArrayD<T>> {
+        Ok(self.view::<T>()?.to_owned())
+    }
+
+    /// The elements in row-major logical order; `T` must match the dtype.
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
+        expect_dtype("to_vec", self, T::DTYPE)?;
+        let data = self.data.slice::<T>("to_vec")?;
+        if self.is_contiguous() {
+            let start = self.layout.offset();
+            if let Some(s) = data.get(start..start + self.numel()) {
+                return Ok(s.to_vec());
+            }
+        }
+        Ok(self.view::<T>()?.iter().copied().collect())
+    }
+
+    /// The single element of a one-element tensor.
+    pub fn item<T: Element>(&self) -> Result<T> {
+        if self.numel() != 1 {
+            return Err(Error::invalid(
+                "item",
+                format!(
+                    "tensor of shape {:?} has {} elements, not 1",
+                    self.shape(),
+                    self.numel()
+                ),
+            ));
+        }
+        self.view::<T>()?
+            .iter()
+            .next()
+            .copied()
+            .ok_or_else(|| Error::invalid("item", "empty tensor"))
+    }
+}
+
+/// Maps an ndarray shape error, which only a bug in this crate can cause.
+pub(crate) fn internal(e: ndarray::ShapeError) -> Error {
+    Error::invalid("cpu", format!("internal layout error: {e}"))
+}
+
+impl fmt::Debug for CpuTensor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut s = f.debug_struct("CpuTensor");
+        s.field("shape", &self.shape())
+            .field("dtype", &self.dtype());
+        let values: Result<String> = match self.dtype() {
+            DType::F32 => self.view::<f32>().map(|v| format!("{v}")),
+            DType::U32 => self.view::<u32>().map(|v| format!("{v}")),
+            DType::I32 => self.view::<i32>().map(|v| format!("{v}")),
+            other => Err(unsupported("debug", other)),
+        };
+        match values {
+            Ok(v) => s.field("values", &format_args!("{v}")),
+            Err(e) => s.field("values", &format_args!("<{e}>")),
+        };
+        s.finish()
+    }
+}

@@ -1,0 +1,58 @@
+//! A pooled storage buffer handle.
+
+use std::sync::Arc;
+
+use crate::pool::BufferPool;
+
+/// A storage buffer from the device's caching pool. Cloning is cheap (an
+/// `Arc`); when the last clone drops, the buffer goes back to the pool for
+/// stream-ordered reuse instead of being freed.
+#[derive(Clone)]
+pub struct GpuBuffer {
+    inner: Arc<BufferInner>,
+}
+
+pub(crate) struct BufferInner {
+    pub buffer: Option<wgpu::Buffer>,
+    pub id: u64,
+    pub class_bytes: u64,
+    pub pool: Arc<BufferPool>,
+}
+
+impl GpuBuffer {
+    pub(crate) fn new(buffer: wgpu::Buffer, id: u64, class_bytes: u64, pool: Arc<BufferPool>) -> Self {
+        GpuBuffer {
+            inner: Arc::new(BufferInner { buffer: Some(buffer), id, class_bytes, pool }),
+        }
+    }
+
+    /// The wgpu buffer (for binding).
+    pub fn raw(&self) -> &wgpu::Buffer {
+        // The Option is only emptied in Drop, so it is always Some here.
+        self.inner.buffer.as_ref().unwrap_or_else(|| unreachable!("buffer taken before drop"))
+    }
+
+    /// A process-unique id; caches key bind groups by it.
+    pub fn id(&self) -> u64 {
+        self.inner.id
+    }
+
+    /// Capacity in bytes (the size class, at least what was asked for).
+    pub fn size(&self) -> u64 {
+        self.inner.class_bytes
+    }
+}
+
+impl std::fmt::Debug for GpuBuffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "GpuBuffer(#{} {} bytes)", self.inner.id, self.inner.class_bytes)
+    }
+}
+
+impl Drop for BufferInner {
+    fn drop(&mut self) {
+        if let Some(buffer) = self.buffer.take() {
+            self.pool.release(buffer, self.id, self.class_bytes);
+        }
+    }
+}

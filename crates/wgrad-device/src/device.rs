@@ -1,0 +1,359 @@
+//! `GpuDevice`: the handle every GPU tensor holds.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, mpsc};
+
+use futures::channel::oneshot;
+use wgrad_core::{Error, Result};
+
+use crate::adapter::{self, AdapterSummary};
+use crate::buffer::GpuBuffer;
+use crate::fault::{self, FAULT_BYTES};
+use crate::pool::{BufferPool, FirstUse, size_class};
+use crate::readback::Readback;
+use crate::recorder::{MAX_PENDING_DISPATCHES, Recorder};
+use crate::stats::{DeviceStats, StatCounters};
+
+/// A GPU: wgpu device and queue plus wgrad's pool, recorder and stats.
+/// Cloning is cheap; clones share everything.
+#[derive(Clone)]
+pub struct GpuDevice {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    ordinal: u64,
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    summary: AdapterSummary,
+    pool: Arc<BufferPool>,
+    recorder: Mutex<Recorder>,
+    stats: Arc<StatCounters>,
+    fault: wgpu::Buffer,
+    staging: Mutex<HashMap<u64, Vec<wgpu::Buffer>>>,
+    poller: Mutex<mpsc::Sender<wgpu::SubmissionIndex>>,
+    uncaptured: Arc<Mutex<Option<String>>>,
+}
+
+static NEXT_ORDINAL: AtomicU64 = AtomicU64::new(0);
+
+impl GpuDevice {
+    /// Opens the adapter chosen by `WGRAD_ADAPTER` / `WGPU_BACKEND` (high
+    /// performance by default) with the adapter's own limits and the useful
+    /// features it has.
+    pub fn new() -> Result<Self> {
+        // Primary backends (Vulkan, Metal, DX12) unless WGPU_BACKEND says otherwise:
+        // probing GL as well only adds noise and a less capable adapter.
+        let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+        descriptor.backends = wgpu::Backends::from_env().unwrap_or(wgpu::Backends::PRIMARY);
+        let instance = wgpu::Instance::new(descriptor);
+        let adapter = adapter::choose(&instance)?;
+        let features = adapter.features() & adapter::wanted_features();
+        let limits = adapter.limits();
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("wgrad"),
+            required_features: features,
+            required_limits: limits.clone(),
+            experimental_features: wgpu::ExperimentalFeatures::disabled(),
+            memory_hints: wgpu::MemoryHints::Performance,
+            trace: wgpu::Trace::Off,
+        }))
+        .map_err(|e| Error::Device(format!("request_device on {:?} failed: {e}", adapter.get_info().name)))?;
+
+        // wgpu's default handler panics; keep the first error and report it at the next sync point.
+        let uncaptured = Arc::new(Mutex::new(None::<String>));
+        let sink = uncaptured.clone();
+        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+            if let Ok(mut slot) = sink.lock() {
+                slot.get_or_insert_with(|| e.to_string());
+            }
+        }));
+
+        let summary = AdapterSummary::new(&adapter.get_info(), device.limits(), device.features());
+        let stats = Arc::new(StatCounters::default());
+        let pool = Arc::new(BufferPool::new(device.clone(), stats.clone(), &summary.limits));
+        let fault = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("wgrad fault flags"),
+            size: FAULT_BYTES,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let (tx, rx) = mpsc::channel::<wgpu::SubmissionIndex>();
+        let poll_device = device.clone();
+        std::thread::Builder::new()
+            .name("wgrad-gpu-poller".into())
+            .spawn(move || {
+                // Drives map_async callbacks; ends when the GpuDevice is dropped.
+                while let Ok(index) = rx.recv() {
+                    let _ = poll_device.poll(wgpu::PollType::Wait { submission_index: Some(index), timeout: None });
+                }
+            })
+            .map_err(|e| Error::Device(format!("cannot start the GPU poller thread: {e}")))?;
+
+        Ok(GpuDevice {
+            inner: Arc::new(Inner {
+                ordinal: NEXT_ORDINAL.fetch_add(1, Ordering::Relaxed),
+                device,
+                queue,
+                summary,
+                pool,
+                recorder: Mutex::new(Recorder::default()),
+                stats,
+                fault,
+                staging: Mutex::new(HashMap::new()),
+                poller: Mutex::new(tx),
+                uncaptured,
+            }),
+        })
+    }
+
+    /// The process-wide default GPU, opened on first use (like `cuda:0`).
+    pub fn shared() -> Result<Self> {
+        static SHARED: OnceLock<std::result::Result<GpuDevice, String>> = OnceLock::new();
+        match SHARED.get_or_init(|| GpuDevice::new().map_err(|e| e.to_string())) {
+            Ok(device) => Ok(device.clone()),
+            Err(message) => Err(Error::NoAdapter { detail: message.clone() }),
+        }
+    }
+
+    /// Adapter name, backend, type, driver, limits and features.
+    pub fn info(&self) -> &AdapterSummary {
+        &self.inner.summary
+    }
+
+    /// Limits the device was created with.
+    pub fn limits(&self) -> &wgpu::Limits {
+        &self.inner.summary.limits
+    }
+
+    /// Features the device was created with.
+    pub fn features(&self) -> wgpu::Features {
+        self.inner.summary.features
+    }
+
+    /// The wgpu device (for pipeline and bind-group creation in `wgrad-kernels`).
+    pub fn wgpu_device(&self) -> &wgpu::Device {
+        &self.inner.device
+    }
+
+    /// A process-unique number for this device (caches key on it).
+    pub fn ordinal(&self) -> u64 {
+        self.inner.ordinal
+    }
+
+    /// Whether two handles refer to the same device.
+    pub fn same_device(&self, other: &GpuDevice) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
+    /// A short name for messages, e.g. `gpu:0 (llvmpipe)`.
+    pub fn label(&self) -> String {
+        format!("gpu:{} ({})", self.inner.ordinal, self.inner.summary.name)
+    }
+
+    /// The device's fault-flag buffer; index kernels bind it to report bad indices.
+    pub fn fault_buffer(&self) -> &wgpu::Buffer {
+        &self.inner.fault
+    }
+
+    /// Counters since the device was created.
+    pub fn stats(&self) -> DeviceStats {
+        self.inner.stats.snapshot()
+    }
+
+    /// Counts a bind group creation (called by the bind-group cache).
+    pub fn note_bind_group_created(&self) {
+        StatCounters::bump(&self.inner.stats.bind_groups_created, 1);
+    }
+
+    /// Counts a pipeline creation (called by the pipeline cache).
+    pub fn note_pipeline_created(&self) {
+        StatCounters::bump(&self.inner.stats.pipelines_created, 1);
+    }
+
+    /// A pool buffer of at least `bytes` whose first writer is a recorded
+    /// dispatch. Its contents are unspecified.
+    pub fn alloc(&self, op: &'static str, bytes: u64) -> Result<GpuBuffer> {
+        self.inner.pool.acquire(op, bytes, FirstUse::Recorded)
+    }
+
+    /// Uploads `data` into a pool buffer that no pending command uses (see the
+    /// upload hazard in `pool.rs`).
+    pub fn upload(&self, op: &'static str, data: &[u8]) -> Result<GpuBuffer> {
+        let buffer = self.inner.pool.acquire(op, data.len() as u64, FirstUse::Upload)?;
+        if !data.is_empty() {
+            let padded;
+            let bytes = if data.len() % 4 == 0 {
+                data
+            } else {
+                padded = [data, &[0u8; 3][..4 - data.len() % 4]].concat();
+                &padded
+            };
+            self.inner.queue.write_buffer(buffer.raw(), 0, bytes);
+            StatCounters::bump(&self.inner.stats.bytes_uploaded, data.len() as u64);
+        }
+        Ok(buffer)
+    }
+
+    /// Drops every cached pool buffer (like `torch.cuda.empty_cache()`).
+    pub fn empty_cache(&self) {
+        self.inner.pool.empty();
+    }
+
+    fn recorder(&self) -> Result<MutexGuard<'_, Recorder>> {
+        self.inner.recorder.lock().map_err(|_| Error::Device("command recorder lock poisoned".into()))
+    }
+
+    /// Records one dispatch into the open compute pass. `immediates` are the
+    /// per-dispatch parameters (at most `limits().max_immediate_size` bytes).
+    pub fn dispatch(
+        &self,
+        pipeline: &wgpu::ComputePipeline,
+        bind_group: &wgpu::BindGroup,
+        immediates: &[u8],
+        workgroups: [u32; 3],
+    ) -> Result<()> {
+        if workgroups.contains(&0) {
+            return Ok(());
+        }
+        let mut recorder = self.recorder()?;
+        let pass = recorder.pass(&self.inner.device);
+        pass.set_pipeline(pipeline);
+        pass.set_bind_group(0, bind_group, &[]);
+        if !immediates.is_empty() {
+            pass.set_immediates(0, immediates);
+        }
+        pass.dispatch_workgroups(workgroups[0], workgroups[1], workgroups[2]);
+        recorder.pending_dispatches += 1;
+        StatCounters::bump(&self.inner.stats.dispatches, 1);
+        if recorder.pending_dispatches >= MAX_PENDING_DISPATCHES {
+            self.submit(&mut recorder);
+        }
+        Ok(())
+    }
+
+    /// Records a buffer-to-buffer copy in stream order (ends the open pass).
+    pub fn copy_buffer(&self, src: &GpuBuffer, src_offset: u64, dst: &GpuBuffer, dst_offset: u64, bytes: u64) -> Result<()> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        let mut recorder = self.recorder()?;
+        recorder
+            .encoder_outside_pass(&self.inner.device)
+            .copy_buffer_to_buffer(src.raw(), src_offset, dst.raw(), dst_offset, bytes);
+        Ok(())
+    }
+
+    fn submit(&self, recorder: &mut Recorder) -> Option<wgpu::SubmissionIndex> {
+        let commands = recorder.finish()?;
+        let index = self.inner.queue.submit([commands]);
+        StatCounters::bump(&self.inner.stats.submits, 1);
+        self.inner.pool.epoch.fetch_add(1, Ordering::AcqRel);
+        Some(index)
+    }
+
+    /// Submits everything recorded so far without waiting.
+    pub fn flush(&self) -> Result<()> {
+        let mut recorder = self.recorder()?;
+        self.submit(&mut recorder);
+        Ok(())
+    }
+
+    fn take_uncaptured(&self) -> Result<()> {
+        match self.inner.uncaptured.lock().ok().and_then(|mut slot| slot.take()) {
+            Some(message) => Err(Error::Device(message)),
+            None => Ok(()),
+        }
+    }
+
+    /// Submits pending work and blocks until the GPU has finished it.
+    pub fn synchronize(&self) -> Result<()> {
+        self.flush()?;
+        self.inner
+            .device
+            .poll(wgpu::PollType::Wait { submission_index: None, timeout: None })
+            .map_err(|e| Error::Device(format!("poll failed: {e}")))?;
+        self.take_uncaptured()
+    }
+
+    fn staging_buffer(&self, bytes: u64) -> wgpu::Buffer {
+        let class = size_class(bytes);
+        let cached = self.inner.staging.lock().ok().and_then(|mut s| s.get_mut(&class).and_then(Vec::pop));
+        cached.unwrap_or_else(|| {
+            StatCounters::bump(&self.inner.stats.buffers_created, 1);
+            self.inner.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("wgrad staging"),
+                size: class,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        })
+    }
+
+    /// Reads `bytes` bytes at `offset` of `buffer` back to the host. Submits
+    /// all pending work plus the copy at once (the only flush a training step
+    /// needs); the returned future resolves when the data is on the host. A
+    /// device fault raised by any kernel since the last readback turns into
+    /// an error here.
+    pub fn read(&self, buffer: &GpuBuffer, offset: u64, bytes: u64) -> Result<Readback> {
+        if offset % 4 != 0 || bytes % 4 != 0 || offset + bytes > buffer.size() {
+            return Err(Error::Device(format!(
+                "readback of {bytes} bytes at offset {offset} from a {}-byte buffer is misaligned or out of bounds",
+                buffer.size()
+            )));
+        }
+        let staging = self.staging_buffer(bytes + FAULT_BYTES);
+        let index = {
+            let mut recorder = self.recorder()?;
+            let encoder = recorder.encoder_outside_pass(&self.inner.device);
+            if bytes > 0 {
+                encoder.copy_buffer_to_buffer(buffer.raw(), offset, &staging, 0, bytes);
+            }
+            encoder.copy_buffer_to_buffer(&self.inner.fault, 0, &staging, bytes, FAULT_BYTES);
+            encoder.clear_buffer(&self.inner.fault, 0, None);
+            self.submit(&mut recorder)
+        };
+        StatCounters::bump(&self.inner.stats.readbacks, 1);
+        StatCounters::bump(&self.inner.stats.bytes_downloaded, bytes);
+
+        let (tx, rx) = oneshot::channel();
+        staging.map_async(wgpu::MapMode::Read, 0..bytes + FAULT_BYTES, move |result| {
+            let _ = tx.send(result);
+        });
+        if let Some(index) = index {
+            let sender = self.inner.poller.lock().map_err(|_| Error::Device("poller lock poisoned".into()))?;
+            sender.send(index).map_err(|_| Error::Device("the GPU poller thread has stopped".into()))?;
+        }
+        let device = self.clone();
+        Ok(Readback::new(async move {
+            let mapped = rx.await.map_err(|_| Error::Device("readback was cancelled (device lost?)".into()))?;
+            mapped.map_err(|e| Error::Device(format!("mapping the readback buffer failed: {e}")))?;
+            let (data, words) = {
+                let view = staging
+                    .get_mapped_range(0..bytes + FAULT_BYTES)
+                    .map_err(|e| Error::Device(format!("mapped range unavailable: {e}")))?;
+                let data = view[..bytes as usize].to_vec();
+                let mut words = [0u32; 4];
+                for (i, w) in words.iter_mut().enumerate() {
+                    let at = bytes as usize + 4 * i;
+                    *w = u32::from_le_bytes([view[at], view[at + 1], view[at + 2], view[at + 3]]);
+                }
+                (data, words)
+            };
+            staging.unmap();
+            if let Ok(mut cache) = device.inner.staging.lock() {
+                cache.entry(staging.size()).or_default().push(staging);
+            }
+            device.take_uncaptured()?;
+            fault::check(words)?;
+            Ok(data)
+        }))
+    }
+}
+
+impl std::fmt::Debug for GpuDevice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.label())
+    }
+}

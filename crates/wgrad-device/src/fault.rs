@@ -1,0 +1,59 @@
+//! Device-side faults: what a kernel reports when it meets bad data (an index
+//! out of range) that the host could not check without a readback.
+//!
+//! Like CUDA's device-side assert, the kernel writes the fault into a small
+//! buffer and carries on (clamping so that it never reads out of bounds); the
+//! next readback copies that buffer along with the data and turns a fault into
+//! an [`Error`](wgrad_core::Error). Layout of the fault buffer (u32 words):
+//! `[code, index, size, unused]`; code 0 means no fault.
+
+/// Which kind of kernel raised a fault. The value is what kernels store in word 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum FaultCode {
+    IndexSelect = 1,
+    Gather = 2,
+    OneHot = 3,
+    Embedding = 4,
+    CrossEntropyTarget = 5,
+}
+
+impl FaultCode {
+    pub(crate) fn from_word(word: u32) -> Option<Self> {
+        Some(match word {
+            1 => FaultCode::IndexSelect,
+            2 => FaultCode::Gather,
+            3 => FaultCode::OneHot,
+            4 => FaultCode::Embedding,
+            5 => FaultCode::CrossEntropyTarget,
+            _ => return None,
+        })
+    }
+
+    /// The op name used in the resulting error message.
+    pub fn op_name(self) -> &'static str {
+        match self {
+            FaultCode::IndexSelect => "index_select",
+            FaultCode::Gather => "gather",
+            FaultCode::OneHot => "one_hot",
+            FaultCode::Embedding => "embedding",
+            FaultCode::CrossEntropyTarget => "cross_entropy (target)",
+        }
+    }
+}
+
+/// Size of the fault buffer in bytes.
+pub(crate) const FAULT_BYTES: u64 = 16;
+
+/// Turns the four fault words into an error, if a fault was recorded.
+pub(crate) fn check(words: [u32; 4]) -> wgrad_core::Result<()> {
+    if words[0] == 0 {
+        return Ok(());
+    }
+    let op = FaultCode::from_word(words[0]).map_or("GPU kernel", FaultCode::op_name);
+    Err(wgrad_core::Error::IndexOutOfRange {
+        op,
+        index: words[1] as i32 as i64,
+        size: words[2] as usize,
+    })
+}

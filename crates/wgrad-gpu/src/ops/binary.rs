@@ -1,0 +1,51 @@
+//! Broadcasting binary arithmetic.
+
+use wgrad_core::{BinaryOp, DType, Result, shape};
+use wgrad_kernels::families;
+
+use crate::{GpuTensor, params};
+
+impl GpuTensor {
+    /// `self (op) other` with PyTorch broadcasting; both f32.
+    pub fn binary(&self, other: &GpuTensor, op: BinaryOp) -> Result<GpuTensor> {
+        let name = op.name();
+        self.same_device(name, other)?;
+        self.expect_dtype(name, DType::F32)?;
+        other.expect_dtype(name, DType::F32)?;
+        let out_shape = shape::broadcast_shapes(name, self.shape(), other.shape())?;
+        let a = self.layout.expand(&out_shape)?;
+        let b = other.layout.expand(&out_shape)?;
+        let out = self.empty_like_device(name, &out_shape, DType::F32)?;
+        let words = params::strided(name, &out_shape, &[&a, &b])?;
+        self.kernels().dispatch_1d(
+            &families::elementwise::BINARY,
+            &[("OP", f64::from(op.code()))],
+            &[&self.buffer, &other.buffer, &out.buffer],
+            params::bytes(&words),
+            out.numel() as u64,
+        )?;
+        Ok(out)
+    }
+
+    pub fn add(&self, other: &GpuTensor) -> Result<GpuTensor> {
+        self.binary(other, BinaryOp::Add)
+    }
+    pub fn sub(&self, other: &GpuTensor) -> Result<GpuTensor> {
+        self.binary(other, BinaryOp::Sub)
+    }
+    pub fn mul(&self, other: &GpuTensor) -> Result<GpuTensor> {
+        self.binary(other, BinaryOp::Mul)
+    }
+    pub fn div(&self, other: &GpuTensor) -> Result<GpuTensor> {
+        self.binary(other, BinaryOp::Div)
+    }
+    pub fn pow(&self, other: &GpuTensor) -> Result<GpuTensor> {
+        self.binary(other, BinaryOp::Pow)
+    }
+    pub fn maximum(&self, other: &GpuTensor) -> Result<GpuTensor> {
+        self.binary(other, BinaryOp::Maximum)
+    }
+    pub fn minimum(&self, other: &GpuTensor) -> Result<GpuTensor> {
+        self.binary(other, BinaryOp::Minimum)
+    }
+}

@@ -1,0 +1,97 @@
+//! Creation, readback, views and the recording model.
+
+mod common;
+
+use wgrad_core::DType;
+use wgrad_gpu::GpuTensor;
+
+#[test]
+fn from_vec_round_trips() {
+    let Some(gpu) = common::gpu() else { return };
+    let t = GpuTensor::from_vec(&gpu, vec![1.0f32, -2.5, 3.0, 4.0, 5.0, 6.0], &[2, 3]).unwrap();
+    assert_eq!(t.to_vec_blocking::<f32>().unwrap(), vec![1.0, -2.5, 3.0, 4.0, 5.0, 6.0]);
+    let i = GpuTensor::from_vec(&gpu, vec![-1i32, 7], &[2]).unwrap();
+    assert_eq!(pollster::block_on(i.to_vec::<i32>()).unwrap(), vec![-1, 7]);
+}
+
+#[test]
+fn full_zeros_ones() {
+    let Some(gpu) = common::gpu() else { return };
+    assert_eq!(GpuTensor::full(&gpu, &[3], 2.5, DType::F32).unwrap().to_vec_blocking::<f32>().unwrap(), vec![2.5; 3]);
+    assert_eq!(GpuTensor::ones(&gpu, &[2], DType::I32).unwrap().to_vec_blocking::<i32>().unwrap(), vec![1; 2]);
+    assert_eq!(GpuTensor::zeros(&gpu, &[0, 4], DType::F32).unwrap().to_vec_blocking::<f32>().unwrap(), Vec::<f32>::new());
+}
+
+#[test]
+fn transposed_view_reads_in_logical_order() {
+    let Some(gpu) = common::gpu() else { return };
+    let t = GpuTensor::from_vec(&gpu, (0..6).map(|x| x as f32).collect(), &[2, 3]).unwrap();
+    let tt = t.transpose(0, 1).unwrap();
+    assert_eq!(tt.to_vec_blocking::<f32>().unwrap(), vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
+    let n = t.narrow(1, 1, 2).unwrap();
+    assert_eq!(n.to_vec_blocking::<f32>().unwrap(), vec![1.0, 2.0, 4.0, 5.0]);
+}
+
+#[test]
+fn wrong_dtype_readback_is_an_error() {
+    let Some(gpu) = common::gpu() else { return };
+    let t = GpuTensor::from_vec(&gpu, vec![1.0f32], &[1]).unwrap();
+    let err = t.to_vec_blocking::<i32>().unwrap_err().to_string();
+    assert!(err.contains("int32") && err.contains("float32"), "{err}");
+}
+
+#[test]
+fn from_vec_length_mismatch_names_shape() {
+    let Some(gpu) = common::gpu() else { return };
+    let err = GpuTensor::from_vec(&gpu, vec![1.0f32; 5], &[2, 3]).unwrap_err().to_string();
+    assert!(err.contains("[2, 3]") && err.contains('5'), "{err}");
+}
+
+#[test]
+fn broadcast_add_matches_cpu() {
+    let Some(gpu) = common::gpu() else { return };
+    let a = GpuTensor::from_vec(&gpu, vec![1.0f32, 2.0, 3.0], &[3, 1]).unwrap();
+    let b = GpuTensor::from_vec(&gpu, vec![10.0f32, 20.0], &[2]).unwrap();
+    let c = a.add(&b).unwrap();
+    assert_eq!(c.shape(), &[3, 2]);
+    assert_eq!(c.to_vec_blocking::<f32>().unwrap(), vec![11.0, 21.0, 12.0, 22.0, 13.0, 23.0]);
+}
+
+#[test]
+fn hundred_ops_then_one_submit() {
+    let Some(gpu) = common::own_gpu() else { return };
+    let x = GpuTensor::from_vec(&gpu, vec![1.0f32; 1024], &[1024]).unwrap();
+    let one = GpuTensor::ones(&gpu, &[1], DType::F32).unwrap();
+    gpu.synchronize().unwrap();
+    let before = gpu.stats();
+    let mut y = x.clone();
+    for _ in 0..120 {
+        y = y.add(&one).unwrap();
+    }
+    let recorded = gpu.stats().since(&before);
+    assert_eq!(recorded.submits, 0, "ops must only record");
+    assert_eq!(recorded.dispatches, 120);
+    let v = y.to_vec_blocking::<f32>().unwrap();
+    assert!(v.iter().all(|&e| e == 121.0));
+    let after = gpu.stats().since(&before);
+    assert_eq!(after.submits, 1, "exactly one submit for the readback");
+    assert_eq!(after.readbacks, 1);
+}
+
+#[test]
+fn shape_mismatch_names_both_shapes() {
+    let Some(gpu) = common::gpu() else { return };
+    let a = GpuTensor::zeros(&gpu, &[2, 3], DType::F32).unwrap();
+    let b = GpuTensor::zeros(&gpu, &[4], DType::F32).unwrap();
+    let err = a.add(&b).unwrap_err().to_string();
+    assert!(err.contains("[2, 3]") && err.contains("[4]"), "{err}");
+}
+
+#[test]
+fn tensor_over_binding_limit_is_a_clear_error() {
+    let Some(gpu) = common::gpu() else { return };
+    let limit = gpu.limits().max_storage_buffer_binding_size.min(gpu.limits().max_buffer_size);
+    let elems = (limit / 4 + 1) as usize;
+    let err = GpuTensor::zeros(&gpu, &[elems], DType::F32).unwrap_err().to_string();
+    assert!(err.contains("exceed") && err.contains(&limit.to_string()), "{err}");
+}

@@ -1,0 +1,11 @@
+//! Kernel specs, one module per family (mirroring `kernels/<family>/`).
+
+pub mod elementwise;
+pub mod movement;
+
+use crate::spec::KernelSpec;
+
+/// Every kernel spec of every family (the validation test checks them all).
+pub fn all() -> Vec<&'static KernelSpec> {
+    [elementwise::ALL, movement::ALL].concat()
+}
