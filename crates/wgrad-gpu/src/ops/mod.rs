@@ -1,3 +1,15 @@
 //! GPU ops, one family per file. Each records dispatches; none reads back.
 
+mod arange;
 mod binary;
+mod cast;
+mod compare;
+mod concat;
+mod indexing;
+mod matmul;
+mod random;
+mod reduce;
+mod scalar;
+mod select;
+mod softmax;
+mod unary;

@@ -1,11 +1,14 @@
 //! Kernel specs, one module per family (mirroring `kernels/<family>/`).
 
 pub mod elementwise;
+pub mod matmul;
 pub mod movement;
+pub mod random;
+pub mod reduce;
 
 use crate::spec::KernelSpec;
 
 /// Every kernel spec of every family (the validation test checks them all).
 pub fn all() -> Vec<&'static KernelSpec> {
-    [elementwise::ALL, movement::ALL].concat()
+    [elementwise::ALL, movement::ALL, reduce::ALL, matmul::ALL, random::ALL].concat()
 }

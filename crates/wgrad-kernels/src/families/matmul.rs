@@ -1,0 +1,5 @@
+//! `kernels/matmul/` kernel specs.
+
+use crate::spec::KernelSpec;
+
+pub static ALL: &[&KernelSpec] = &[];
