@@ -65,6 +65,9 @@ impl Layout {
     /// Whether elements are laid out densely in row-major order (size-1 dims
     /// may have any stride).
     pub fn is_contiguous(&self) -> bool {
+        if self.numel() == 0 {
+            return true; // nothing to lay out
+        }
         let mut expected = 1;
         for (&d, &s) in self.shape.iter().zip(&self.strides).rev() {
             if d != 1 && s != expected {
@@ -263,6 +266,17 @@ mod tests {
         assert_eq!(e.strides(), &[0, 1, 0]);
         assert!(l.expand(&[3, 2, 2]).is_err());
         assert!(l.expand(&[2, 4]).is_err());
+    }
+
+    #[test]
+    fn empty_layouts_are_contiguous() {
+        assert!(Layout::contiguous(&[0, 0]).is_contiguous());
+        assert!(
+            Layout::contiguous(&[3, 0])
+                .reshape(&[0, 5])
+                .unwrap()
+                .is_some()
+        );
     }
 
     #[test]

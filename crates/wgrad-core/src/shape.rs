@@ -163,7 +163,7 @@ pub fn infer_reshape(op: &'static str, from: &[usize], to: &[isize]) -> Result<V
     }
     let mut out: Vec<usize> = to.iter().map(|&d| d.max(0) as usize).collect();
     if let Some(i) = unknown {
-        if known == 0 || total % known != 0 {
+        if known == 0 || !total.is_multiple_of(known) {
             return Err(Error::invalid(
                 op,
                 format!("cannot reshape {from:?} ({total} elements) into {to:?}"),

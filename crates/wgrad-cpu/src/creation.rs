@@ -5,7 +5,7 @@ use std::sync::Arc;
 use wgrad_core::random::{normal, seed_keys, uniform};
 use wgrad_core::{DType, Error, Result};
 
-use crate::tensor::{CpuData, CpuTensor, checked_numel, unsupported};
+use crate::tensor::{CpuData, CpuTensor, checked_numel};
 
 impl CpuTensor {
     /// A contiguous tensor of `shape` with every element `value` converted to
@@ -16,7 +16,6 @@ impl CpuTensor {
             DType::F32 => CpuData::F32(Arc::new(vec![value as f32; n])),
             DType::U32 => CpuData::U32(Arc::new(vec![value as u32; n])),
             DType::I32 => CpuData::I32(Arc::new(vec![value as i32; n])),
-            other => return Err(unsupported("full", other)),
         };
         Self::from_data("full", data, shape)
     }
@@ -60,7 +59,6 @@ impl CpuTensor {
             DType::F32 => CpuData::F32(Arc::new(values.map(|v| v as f32).collect())),
             DType::U32 => CpuData::U32(Arc::new(values.map(|v| v as u32).collect())),
             DType::I32 => CpuData::I32(Arc::new(values.map(|v| v as i32).collect())),
-            other => return Err(unsupported("arange", other)),
         };
         Self::from_data("arange", data, &[n])
     }

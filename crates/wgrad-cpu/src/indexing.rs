@@ -8,7 +8,7 @@ use std::sync::Arc;
 use wgrad_core::shape::{check_rank, normalize_axis};
 use wgrad_core::{DType, Element, Error, Result};
 
-use crate::tensor::{CpuData, CpuTensor, checked_numel, expect_dtype, unsupported};
+use crate::tensor::{CpuData, CpuTensor, checked_numel, expect_dtype};
 
 impl CpuTensor {
     /// Picks the slices `index[0], index[1], ...` along `axis`
@@ -69,7 +69,6 @@ impl CpuTensor {
             DType::F32 => CpuData::F32(Arc::new(one_hot_data(&labels, num_classes, n, 1.0))),
             DType::U32 => CpuData::U32(Arc::new(one_hot_data(&labels, num_classes, n, 1))),
             DType::I32 => CpuData::I32(Arc::new(one_hot_data(&labels, num_classes, n, 1))),
-            other => return Err(unsupported(OP, other)),
         };
         Self::from_data(OP, data, &shape)
     }

@@ -21,7 +21,11 @@ pub struct AdapterSummary {
 }
 
 impl AdapterSummary {
-    pub(crate) fn new(info: &wgpu::AdapterInfo, limits: wgpu::Limits, features: wgpu::Features) -> Self {
+    pub(crate) fn new(
+        info: &wgpu::AdapterInfo,
+        limits: wgpu::Limits,
+        features: wgpu::Features,
+    ) -> Self {
         AdapterSummary {
             name: info.name.clone(),
             backend: format!("{:?}", info.backend),
@@ -37,22 +41,52 @@ impl AdapterSummary {
 
 impl fmt::Display for AdapterSummary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "adapter: {} ({}, {})", self.name, self.backend, self.device_type)?;
+        writeln!(
+            f,
+            "adapter: {} ({}, {})",
+            self.name, self.backend, self.device_type
+        )?;
         writeln!(f, "driver: {} {}", self.driver, self.driver_info)?;
         let l = &self.limits;
         writeln!(f, "max_buffer_size: {} bytes", l.max_buffer_size)?;
-        writeln!(f, "max_storage_buffer_binding_size: {} bytes", l.max_storage_buffer_binding_size)?;
-        writeln!(f, "max_storage_buffers_per_shader_stage: {}", l.max_storage_buffers_per_shader_stage)?;
-        writeln!(f, "max_compute_workgroup_storage_size: {} bytes", l.max_compute_workgroup_storage_size)?;
-        writeln!(f, "max_compute_invocations_per_workgroup: {}", l.max_compute_invocations_per_workgroup)?;
+        writeln!(
+            f,
+            "max_storage_buffer_binding_size: {} bytes",
+            l.max_storage_buffer_binding_size
+        )?;
+        writeln!(
+            f,
+            "max_storage_buffers_per_shader_stage: {}",
+            l.max_storage_buffers_per_shader_stage
+        )?;
+        writeln!(
+            f,
+            "max_compute_workgroup_storage_size: {} bytes",
+            l.max_compute_workgroup_storage_size
+        )?;
+        writeln!(
+            f,
+            "max_compute_invocations_per_workgroup: {}",
+            l.max_compute_invocations_per_workgroup
+        )?;
         writeln!(
             f,
             "max_compute_workgroup_size: {}x{}x{}",
-            l.max_compute_workgroup_size_x, l.max_compute_workgroup_size_y, l.max_compute_workgroup_size_z
+            l.max_compute_workgroup_size_x,
+            l.max_compute_workgroup_size_y,
+            l.max_compute_workgroup_size_z
         )?;
-        writeln!(f, "max_compute_workgroups_per_dimension: {}", l.max_compute_workgroups_per_dimension)?;
+        writeln!(
+            f,
+            "max_compute_workgroups_per_dimension: {}",
+            l.max_compute_workgroups_per_dimension
+        )?;
         writeln!(f, "max_immediate_size: {} bytes", l.max_immediate_size)?;
-        writeln!(f, "subgroup_size: {}..={}", self.subgroup_sizes.0, self.subgroup_sizes.1)?;
+        writeln!(
+            f,
+            "subgroup_size: {}..={}",
+            self.subgroup_sizes.0, self.subgroup_sizes.1
+        )?;
         write!(f, "features: {:?}", self.features)
     }
 }
@@ -83,7 +117,9 @@ pub(crate) fn choose(instance: &wgpu::Instance) -> Result<wgpu::Adapter> {
             Ok(i) => adapters.into_iter().nth(i),
             Err(_) => {
                 let needle = wanted.to_lowercase();
-                adapters.into_iter().find(|a| a.get_info().name.to_lowercase().contains(&needle))
+                adapters
+                    .into_iter()
+                    .find(|a| a.get_info().name.to_lowercase().contains(&needle))
             }
         };
         return found.ok_or_else(|| Error::NoAdapter {
@@ -96,5 +132,7 @@ pub(crate) fn choose(instance: &wgpu::Instance) -> Result<wgpu::Adapter> {
         compatible_surface: None,
         apply_limit_buckets: false,
     };
-    pollster::block_on(instance.request_adapter(&options)).map_err(|e| Error::NoAdapter { detail: e.to_string() })
+    pollster::block_on(instance.request_adapter(&options)).map_err(|e| Error::NoAdapter {
+        detail: e.to_string(),
+    })
 }

@@ -20,16 +20,29 @@ pub(crate) struct BufferInner {
 }
 
 impl GpuBuffer {
-    pub(crate) fn new(buffer: wgpu::Buffer, id: u64, class_bytes: u64, pool: Arc<BufferPool>) -> Self {
+    pub(crate) fn new(
+        buffer: wgpu::Buffer,
+        id: u64,
+        class_bytes: u64,
+        pool: Arc<BufferPool>,
+    ) -> Self {
         GpuBuffer {
-            inner: Arc::new(BufferInner { buffer: Some(buffer), id, class_bytes, pool }),
+            inner: Arc::new(BufferInner {
+                buffer: Some(buffer),
+                id,
+                class_bytes,
+                pool,
+            }),
         }
     }
 
     /// The wgpu buffer (for binding).
     pub fn raw(&self) -> &wgpu::Buffer {
         // The Option is only emptied in Drop, so it is always Some here.
-        self.inner.buffer.as_ref().unwrap_or_else(|| unreachable!("buffer taken before drop"))
+        self.inner
+            .buffer
+            .as_ref()
+            .unwrap_or_else(|| unreachable!("buffer taken before drop"))
     }
 
     /// A process-unique id; caches key bind groups by it.
@@ -45,7 +58,11 @@ impl GpuBuffer {
 
 impl std::fmt::Debug for GpuBuffer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "GpuBuffer(#{} {} bytes)", self.inner.id, self.inner.class_bytes)
+        write!(
+            f,
+            "GpuBuffer(#{} {} bytes)",
+            self.inner.id, self.inner.class_bytes
+        )
     }
 }
 

@@ -59,7 +59,12 @@ impl GpuDevice {
             memory_hints: wgpu::MemoryHints::Performance,
             trace: wgpu::Trace::Off,
         }))
-        .map_err(|e| Error::Device(format!("request_device on {:?} failed: {e}", adapter.get_info().name)))?;
+        .map_err(|e| {
+            Error::Device(format!(
+                "request_device on {:?} failed: {e}",
+                adapter.get_info().name
+            ))
+        })?;
 
         // wgpu's default handler panics; keep the first error and report it at the next sync point.
         let uncaptured = Arc::new(Mutex::new(None::<String>));
@@ -72,11 +77,17 @@ impl GpuDevice {
 
         let summary = AdapterSummary::new(&adapter.get_info(), device.limits(), device.features());
         let stats = Arc::new(StatCounters::default());
-        let pool = Arc::new(BufferPool::new(device.clone(), stats.clone(), &summary.limits));
+        let pool = Arc::new(BufferPool::new(
+            device.clone(),
+            stats.clone(),
+            &summary.limits,
+        ));
         let fault = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("wgrad fault flags"),
             size: FAULT_BYTES,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_SRC
+                | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
         let (tx, rx) = mpsc::channel::<wgpu::SubmissionIndex>();
@@ -86,7 +97,10 @@ impl GpuDevice {
             .spawn(move || {
                 // Drives map_async callbacks; ends when the GpuDevice is dropped.
                 while let Ok(index) = rx.recv() {
-                    let _ = poll_device.poll(wgpu::PollType::Wait { submission_index: Some(index), timeout: None });
+                    let _ = poll_device.poll(wgpu::PollType::Wait {
+                        submission_index: Some(index),
+                        timeout: None,
+                    });
                 }
             })
             .map_err(|e| Error::Device(format!("cannot start the GPU poller thread: {e}")))?;
@@ -113,7 +127,9 @@ impl GpuDevice {
         static SHARED: OnceLock<std::result::Result<GpuDevice, String>> = OnceLock::new();
         match SHARED.get_or_init(|| GpuDevice::new().map_err(|e| e.to_string())) {
             Ok(device) => Ok(device.clone()),
-            Err(message) => Err(Error::NoAdapter { detail: message.clone() }),
+            Err(message) => Err(Error::NoAdapter {
+                detail: message.clone(),
+            }),
         }
     }
 
@@ -181,10 +197,13 @@ impl GpuDevice {
     /// Uploads `data` into a pool buffer that no pending command uses (see the
     /// upload hazard in `pool.rs`).
     pub fn upload(&self, op: &'static str, data: &[u8]) -> Result<GpuBuffer> {
-        let buffer = self.inner.pool.acquire(op, data.len() as u64, FirstUse::Upload)?;
+        let buffer = self
+            .inner
+            .pool
+            .acquire(op, data.len() as u64, FirstUse::Upload)?;
         if !data.is_empty() {
             let padded;
-            let bytes = if data.len() % 4 == 0 {
+            let bytes = if data.len().is_multiple_of(4) {
                 data
             } else {
                 padded = [data, &[0u8; 3][..4 - data.len() % 4]].concat();
@@ -202,7 +221,10 @@ impl GpuDevice {
     }
 
     fn recorder(&self) -> Result<MutexGuard<'_, Recorder>> {
-        self.inner.recorder.lock().map_err(|_| Error::Device("command recorder lock poisoned".into()))
+        self.inner
+            .recorder
+            .lock()
+            .map_err(|_| Error::Device("command recorder lock poisoned".into()))
     }
 
     /// Records one dispatch into the open compute pass. `immediates` are the
@@ -234,7 +256,14 @@ impl GpuDevice {
     }
 
     /// Records a buffer-to-buffer copy in stream order (ends the open pass).
-    pub fn copy_buffer(&self, src: &GpuBuffer, src_offset: u64, dst: &GpuBuffer, dst_offset: u64, bytes: u64) -> Result<()> {
+    pub fn copy_buffer(
+        &self,
+        src: &GpuBuffer,
+        src_offset: u64,
+        dst: &GpuBuffer,
+        dst_offset: u64,
+        bytes: u64,
+    ) -> Result<()> {
         if bytes == 0 {
             return Ok(());
         }
@@ -261,7 +290,13 @@ impl GpuDevice {
     }
 
     fn take_uncaptured(&self) -> Result<()> {
-        match self.inner.uncaptured.lock().ok().and_then(|mut slot| slot.take()) {
+        match self
+            .inner
+            .uncaptured
+            .lock()
+            .ok()
+            .and_then(|mut slot| slot.take())
+        {
             Some(message) => Err(Error::Device(message)),
             None => Ok(()),
         }
@@ -272,14 +307,22 @@ impl GpuDevice {
         self.flush()?;
         self.inner
             .device
-            .poll(wgpu::PollType::Wait { submission_index: None, timeout: None })
+            .poll(wgpu::PollType::Wait {
+                submission_index: None,
+                timeout: None,
+            })
             .map_err(|e| Error::Device(format!("poll failed: {e}")))?;
         self.take_uncaptured()
     }
 
     fn staging_buffer(&self, bytes: u64) -> wgpu::Buffer {
         let class = size_class(bytes);
-        let cached = self.inner.staging.lock().ok().and_then(|mut s| s.get_mut(&class).and_then(Vec::pop));
+        let cached = self
+            .inner
+            .staging
+            .lock()
+            .ok()
+            .and_then(|mut s| s.get_mut(&class).and_then(Vec::pop));
         cached.unwrap_or_else(|| {
             StatCounters::bump(&self.inner.stats.buffers_created, 1);
             self.inner.device.create_buffer(&wgpu::BufferDescriptor {
@@ -297,7 +340,7 @@ impl GpuDevice {
     /// device fault raised by any kernel since the last readback turns into
     /// an error here.
     pub fn read(&self, buffer: &GpuBuffer, offset: u64, bytes: u64) -> Result<Readback> {
-        if offset % 4 != 0 || bytes % 4 != 0 || offset + bytes > buffer.size() {
+        if !offset.is_multiple_of(4) || !bytes.is_multiple_of(4) || offset + bytes > buffer.size() {
             return Err(Error::Device(format!(
                 "readback of {bytes} bytes at offset {offset} from a {}-byte buffer is misaligned or out of bounds",
                 buffer.size()
@@ -322,13 +365,22 @@ impl GpuDevice {
             let _ = tx.send(result);
         });
         if let Some(index) = index {
-            let sender = self.inner.poller.lock().map_err(|_| Error::Device("poller lock poisoned".into()))?;
-            sender.send(index).map_err(|_| Error::Device("the GPU poller thread has stopped".into()))?;
+            let sender = self
+                .inner
+                .poller
+                .lock()
+                .map_err(|_| Error::Device("poller lock poisoned".into()))?;
+            sender
+                .send(index)
+                .map_err(|_| Error::Device("the GPU poller thread has stopped".into()))?;
         }
         let device = self.clone();
         Ok(Readback::new(async move {
-            let mapped = rx.await.map_err(|_| Error::Device("readback was cancelled (device lost?)".into()))?;
-            mapped.map_err(|e| Error::Device(format!("mapping the readback buffer failed: {e}")))?;
+            let mapped = rx
+                .await
+                .map_err(|_| Error::Device("readback was cancelled (device lost?)".into()))?;
+            mapped
+                .map_err(|e| Error::Device(format!("mapping the readback buffer failed: {e}")))?;
             let (data, words) = {
                 let view = staging
                     .get_mapped_range(0..bytes + FAULT_BYTES)

@@ -68,15 +68,28 @@ impl BufferPool {
         }
     }
 
-    pub fn acquire(self: &Arc<Self>, op: &'static str, bytes: u64, first_use: FirstUse) -> Result<GpuBuffer> {
+    pub fn acquire(
+        self: &Arc<Self>,
+        op: &'static str,
+        bytes: u64,
+        first_use: FirstUse,
+    ) -> Result<GpuBuffer> {
         let limit = self.max_binding_size.min(self.max_buffer_size);
         if bytes > limit {
-            return Err(Error::TooLarge { op, bytes, limit, limit_name: "storage buffer binding size" });
+            return Err(Error::TooLarge {
+                op,
+                bytes,
+                limit,
+                limit_name: "storage buffer binding size",
+            });
         }
         let class = size_class(bytes).min(limit.max(bytes));
         let epoch = self.epoch.load(Ordering::Acquire);
         {
-            let mut free = self.free.lock().map_err(|_| Error::Device("buffer pool lock poisoned".into()))?;
+            let mut free = self
+                .free
+                .lock()
+                .map_err(|_| Error::Device("buffer pool lock poisoned".into()))?;
             if let Some(list) = free.get_mut(&class) {
                 let pos = match first_use {
                     FirstUse::Recorded => list.len().checked_sub(1),
@@ -103,7 +116,9 @@ impl BufferPool {
         let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("wgrad pool buffer"),
             size: class,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_SRC
+                | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
         if pollster::block_on(scope.pop()).is_some() {
@@ -113,7 +128,9 @@ impl BufferPool {
             let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("wgrad pool buffer"),
                 size: class,
-                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+                usage: wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::COPY_SRC
+                    | wgpu::BufferUsages::COPY_DST,
                 mapped_at_creation: false,
             });
             if pollster::block_on(retry.pop()).is_some() {
@@ -132,7 +149,11 @@ impl BufferPool {
         let released_epoch = self.epoch.load(Ordering::Acquire);
         if let Ok(mut free) = self.free.lock() {
             self.stats.cached_bytes.fetch_add(class, Ordering::Relaxed);
-            free.entry(class).or_default().push(FreeBuffer { buffer, id, released_epoch });
+            free.entry(class).or_default().push(FreeBuffer {
+                buffer,
+                id,
+                released_epoch,
+            });
         }
     }
 
@@ -141,7 +162,9 @@ impl BufferPool {
         if let Ok(mut free) = self.free.lock() {
             for (_, list) in free.drain() {
                 for entry in list {
-                    self.stats.cached_bytes.fetch_sub(entry.buffer.size(), Ordering::Relaxed);
+                    self.stats
+                        .cached_bytes
+                        .fetch_sub(entry.buffer.size(), Ordering::Relaxed);
                     entry.buffer.destroy();
                 }
             }

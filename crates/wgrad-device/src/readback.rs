@@ -16,7 +16,9 @@ pub struct Readback {
 
 impl Readback {
     pub(crate) fn new(fut: impl Future<Output = Result<Vec<u8>>> + Send + 'static) -> Self {
-        Readback { inner: Box::pin(fut) }
+        Readback {
+            inner: Box::pin(fut),
+        }
     }
 
     /// Blocks the current thread until the bytes arrive.

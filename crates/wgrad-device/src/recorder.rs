@@ -19,8 +19,11 @@ pub(crate) struct Recorder {
 
 impl Recorder {
     fn encoder(&mut self, device: &wgpu::Device) -> &mut wgpu::CommandEncoder {
-        self.encoder
-            .get_or_insert_with(|| device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("wgrad") }))
+        self.encoder.get_or_insert_with(|| {
+            device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("wgrad"),
+            })
+        })
     }
 
     /// The open compute pass, beginning one if needed.
@@ -28,7 +31,10 @@ impl Recorder {
         if self.pass.is_none() {
             let pass = self
                 .encoder(device)
-                .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("wgrad ops"), timestamp_writes: None })
+                .begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("wgrad ops"),
+                    timestamp_writes: None,
+                })
                 .forget_lifetime();
             self.pass = Some(pass);
         }

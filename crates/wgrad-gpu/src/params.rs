@@ -4,7 +4,12 @@ use wgrad_core::{Error, Layout, MAX_RANK, Result};
 
 /// Converts a size or offset to the u32 the kernels index with.
 pub(crate) fn to_u32(op: &'static str, what: &str, value: usize) -> Result<u32> {
-    u32::try_from(value).map_err(|_| Error::invalid(op, format!("{what} {value} exceeds the GPU's 32-bit indexing")))
+    u32::try_from(value).map_err(|_| {
+        Error::invalid(
+            op,
+            format!("{what} {value} exceeds the GPU's 32-bit indexing"),
+        )
+    })
 }
 
 /// Immediates for a kernel that walks `shape` in row-major order and reads
@@ -14,7 +19,10 @@ pub(crate) fn to_u32(op: &'static str, what: &str, value: usize) -> Result<u32> 
 pub(crate) fn strided(op: &'static str, shape: &[usize], operands: &[&Layout]) -> Result<Vec<u32>> {
     let rank = shape.len();
     if rank > MAX_RANK {
-        return Err(Error::invalid(op, format!("rank {rank} exceeds {MAX_RANK}")));
+        return Err(Error::invalid(
+            op,
+            format!("rank {rank} exceeds {MAX_RANK}"),
+        ));
     }
     let numel: usize = shape.iter().product();
     let mut words = vec![to_u32(op, "element count", numel)?, rank as u32];
@@ -23,7 +31,11 @@ pub(crate) fn strided(op: &'static str, shape: &[usize], operands: &[&Layout]) -
     }
     words.extend(padded(op, shape)?);
     for l in operands {
-        debug_assert_eq!(l.shape(), shape, "operand layouts must be broadcast to the output shape");
+        debug_assert_eq!(
+            l.shape(),
+            shape,
+            "operand layouts must be broadcast to the output shape"
+        );
         words.extend(padded(op, l.strides())?);
     }
     Ok(words)

@@ -21,7 +21,13 @@ pub struct GpuTensor {
 
 impl std::fmt::Debug for GpuTensor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "GpuTensor({:?}, {}, {})", self.shape(), self.dtype, self.device().label())
+        write!(
+            f,
+            "GpuTensor({:?}, {}, {})",
+            self.shape(),
+            self.dtype,
+            self.device().label()
+        )
     }
 }
 
@@ -60,19 +66,39 @@ impl GpuTensor {
 
     /// A view with a new layout over the same buffer.
     pub(crate) fn with_layout(&self, layout: Layout) -> Self {
-        GpuTensor { kernels: self.kernels.clone(), buffer: self.buffer.clone(), layout, dtype: self.dtype }
+        GpuTensor {
+            kernels: self.kernels.clone(),
+            buffer: self.buffer.clone(),
+            layout,
+            dtype: self.dtype,
+        }
     }
 
     /// A fresh contiguous tensor whose contents a recorded dispatch will write.
-    pub(crate) fn empty_on(kernels: &Arc<KernelCache>, op: &'static str, shape: &[usize], dtype: DType) -> Result<Self> {
+    pub(crate) fn empty_on(
+        kernels: &Arc<KernelCache>,
+        op: &'static str,
+        shape: &[usize],
+        dtype: DType,
+    ) -> Result<Self> {
         shape::check_rank(op, shape)?;
         let bytes = (shape::numel(shape) * dtype.size_in_bytes()) as u64;
         let buffer = kernels.device().alloc(op, bytes)?;
-        Ok(GpuTensor { kernels: kernels.clone(), buffer, layout: Layout::contiguous(shape), dtype })
+        Ok(GpuTensor {
+            kernels: kernels.clone(),
+            buffer,
+            layout: Layout::contiguous(shape),
+            dtype,
+        })
     }
 
     /// Like [`empty_on`](Self::empty_on) on the same device as `self`.
-    pub(crate) fn empty_like_device(&self, op: &'static str, shape: &[usize], dtype: DType) -> Result<Self> {
+    pub(crate) fn empty_like_device(
+        &self,
+        op: &'static str,
+        shape: &[usize],
+        dtype: DType,
+    ) -> Result<Self> {
         Self::empty_on(&self.kernels, op, shape, dtype)
     }
 
@@ -81,34 +107,62 @@ impl GpuTensor {
         if self.device().same_device(other.device()) {
             Ok(())
         } else {
-            Err(Error::DeviceMismatch { op, lhs: self.device().label(), rhs: other.device().label() })
+            Err(Error::DeviceMismatch {
+                op,
+                lhs: self.device().label(),
+                rhs: other.device().label(),
+            })
         }
     }
 
     /// Checks the dtype.
     pub(crate) fn expect_dtype(&self, op: &'static str, dtype: DType) -> Result<()> {
-        if self.dtype == dtype { Ok(()) } else { Err(Error::DTypeMismatch { op, expected: dtype, got: self.dtype }) }
+        if self.dtype == dtype {
+            Ok(())
+        } else {
+            Err(Error::DTypeMismatch {
+                op,
+                expected: dtype,
+                got: self.dtype,
+            })
+        }
     }
 
     /// Copies host data to a new GPU tensor. `data.len()` must equal the
     /// number of elements of `shape`.
-    pub fn from_vec<T: Element + bytemuck::Pod>(device: &GpuDevice, data: Vec<T>, shape: &[usize]) -> Result<Self> {
+    pub fn from_vec<T: Element + bytemuck::Pod>(
+        device: &GpuDevice,
+        data: Vec<T>,
+        shape: &[usize],
+    ) -> Result<Self> {
         Self::from_slice(device, &data, shape)
     }
 
     /// Copies host data to a new GPU tensor.
-    pub fn from_slice<T: Element + bytemuck::Pod>(device: &GpuDevice, data: &[T], shape: &[usize]) -> Result<Self> {
+    pub fn from_slice<T: Element + bytemuck::Pod>(
+        device: &GpuDevice,
+        data: &[T],
+        shape: &[usize],
+    ) -> Result<Self> {
         shape::check_rank("from_vec", shape)?;
         let numel = shape::numel(shape);
         if data.len() != numel {
             return Err(Error::invalid(
                 "from_vec",
-                format!("{} values cannot fill shape {shape:?} ({numel} elements)", data.len()),
+                format!(
+                    "{} values cannot fill shape {shape:?} ({numel} elements)",
+                    data.len()
+                ),
             ));
         }
         let kernels = KernelCache::of(device)?;
         let buffer = device.upload("from_vec", bytemuck::cast_slice(data))?;
-        Ok(GpuTensor { kernels, buffer, layout: Layout::contiguous(shape), dtype: T::DTYPE })
+        Ok(GpuTensor {
+            kernels,
+            buffer,
+            layout: Layout::contiguous(shape),
+            dtype: T::DTYPE,
+        })
     }
 
     /// A tensor of `shape` filled with `value` (converted to `dtype`).
@@ -137,7 +191,13 @@ impl GpuTensor {
         let n = params::to_u32("fill", "element count", self.numel())?;
         let offset = params::to_u32("fill", "offset", self.layout.offset())?;
         let words = [n, offset, bits, 0];
-        self.kernels.dispatch_1d(&families::elementwise::FILL, &[], &[&self.buffer], params::bytes(&words), u64::from(n))
+        self.kernels.dispatch_1d(
+            &families::elementwise::FILL,
+            &[],
+            &[&self.buffer],
+            params::bytes(&words),
+            u64::from(n),
+        )
     }
 
     /// A contiguous copy (or `self` if already contiguous and starting at 0).
@@ -153,7 +213,10 @@ impl GpuTensor {
     /// Records a copy of this view into the contiguous tensor `dst` (same shape).
     pub(crate) fn copy_into(&self, dst: &GpuTensor) -> Result<()> {
         let mut words = params::strided("contiguous", self.shape(), &[&self.layout])?;
-        words.insert(3, params::to_u32("contiguous", "offset", dst.layout.offset())?);
+        words.insert(
+            3,
+            params::to_u32("contiguous", "offset", dst.layout.offset())?,
+        );
         self.kernels.dispatch_1d(
             &families::movement::COPY_STRIDED,
             &[],
@@ -165,7 +228,9 @@ impl GpuTensor {
 
     /// Reads the tensor back to the host, in row-major order. Recording
     /// happens now; the returned future resolves when the data arrives.
-    pub fn to_vec<T: Element + bytemuck::Pod>(&self) -> impl Future<Output = Result<Vec<T>>> + Send + 'static {
+    pub fn to_vec<T: Element + bytemuck::Pod>(
+        &self,
+    ) -> impl Future<Output = Result<Vec<T>>> + Send + 'static {
         let pending = (|| {
             self.expect_dtype("to_vec", T::DTYPE)?;
             let dense = self.contiguous()?;
@@ -190,7 +255,9 @@ impl GpuTensor {
             Some(layout) => Ok(self.with_layout(layout)),
             None => {
                 let dense = self.contiguous()?;
-                let layout = dense.layout.reshape(shape)?.ok_or_else(|| Error::invalid("reshape", "contiguous copy is not contiguous"))?;
+                let layout = dense.layout.reshape(shape)?.ok_or_else(|| {
+                    Error::invalid("reshape", "contiguous copy is not contiguous")
+                })?;
                 Ok(dense.with_layout(layout))
             }
         }

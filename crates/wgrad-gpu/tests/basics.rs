@@ -9,7 +9,10 @@ use wgrad_gpu::GpuTensor;
 fn from_vec_round_trips() {
     let Some(gpu) = common::gpu() else { return };
     let t = GpuTensor::from_vec(&gpu, vec![1.0f32, -2.5, 3.0, 4.0, 5.0, 6.0], &[2, 3]).unwrap();
-    assert_eq!(t.to_vec_blocking::<f32>().unwrap(), vec![1.0, -2.5, 3.0, 4.0, 5.0, 6.0]);
+    assert_eq!(
+        t.to_vec_blocking::<f32>().unwrap(),
+        vec![1.0, -2.5, 3.0, 4.0, 5.0, 6.0]
+    );
     let i = GpuTensor::from_vec(&gpu, vec![-1i32, 7], &[2]).unwrap();
     assert_eq!(pollster::block_on(i.to_vec::<i32>()).unwrap(), vec![-1, 7]);
 }
@@ -17,9 +20,27 @@ fn from_vec_round_trips() {
 #[test]
 fn full_zeros_ones() {
     let Some(gpu) = common::gpu() else { return };
-    assert_eq!(GpuTensor::full(&gpu, &[3], 2.5, DType::F32).unwrap().to_vec_blocking::<f32>().unwrap(), vec![2.5; 3]);
-    assert_eq!(GpuTensor::ones(&gpu, &[2], DType::I32).unwrap().to_vec_blocking::<i32>().unwrap(), vec![1; 2]);
-    assert_eq!(GpuTensor::zeros(&gpu, &[0, 4], DType::F32).unwrap().to_vec_blocking::<f32>().unwrap(), Vec::<f32>::new());
+    assert_eq!(
+        GpuTensor::full(&gpu, &[3], 2.5, DType::F32)
+            .unwrap()
+            .to_vec_blocking::<f32>()
+            .unwrap(),
+        vec![2.5; 3]
+    );
+    assert_eq!(
+        GpuTensor::ones(&gpu, &[2], DType::I32)
+            .unwrap()
+            .to_vec_blocking::<i32>()
+            .unwrap(),
+        vec![1; 2]
+    );
+    assert_eq!(
+        GpuTensor::zeros(&gpu, &[0, 4], DType::F32)
+            .unwrap()
+            .to_vec_blocking::<f32>()
+            .unwrap(),
+        Vec::<f32>::new()
+    );
 }
 
 #[test]
@@ -27,9 +48,15 @@ fn transposed_view_reads_in_logical_order() {
     let Some(gpu) = common::gpu() else { return };
     let t = GpuTensor::from_vec(&gpu, (0..6).map(|x| x as f32).collect(), &[2, 3]).unwrap();
     let tt = t.transpose(0, 1).unwrap();
-    assert_eq!(tt.to_vec_blocking::<f32>().unwrap(), vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
+    assert_eq!(
+        tt.to_vec_blocking::<f32>().unwrap(),
+        vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0]
+    );
     let n = t.narrow(1, 1, 2).unwrap();
-    assert_eq!(n.to_vec_blocking::<f32>().unwrap(), vec![1.0, 2.0, 4.0, 5.0]);
+    assert_eq!(
+        n.to_vec_blocking::<f32>().unwrap(),
+        vec![1.0, 2.0, 4.0, 5.0]
+    );
 }
 
 #[test]
@@ -43,7 +70,9 @@ fn wrong_dtype_readback_is_an_error() {
 #[test]
 fn from_vec_length_mismatch_names_shape() {
     let Some(gpu) = common::gpu() else { return };
-    let err = GpuTensor::from_vec(&gpu, vec![1.0f32; 5], &[2, 3]).unwrap_err().to_string();
+    let err = GpuTensor::from_vec(&gpu, vec![1.0f32; 5], &[2, 3])
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("[2, 3]") && err.contains('5'), "{err}");
 }
 
@@ -54,7 +83,10 @@ fn broadcast_add_matches_cpu() {
     let b = GpuTensor::from_vec(&gpu, vec![10.0f32, 20.0], &[2]).unwrap();
     let c = a.add(&b).unwrap();
     assert_eq!(c.shape(), &[3, 2]);
-    assert_eq!(c.to_vec_blocking::<f32>().unwrap(), vec![11.0, 21.0, 12.0, 22.0, 13.0, 23.0]);
+    assert_eq!(
+        c.to_vec_blocking::<f32>().unwrap(),
+        vec![11.0, 21.0, 12.0, 22.0, 13.0, 23.0]
+    );
 }
 
 #[test]
@@ -90,8 +122,16 @@ fn shape_mismatch_names_both_shapes() {
 #[test]
 fn tensor_over_binding_limit_is_a_clear_error() {
     let Some(gpu) = common::gpu() else { return };
-    let limit = gpu.limits().max_storage_buffer_binding_size.min(gpu.limits().max_buffer_size);
+    let limit = gpu
+        .limits()
+        .max_storage_buffer_binding_size
+        .min(gpu.limits().max_buffer_size);
     let elems = (limit / 4 + 1) as usize;
-    let err = GpuTensor::zeros(&gpu, &[elems], DType::F32).unwrap_err().to_string();
-    assert!(err.contains("exceed") && err.contains(&limit.to_string()), "{err}");
+    let err = GpuTensor::zeros(&gpu, &[elems], DType::F32)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("exceed") && err.contains(&limit.to_string()),
+        "{err}"
+    );
 }

@@ -17,6 +17,8 @@ const MAX_BIND_GROUPS: usize = 16_384;
 
 type PipelineKey = (&'static str, &'static str, Vec<(&'static str, u64)>);
 type LayoutKey = (Vec<Access>, u32);
+/// Layouts by key, and the layouts themselves indexed by the id the key maps to.
+type LayoutTable = (HashMap<LayoutKey, usize>, Vec<Arc<Layout>>);
 
 struct Pipeline {
     pipeline: wgpu::ComputePipeline,
@@ -32,13 +34,14 @@ struct Layout {
 pub struct KernelCache {
     device: GpuDevice,
     modules: Mutex<HashMap<&'static str, wgpu::ShaderModule>>,
-    layouts: Mutex<(HashMap<LayoutKey, usize>, Vec<Arc<Layout>>)>,
+    layouts: Mutex<LayoutTable>,
     pipelines: Mutex<HashMap<PipelineKey, Arc<Pipeline>>>,
     bind_groups: Mutex<HashMap<(usize, Vec<u64>), wgpu::BindGroup>>,
 }
 
 fn lock<'a, T>(m: &'a Mutex<T>, what: &str) -> Result<MutexGuard<'a, T>> {
-    m.lock().map_err(|_| Error::Device(format!("kernel {what} cache lock poisoned")))
+    m.lock()
+        .map_err(|_| Error::Device(format!("kernel {what} cache lock poisoned")))
 }
 
 impl KernelCache {
@@ -85,7 +88,9 @@ impl KernelCache {
                 binding: i as u32,
                 visibility: wgpu::ShaderStages::COMPUTE,
                 ty: wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Storage { read_only: *access == Access::Read },
+                    ty: wgpu::BufferBindingType::Storage {
+                        read_only: *access == Access::Read,
+                    },
                     has_dynamic_offset: false,
                     min_binding_size: None,
                 },
@@ -101,14 +106,25 @@ impl KernelCache {
             bind_group_layouts: &[Some(&bind_group_layout)],
             immediate_size: spec.immediate_bytes,
         });
-        let layout = Arc::new(Layout { bind_group_layout, pipeline_layout });
+        let layout = Arc::new(Layout {
+            bind_group_layout,
+            pipeline_layout,
+        });
         list.push(layout.clone());
         index.insert(key, list.len() - 1);
         Ok((list.len() - 1, layout))
     }
 
-    fn pipeline(&self, spec: &'static KernelSpec, constants: &[(&'static str, f64)]) -> Result<Arc<Pipeline>> {
-        let key: PipelineKey = (spec.file, spec.entry, constants.iter().map(|&(n, v)| (n, v.to_bits())).collect());
+    fn pipeline(
+        &self,
+        spec: &'static KernelSpec,
+        constants: &[(&'static str, f64)],
+    ) -> Result<Arc<Pipeline>> {
+        let key: PipelineKey = (
+            spec.file,
+            spec.entry,
+            constants.iter().map(|&(n, v)| (n, v.to_bits())).collect(),
+        );
         if let Some(p) = lock(&self.pipelines, "pipeline")?.get(&key) {
             return Ok(p.clone());
         }
@@ -126,15 +142,19 @@ impl KernelCache {
             match modules.get(spec.file) {
                 Some(m) => m.clone(),
                 None => {
-                    let source = sources::source(spec.file)
-                        .ok_or_else(|| Error::Device(format!("kernel file kernels/{} is not embedded", spec.file)))?;
+                    let source = sources::source(spec.file).ok_or_else(|| {
+                        Error::Device(format!("kernel file kernels/{} is not embedded", spec.file))
+                    })?;
                     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
                     let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
                         label: Some(spec.file),
                         source: wgpu::ShaderSource::Wgsl(source.into()),
                     });
                     if let Some(e) = pollster_block(scope.pop()) {
-                        return Err(Error::Device(format!("kernels/{} failed to compile: {e}", spec.file)));
+                        return Err(Error::Device(format!(
+                            "kernels/{} failed to compile: {e}",
+                            spec.file
+                        )));
                     }
                     modules.insert(spec.file, module.clone());
                     module
@@ -154,10 +174,16 @@ impl KernelCache {
             cache: None,
         });
         if let Some(e) = pollster_block(scope.pop()) {
-            return Err(Error::Device(format!("pipeline {}::{} failed: {e}", spec.file, spec.entry)));
+            return Err(Error::Device(format!(
+                "pipeline {}::{} failed: {e}",
+                spec.file, spec.entry
+            )));
         }
         self.device.note_pipeline_created();
-        let p = Arc::new(Pipeline { pipeline, layout_id });
+        let p = Arc::new(Pipeline {
+            pipeline,
+            layout_id,
+        });
         lock(&self.pipelines, "pipeline")?.insert(key, p.clone());
         Ok(p)
     }
@@ -203,7 +229,10 @@ impl KernelCache {
             let mut entries: Vec<wgpu::BindGroupEntry> = buffers
                 .iter()
                 .enumerate()
-                .map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.raw().as_entire_binding() })
+                .map(|(i, b)| wgpu::BindGroupEntry {
+                    binding: i as u32,
+                    resource: b.raw().as_entire_binding(),
+                })
                 .collect();
             if spec.uses_fault {
                 entries.push(wgpu::BindGroupEntry {
@@ -211,16 +240,22 @@ impl KernelCache {
                     resource: self.device.fault_buffer().as_entire_binding(),
                 });
             }
-            let group = self.device.wgpu_device().create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some(spec.entry),
-                layout: &layout.bind_group_layout,
-                entries: &entries,
-            });
+            let group = self
+                .device
+                .wgpu_device()
+                .create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some(spec.entry),
+                    layout: &layout.bind_group_layout,
+                    entries: &entries,
+                });
             self.device.note_bind_group_created();
             groups.insert(key.clone(), group);
         }
-        let group = groups.get(&key).ok_or_else(|| Error::Device("bind group cache lost an entry".into()))?;
-        self.device.dispatch(&pipeline.pipeline, group, immediates, workgroups)
+        let group = groups
+            .get(&key)
+            .ok_or_else(|| Error::Device("bind group cache lost an entry".into()))?;
+        self.device
+            .dispatch(&pipeline.pipeline, group, immediates, workgroups)
     }
 
     /// [`dispatch`](Self::dispatch) with one thread per element for a 1-D
@@ -234,7 +269,10 @@ impl KernelCache {
         threads: u64,
     ) -> Result<()> {
         let groups = threads.div_ceil(u64::from(WORKGROUP_SIZE));
-        let grid = grid_for(groups, self.device.limits().max_compute_workgroups_per_dimension);
+        let grid = grid_for(
+            groups,
+            self.device.limits().max_compute_workgroups_per_dimension,
+        );
         self.dispatch(spec, constants, buffers, immediates, grid)
     }
 
@@ -247,7 +285,10 @@ impl KernelCache {
         immediates: &[u8],
         groups: u64,
     ) -> Result<()> {
-        let grid = grid_for(groups, self.device.limits().max_compute_workgroups_per_dimension);
+        let grid = grid_for(
+            groups,
+            self.device.limits().max_compute_workgroups_per_dimension,
+        );
         self.dispatch(spec, constants, buffers, immediates, grid)
     }
 }

@@ -6,7 +6,8 @@ use wgrad_kernels::families;
 use wgrad_kernels::sources::{SOURCES, source};
 
 fn parse(path: &str, text: &str) -> naga::Module {
-    naga::front::wgsl::parse_str(text).unwrap_or_else(|e| panic!("kernels/{path}: {}", e.emit_to_string(text)))
+    naga::front::wgsl::parse_str(text)
+        .unwrap_or_else(|e| panic!("kernels/{path}: {}", e.emit_to_string(text)))
 }
 
 #[test]
@@ -14,7 +15,9 @@ fn every_kernel_file_parses_and_validates() {
     assert!(!SOURCES.is_empty(), "no kernels embedded");
     for (path, text) in SOURCES {
         let module = parse(path, text);
-        let caps = naga::valid::Capabilities::IMMEDIATES | naga::valid::Capabilities::SUBGROUP | naga::valid::Capabilities::SHADER_FLOAT16;
+        let caps = naga::valid::Capabilities::IMMEDIATES
+            | naga::valid::Capabilities::SUBGROUP
+            | naga::valid::Capabilities::SHADER_FLOAT16;
         naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps)
             .validate(&module)
             .unwrap_or_else(|e| panic!("kernels/{path}: {}", e.emit_to_string(text)));
@@ -31,7 +34,13 @@ fn every_spec_matches_its_source() {
             .iter()
             .find(|e| e.name == spec.entry)
             .unwrap_or_else(|| panic!("{}: no entry point {}", spec.file, spec.entry));
-        assert_eq!(entry.stage, naga::ShaderStage::Compute, "{}::{}", spec.file, spec.entry);
+        assert_eq!(
+            entry.stage,
+            naga::ShaderStage::Compute,
+            "{}::{}",
+            spec.file,
+            spec.entry
+        );
         let storage_bindings = module
             .global_variables
             .iter()
@@ -53,6 +62,9 @@ fn every_spec_matches_its_source() {
 fn every_file_is_used_by_a_spec() {
     let used: std::collections::HashSet<&str> = families::all().iter().map(|s| s.file).collect();
     for (path, _) in SOURCES {
-        assert!(used.contains(path), "kernels/{path} is not registered in wgrad-kernels/src/families");
+        assert!(
+            used.contains(path),
+            "kernels/{path} is not registered in wgrad-kernels/src/families"
+        );
     }
 }

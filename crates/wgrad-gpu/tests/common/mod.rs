@@ -43,5 +43,8 @@ pub fn max_rel_err(got: &[f32], want: &[f32]) -> f32 {
 /// Asserts `got` matches `want` within `tol` relative error.
 pub fn assert_close(got: &[f32], want: &[f32], tol: f32, what: &str) {
     let err = max_rel_err(got, want);
-    assert!(err <= tol, "{what}: max relative error {err} > {tol}\n got: {got:?}\nwant: {want:?}");
+    assert!(
+        err <= tol,
+        "{what}: max relative error {err} > {tol}\n got: {got:?}\nwant: {want:?}"
+    );
 }

@@ -10,5 +10,12 @@ use crate::spec::KernelSpec;
 
 /// Every kernel spec of every family (the validation test checks them all).
 pub fn all() -> Vec<&'static KernelSpec> {
-    [elementwise::ALL, movement::ALL, reduce::ALL, matmul::ALL, random::ALL].concat()
+    [
+        elementwise::ALL,
+        movement::ALL,
+        reduce::ALL,
+        matmul::ALL,
+        random::ALL,
+    ]
+    .concat()
 }
