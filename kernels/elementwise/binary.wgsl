@@ -2,6 +2,7 @@
 // Bindings: 0 a (read), 1 b (read), 2 out (read_write, contiguous).
 // Immediates: BinaryParams. Override OP selects the operation
 // (codes of wgrad_core::BinaryOp: 0 add, 1 sub, 2 mul, 3 div, 4 pow, 5 maximum, 6 minimum).
+// `apply` is the same function as in scalar.wgsl (WGSL has no includes); keep the two in step.
 
 struct BinaryParams {
     numel: u32,
@@ -20,31 +21,54 @@ override OP: u32 = 0u;
 @group(0) @binding(1) var<storage, read> b: array<f32>;
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 
-fn is_nan(x: f32) -> bool {
-    // WGSL may assume no NaNs in comparisons; test the bit pattern instead.
-    let bits = bitcast<u32>(x);
+const NAN_BITS: u32 = 0x7fc00000u;
+const INF_BITS: u32 = 0x7f800000u;
+
+fn is_nan(v: f32) -> bool {
+    // WGSL may assume no NaNs in float comparisons; test the bit pattern instead.
+    let bits = bitcast<u32>(v);
     return (bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0u;
 }
 
-fn apply(x: f32, y: f32) -> f32 {
+// Rust's f32::powf (C pow) on top of WGSL pow, which is only defined for a positive base.
+fn powf(lhs: f32, rhs: f32) -> f32 {
+    if rhs == 0.0 || lhs == 1.0 { return 1.0; } // even when the other operand is NaN
+    if is_nan(lhs) || is_nan(rhs) { return bitcast<f32>(NAN_BITS); }
+    let m = abs(lhs);
+    let inf = bitcast<f32>(INF_BITS);
+    let integral = rhs == trunc(rhs); // true for rhs = +-inf as well
+    // Odd integer exponent: rhs - 2 floor(rhs / 2) == 1 (exact in f32; an i32
+    // conversion would misjudge |rhs| >= 2^31; inf - inf = NaN gives false).
+    let odd = integral && rhs - 2.0 * floor(rhs * 0.5) == 1.0;
+    let negative = (bitcast<u32>(lhs) & 0x80000000u) != 0u; // includes -0.0 and -inf
+    if negative && m != 0.0 && m != inf && !integral {
+        return bitcast<f32>(NAN_BITS); // finite negative base, fractional exponent
+    }
+    var r: f32;
+    if m == 1.0 {
+        r = 1.0; // (-1)^(+-inf) = 1
+    } else if m == 0.0 {
+        r = select(inf, 0.0, rhs > 0.0);
+    } else if m == inf {
+        r = select(0.0, inf, rhs > 0.0);
+    } else if abs(rhs) == inf {
+        r = select(0.0, inf, (m > 1.0) == (rhs > 0.0));
+    } else {
+        r = pow(m, rhs);
+    }
+    return select(r, -r, negative && odd);
+}
+
+fn apply(lhs: f32, rhs: f32) -> f32 {
     switch OP {
-        case 0u: { return x + y; }
-        case 1u: { return x - y; }
-        case 2u: { return x * y; }
-        case 3u: { return x / y; }
-        case 4u: {
-            // pow with powf semantics: x^0 = 1, negative base needs an integer exponent.
-            if y == 0.0 { return 1.0; }
-            if x < 0.0 {
-                if y != trunc(y) { return bitcast<f32>(0x7fc00000u); }
-                let m = pow(-x, y);
-                if (i32(y) & 1) == 1 { return -m; }
-                return m;
-            }
-            return pow(x, y);
-        }
-        case 5u: { if is_nan(x) || is_nan(y) { return bitcast<f32>(0x7fc00000u); } return max(x, y); }
-        default: { if is_nan(x) || is_nan(y) { return bitcast<f32>(0x7fc00000u); } return min(x, y); }
+        case 0u: { return lhs + rhs; }
+        case 1u: { return lhs - rhs; }
+        case 2u: { return lhs * rhs; }
+        case 3u: { return lhs / rhs; }
+        case 4u: { return powf(lhs, rhs); }
+        // NaN-propagating like torch.maximum/minimum (WGSL max/min are not).
+        case 5u: { if is_nan(lhs) || is_nan(rhs) { return bitcast<f32>(NAN_BITS); } return max(lhs, rhs); }
+        default: { if is_nan(lhs) || is_nan(rhs) { return bitcast<f32>(NAN_BITS); } return min(lhs, rhs); }
     }
 }
 
@@ -57,12 +81,15 @@ fn binary(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     var rem = i;
     var ia = p.a_offset;
     var ib = p.b_offset;
-    for (var d = i32(p.rank) - 1; d >= 0; d--) {
+    // Row-major walk; the outermost dim needs no division (what remains is its index).
+    for (var d = i32(p.rank) - 1; d > 0; d--) {
         let dim = p.shape[d];
         let k = rem % dim;
         rem /= dim;
         ia += k * p.a_strides[d];
         ib += k * p.b_strides[d];
     }
+    ia += rem * p.a_strides[0];
+    ib += rem * p.b_strides[0];
     out[i] = apply(a[ia], b[ib]);
 }

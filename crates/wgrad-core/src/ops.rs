@@ -214,6 +214,86 @@ impl UnaryOp {
             }
         }
     }
+
+    /// The derivative of [`apply`](Self::apply) at `x`: what reverse-mode
+    /// autograd multiplies the upstream gradient by. Kinks follow PyTorch:
+    /// `relu'(0) = 0`, `leaky_relu'(x <= 0) = slope`, `abs'(0) = 0`, and
+    /// `clamp` passes the gradient where `min <= x <= max` (bounds
+    /// included) and blocks it elsewhere, NaN included. The GPU kernel
+    /// `kernels/backward/unary_backward.wgsl` mirrors this formula by formula.
+    pub fn derivative(self, x: f32) -> f32 {
+        match self {
+            UnaryOp::Neg => -1.0,
+            UnaryOp::Abs => {
+                if x > 0.0 {
+                    1.0
+                } else if x < 0.0 {
+                    -1.0
+                } else {
+                    0.0
+                }
+            }
+            UnaryOp::Exp => x.exp(),
+            UnaryOp::Log => 1.0 / x,
+            UnaryOp::Sqrt => 0.5 / x.sqrt(),
+            UnaryOp::Rsqrt => {
+                let r = 1.0 / x.sqrt();
+                -0.5 * r * r * r
+            }
+            UnaryOp::Sin => x.cos(),
+            UnaryOp::Cos => -x.sin(),
+            // sech^2(x) = 4e / (1 + e)^2 with e = exp(-2|x|): unlike
+            // `1 - tanh^2` it keeps full relative precision in the tails.
+            UnaryOp::Tanh => {
+                let e = (-2.0 * x.abs()).exp();
+                4.0 * e / ((1.0 + e) * (1.0 + e))
+            }
+            UnaryOp::Sigmoid => sigmoid_derivative(x),
+            UnaryOp::Relu => {
+                if x > 0.0 {
+                    1.0
+                } else {
+                    0.0
+                }
+            }
+            // d/dx [x * Phi(x)] = Phi(x) + x * phi(x), Phi through the same erf
+            // as the forward pass.
+            UnaryOp::Gelu => {
+                let cdf = 0.5 * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2));
+                let pdf = (-0.5 * x * x).exp() * FRAC_1_SQRT_2PI;
+                cdf + x * pdf
+            }
+            // d/dx [x * s(x)] = s(x) + x * s'(x).
+            UnaryOp::Silu => sigmoid(x) + x * sigmoid_derivative(x),
+            UnaryOp::Square => 2.0 * x,
+            UnaryOp::Recip => {
+                let r = 1.0 / x;
+                -(r * r)
+            }
+            UnaryOp::LeakyRelu { slope } => {
+                if x > 0.0 {
+                    1.0
+                } else {
+                    slope
+                }
+            }
+            UnaryOp::Clamp { .. } => {
+                let [lo, hi] = self.params();
+                // NaN fails both comparisons, so its gradient is 0 (as torch).
+                if x >= lo && x <= hi { 1.0 } else { 0.0 }
+            }
+        }
+    }
+}
+
+/// `1 / sqrt(2 * pi)`, the peak of the standard normal density.
+const FRAC_1_SQRT_2PI: f32 = 0.398_942_3;
+
+/// `sigmoid'(x) = s(x) * s(-x)`, as `e / (1 + e)^2` with `e = exp(-|x|)` so
+/// that neither tail cancels or overflows.
+fn sigmoid_derivative(x: f32) -> f32 {
+    let e = (-x.abs()).exp();
+    e / ((1.0 + e) * (1.0 + e))
 }
 
 /// Logistic sigmoid, written to avoid overflow for large |x|.
@@ -256,6 +336,155 @@ mod tests {
                 erf(x)
             );
         }
+    }
+
+    /// Every op, with parameters that exercise the parameterised variants.
+    const ALL_OPS: [UnaryOp; 19] = [
+        UnaryOp::Neg,
+        UnaryOp::Abs,
+        UnaryOp::Exp,
+        UnaryOp::Log,
+        UnaryOp::Sqrt,
+        UnaryOp::Rsqrt,
+        UnaryOp::Sin,
+        UnaryOp::Cos,
+        UnaryOp::Tanh,
+        UnaryOp::Sigmoid,
+        UnaryOp::Relu,
+        UnaryOp::Gelu,
+        UnaryOp::Silu,
+        UnaryOp::Square,
+        UnaryOp::Recip,
+        UnaryOp::LeakyRelu { slope: 0.1 },
+        UnaryOp::Clamp {
+            min: Some(-0.5),
+            max: Some(1.5),
+        },
+        UnaryOp::Clamp {
+            min: None,
+            max: Some(0.25),
+        },
+        UnaryOp::Clamp {
+            min: Some(-1.0),
+            max: None,
+        },
+    ];
+
+    /// Whether `x` is far enough from a kink of `op` (and inside its
+    /// domain) that a central difference with step `h` is meaningful.
+    fn smooth_at(op: UnaryOp, x: f32, h: f32) -> bool {
+        let near = |k: f32| (x - k).abs() <= 2.0 * h;
+        match op {
+            UnaryOp::Abs | UnaryOp::Relu | UnaryOp::LeakyRelu { .. } => !near(0.0),
+            UnaryOp::Log | UnaryOp::Sqrt | UnaryOp::Rsqrt => x > 0.2,
+            UnaryOp::Recip => x.abs() > 0.2,
+            UnaryOp::Clamp { .. } => {
+                let [lo, hi] = op.params();
+                !near(lo) && !near(hi)
+            }
+            _ => true,
+        }
+    }
+
+    #[test]
+    fn derivative_matches_central_differences() {
+        // The function is f32, so the step is moderate (rounding of f / h
+        // would dominate a tiny one) and the tolerance relative.
+        let h = 1e-2f32;
+        let mut checked = 0;
+        for op in ALL_OPS {
+            for i in -40..=40 {
+                let x = i as f32 * 0.137 + 0.011;
+                if !smooth_at(op, x, h) {
+                    continue;
+                }
+                let fd = (op.apply(x + h) - op.apply(x - h)) / (2.0 * h);
+                let d = op.derivative(x);
+                // Truncation error is about h^2 / 6 times the third derivative.
+                let scale = 1.0 + d.abs().max(op.apply(x).abs());
+                assert!(
+                    (fd - d).abs() <= 2e-3 * scale,
+                    "{}'({x}) = {d}, finite difference {fd}",
+                    op.name()
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked > 1000, "only {checked} points checked");
+    }
+
+    #[test]
+    fn derivative_kinks_follow_torch() {
+        assert_eq!(UnaryOp::Relu.derivative(0.0), 0.0);
+        assert_eq!(UnaryOp::Relu.derivative(1e-30), 1.0);
+        assert_eq!(UnaryOp::Abs.derivative(0.0), 0.0);
+        assert_eq!(UnaryOp::Abs.derivative(-3.0), -1.0);
+        let leaky = UnaryOp::LeakyRelu { slope: 0.2 };
+        assert_eq!(leaky.derivative(0.0), 0.2);
+        assert_eq!(leaky.derivative(-5.0), 0.2);
+        assert_eq!(leaky.derivative(5.0), 1.0);
+        let clamp = UnaryOp::Clamp {
+            min: Some(-1.0),
+            max: Some(2.0),
+        };
+        // torch.clamp's backward: grad where min <= x <= max, bounds included.
+        for (x, want) in [
+            (-1.5, 0.0),
+            (-1.0, 1.0),
+            (0.0, 1.0),
+            (2.0, 1.0),
+            (2.5, 0.0),
+            (f32::NAN, 0.0),
+        ] {
+            assert_eq!(clamp.derivative(x), want, "clamp'({x})");
+        }
+        let open = UnaryOp::Clamp {
+            min: None,
+            max: None,
+        };
+        assert_eq!(open.derivative(-1e30), 1.0);
+    }
+
+    #[test]
+    fn derivative_known_values() {
+        // Closed forms evaluated in f64 (= torch.autograd.grad in float64).
+        let cases = [
+            (UnaryOp::Gelu, 1.0, 1.083_315_5),
+            (UnaryOp::Gelu, -0.5, 0.132_504_88),
+            (UnaryOp::Silu, 1.0, 0.927_670_5),
+            (UnaryOp::Sigmoid, 0.0, 0.25),
+            (UnaryOp::Tanh, 0.5, 0.786_447_7),
+            (UnaryOp::Rsqrt, 4.0, -0.062_5),
+            (UnaryOp::Sqrt, 4.0, 0.25),
+            (UnaryOp::Log, 2.0, 0.5),
+            (UnaryOp::Recip, 2.0, -0.25),
+            (UnaryOp::Cos, 1.0, -0.841_470_96),
+            (UnaryOp::Exp, 1.0, std::f32::consts::E),
+            (UnaryOp::Square, -3.0, -6.0),
+            (UnaryOp::Neg, 7.0, -1.0),
+        ];
+        for (op, x, want) in cases {
+            let d = op.derivative(x);
+            // erf (A&S 7.1.26) is good to 1.5e-7; the rest to f32 rounding.
+            assert!(
+                (d - want).abs() <= 1e-6,
+                "{}'({x}) = {d}, want {want}",
+                op.name()
+            );
+        }
+    }
+
+    #[test]
+    fn derivative_tails_stay_finite_and_accurate() {
+        // Naive 1 - tanh^2 and s * (1 - s) round to exactly 0 here.
+        let t = UnaryOp::Tanh.derivative(12.0);
+        assert!((t / 1.510_053_8e-10 - 1.0).abs() < 1e-4, "tanh'(12) = {t}");
+        let s = UnaryOp::Sigmoid.derivative(30.0);
+        assert!((s / 9.357_623e-14 - 1.0).abs() < 1e-4, "sigmoid'(30) = {s}");
+        assert_eq!(UnaryOp::Sigmoid.derivative(-200.0), 0.0);
+        assert_eq!(UnaryOp::Tanh.derivative(f32::INFINITY), 0.0);
+        assert!(UnaryOp::Silu.derivative(-200.0).abs() < 1e-30);
+        assert!((UnaryOp::Gelu.derivative(20.0) - 1.0).abs() < 1e-6);
     }
 
     #[test]

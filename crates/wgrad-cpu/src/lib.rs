@@ -26,10 +26,13 @@ macro_rules! with_dtype {
     };
 }
 
+mod backward;
 mod creation;
 mod elementwise;
 mod indexing;
 mod matmul;
+mod nn;
+mod optim;
 mod reduce;
 mod softmax;
 mod tensor;

@@ -230,7 +230,7 @@ impl GpuTensor {
     /// happens now; the returned future resolves when the data arrives.
     pub fn to_vec<T: Element + bytemuck::Pod>(
         &self,
-    ) -> impl Future<Output = Result<Vec<T>>> + Send + 'static {
+    ) -> impl Future<Output = Result<Vec<T>>> + Send + use<T> {
         let pending = (|| {
             self.expect_dtype("to_vec", T::DTYPE)?;
             let dense = self.contiguous()?;

@@ -1,1 +1,43 @@
-//! (in progress)
+//! Dtype conversion (`kernels/elementwise/cast.wgsl`).
+
+use wgrad_core::{DType, Result};
+use wgrad_kernels::families;
+
+use super::unary::coalesce;
+use crate::{GpuTensor, params};
+
+/// The dtype code `cast.wgsl`'s `FROM`/`TO` overrides use.
+fn code(dtype: DType) -> f64 {
+    match dtype {
+        DType::F32 => 0.0,
+        DType::I32 => 1.0,
+        DType::U32 => 2.0,
+    }
+}
+
+impl GpuTensor {
+    /// Converts to `dtype` with Rust `as` semantics, like the CPU backend:
+    /// F32 -> I32/U32 truncates toward zero and saturates (NaN -> 0); U32
+    /// mask -> F32 gives 0.0/1.0; I32 <-> U32 reinterpret two's complement.
+    /// Casting to the same dtype returns a clone (a view of the same buffer).
+    pub fn cast(&self, dtype: DType) -> Result<GpuTensor> {
+        const OP: &str = "cast";
+        if dtype == self.dtype {
+            return Ok(self.clone());
+        }
+        let out = self.empty_like_device(OP, self.shape(), dtype)?;
+        if out.numel() == 0 {
+            return Ok(out);
+        }
+        let (shape, views) = coalesce(OP, self.shape(), &[&self.layout])?;
+        let words = params::strided(OP, &shape, &views.iter().collect::<Vec<_>>())?;
+        self.kernels().dispatch_1d(
+            &families::elementwise::CAST,
+            &[("FROM", code(self.dtype)), ("TO", code(dtype))],
+            &[&self.buffer, &out.buffer],
+            params::bytes(&words),
+            out.numel() as u64,
+        )?;
+        Ok(out)
+    }
+}

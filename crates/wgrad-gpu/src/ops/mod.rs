@@ -1,12 +1,15 @@
 //! GPU ops, one family per file. Each records dispatches; none reads back.
 
 mod arange;
+mod backward;
 mod binary;
 mod cast;
 mod compare;
 mod concat;
 mod indexing;
 mod matmul;
+mod nn;
+mod optim;
 mod random;
 mod reduce;
 mod scalar;

@@ -1,1 +1,153 @@
-//! (in progress)
+//! Elementwise unary math (`kernels/elementwise/unary.wgsl`), and the dim
+//! coalescing the other elementwise ops share.
+
+use wgrad_core::{DType, Layout, Result, UnaryOp};
+use wgrad_kernels::families;
+
+use crate::{GpuTensor, params};
+
+/// Merges dims so that elementwise kernels walk as few dims as possible.
+///
+/// `layouts` are the operands' views, all already broadcast to `shape`.
+/// Size-1 dims are dropped, and a dim is folded into the one before it when
+/// every operand steps over it contiguously (`stride[d-1] == stride[d] *
+/// shape[d]`). A fully contiguous operand set becomes rank 1 (rank 0 for one
+/// element), which the kernels index without any integer division; the
+/// row-major element order is unchanged, so the contiguous output is too.
+pub(crate) fn coalesce(
+    op: &'static str,
+    shape: &[usize],
+    layouts: &[&Layout],
+) -> Result<(Vec<usize>, Vec<Layout>)> {
+    let mut dims: Vec<(usize, Vec<usize>)> = Vec::with_capacity(shape.len());
+    for (d, &size) in shape.iter().enumerate() {
+        if size == 1 {
+            continue;
+        }
+        let strides: Vec<usize> = layouts.iter().map(|l| l.strides()[d]).collect();
+        if let Some((prev_size, prev_strides)) = dims.last_mut()
+            && prev_strides
+                .iter()
+                .zip(&strides)
+                .all(|(&outer, &inner)| outer == inner * size)
+        {
+            *prev_size *= size;
+            *prev_strides = strides;
+            continue;
+        }
+        dims.push((size, strides));
+    }
+    let merged: Vec<usize> = dims.iter().map(|(size, _)| *size).collect();
+    let views = layouts
+        .iter()
+        .enumerate()
+        .map(|(k, l)| {
+            let strides = dims.iter().map(|(_, s)| s[k]).collect();
+            Layout::from_parts(op, merged.clone(), strides, l.offset())
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok((merged, views))
+}
+
+/// Generates the named wrappers of [`GpuTensor::unary`].
+macro_rules! named_unary_ops {
+    ($($name:ident => $op:expr;)*) => {
+        $(
+            #[doc = concat!("Elementwise `", stringify!($name), "` (see `UnaryOp::apply`); F32 only.")]
+            pub fn $name(&self) -> Result<GpuTensor> {
+                self.unary($op)
+            }
+        )*
+    };
+}
+
+impl GpuTensor {
+    /// Applies `op` to every element; F32 only. Reads strided views in
+    /// place (no copy); the result is contiguous.
+    pub fn unary(&self, op: UnaryOp) -> Result<GpuTensor> {
+        let name = op.name();
+        self.expect_dtype(name, DType::F32)?;
+        let out = self.empty_like_device(name, self.shape(), DType::F32)?;
+        if out.numel() == 0 {
+            return Ok(out);
+        }
+        let (shape, views) = coalesce(name, self.shape(), &[&self.layout])?;
+        let mut words = params::strided(name, &shape, &views.iter().collect::<Vec<_>>())?;
+        // Header is [numel, rank, offset]; the kernel's p0/p1 follow it.
+        let [p0, p1] = op.params();
+        words.splice(3..3, [p0.to_bits(), p1.to_bits()]);
+        self.kernels().dispatch_1d(
+            &families::elementwise::UNARY,
+            &[("OP", f64::from(op.code()))],
+            &[&self.buffer, &out.buffer],
+            params::bytes(&words),
+            out.numel() as u64,
+        )?;
+        Ok(out)
+    }
+
+    named_unary_ops! {
+        neg => UnaryOp::Neg;
+        abs => UnaryOp::Abs;
+        exp => UnaryOp::Exp;
+        log => UnaryOp::Log;
+        sqrt => UnaryOp::Sqrt;
+        rsqrt => UnaryOp::Rsqrt;
+        sin => UnaryOp::Sin;
+        cos => UnaryOp::Cos;
+        tanh => UnaryOp::Tanh;
+        sigmoid => UnaryOp::Sigmoid;
+        relu => UnaryOp::Relu;
+        gelu => UnaryOp::Gelu;
+        silu => UnaryOp::Silu;
+        square => UnaryOp::Square;
+        recip => UnaryOp::Recip;
+    }
+
+    /// `x` for `x > 0`, else `slope * x`.
+    pub fn leaky_relu(&self, slope: f32) -> Result<GpuTensor> {
+        self.unary(UnaryOp::LeakyRelu { slope })
+    }
+
+    /// Clamps into `[min, max]`; a `None` bound is open. NaN stays NaN.
+    pub fn clamp(&self, min: Option<f32>, max: Option<f32>) -> Result<GpuTensor> {
+        self.unary(UnaryOp::Clamp { min, max })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contiguous_operands_coalesce_to_rank_one() {
+        let l = Layout::contiguous(&[2, 3, 4]);
+        let (shape, views) = coalesce("t", &[2, 3, 4], &[&l]).unwrap();
+        assert_eq!(shape, vec![24]);
+        assert_eq!(views[0].strides(), &[1]);
+    }
+
+    #[test]
+    fn broadcast_and_transposed_dims_stay_apart() {
+        let a = Layout::contiguous(&[3, 1]).expand(&[2, 3, 4]).unwrap();
+        let b = Layout::contiguous(&[2, 3, 4]);
+        let (shape, views) = coalesce("t", &[2, 3, 4], &[&a, &b]).unwrap();
+        // a walks (0, 1, 0): only the size-1-free dims with matching steps merge.
+        assert_eq!(shape, vec![2, 3, 4]);
+        assert_eq!(views[0].strides(), &[0, 1, 0]);
+        let t = Layout::contiguous(&[4, 3]).transpose(0, 1).unwrap();
+        let (shape, _) = coalesce("t", &[3, 4], &[&t]).unwrap();
+        assert_eq!(shape, vec![3, 4]);
+    }
+
+    #[test]
+    fn size_one_dims_drop_out() {
+        let l = Layout::contiguous(&[1, 5, 1]);
+        let (shape, views) = coalesce("t", &[1, 5, 1], &[&l]).unwrap();
+        assert_eq!(shape, vec![5]);
+        assert_eq!(views[0].strides(), &[1]);
+        let one = Layout::contiguous(&[1, 1]);
+        let (shape, _) = coalesce("t", &[1, 1], &[&one]).unwrap();
+        assert!(shape.is_empty());
+    }
+}

@@ -1,4 +1,8 @@
 //! `kernels/elementwise/`: fills and broadcasting elementwise math.
+//!
+//! Every kernel here is 1-D (`@workgroup_size(256)`, one thread per output
+//! element, grid folded by `dispatch_1d`) and reads its inputs through
+//! strided views, writing a contiguous output.
 
 use crate::spec::{Access::*, KernelSpec};
 
@@ -21,4 +25,70 @@ pub static BINARY: KernelSpec = KernelSpec {
     uses_fault: false,
 };
 
-pub static ALL: &[&KernelSpec] = &[&FILL, &BINARY];
+/// f32 unary math; override `OP` = `UnaryOp::code()`.
+/// Immediates: numel, rank, offset, p0: f32, p1: f32 (`UnaryOp::params()`),
+/// shape[6], strides[6].
+pub static UNARY: KernelSpec = KernelSpec {
+    file: "elementwise/unary.wgsl",
+    entry: "unary",
+    bindings: &[Read, ReadWrite],
+    immediate_bytes: 68,
+    uses_fault: false,
+};
+
+/// f32 binary op with a scalar operand; overrides `OP` = `BinaryOp::code()`
+/// and `LEFT` (1: `scalar op x`, 0: `x op scalar`).
+/// Immediates: numel, rank, offset, scalar: f32, shape[6], strides[6].
+pub static BINARY_SCALAR: KernelSpec = KernelSpec {
+    file: "elementwise/scalar.wgsl",
+    entry: "binary_scalar",
+    bindings: &[Read, ReadWrite],
+    immediate_bytes: 64,
+    uses_fault: false,
+};
+
+/// Broadcasting comparison to a u32 mask; overrides `OP` = `CompareOp::code()`,
+/// `INT` (0 f32, 1 i32 operands) and `SCALAR` (1: compare with the immediate
+/// scalar; binding 1 is then unused).
+/// Immediates: numel, rank, a_offset, b_offset, scalar: f32, shape[6],
+/// a_strides[6], b_strides[6].
+pub static COMPARE: KernelSpec = KernelSpec {
+    file: "elementwise/compare.wgsl",
+    entry: "compare",
+    bindings: &[Read, Read, ReadWrite],
+    immediate_bytes: 92,
+    uses_fault: false,
+};
+
+/// `mask != 0 ? a : b` over three broadcast views (mask u32, a/b f32).
+/// Immediates: numel, rank, m_offset, a_offset, b_offset, shape[6],
+/// m_strides[6], a_strides[6], b_strides[6].
+pub static WHERE_COND: KernelSpec = KernelSpec {
+    file: "elementwise/where.wgsl",
+    entry: "where_cond",
+    bindings: &[Read, Read, Read, ReadWrite],
+    immediate_bytes: 116,
+    uses_fault: false,
+};
+
+/// Dtype conversion with Rust `as` semantics (entry `cast_dtype`: `cast` is
+/// reserved in WGSL); overrides `FROM`/`TO`
+/// (0 f32, 1 i32, 2 u32). Immediates: numel, rank, offset, shape[6], strides[6].
+pub static CAST: KernelSpec = KernelSpec {
+    file: "elementwise/cast.wgsl",
+    entry: "cast_dtype",
+    bindings: &[Read, ReadWrite],
+    immediate_bytes: 60,
+    uses_fault: false,
+};
+
+/// Every kernel of this family.
+pub static ALL: &[&KernelSpec] = &[
+    &FILL,
+    &BINARY,
+    &UNARY,
+    &BINARY_SCALAR,
+    &COMPARE,
+    &WHERE_COND,
+    &CAST,
+];

@@ -1,8 +1,11 @@
 //! Kernel specs, one module per family (mirroring `kernels/<family>/`).
 
+pub mod backward;
 pub mod elementwise;
 pub mod matmul;
 pub mod movement;
+pub mod nn;
+pub mod optim;
 pub mod random;
 pub mod reduce;
 

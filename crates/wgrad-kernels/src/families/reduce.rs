@@ -1,5 +1,32 @@
-//! `kernels/reduce/` kernel specs.
+//! `kernels/reduce/`: row reductions and softmax over strided views.
 
-use crate::spec::KernelSpec;
+use crate::spec::{Access::*, KernelSpec};
 
-pub static ALL: &[&KernelSpec] = &[];
+/// Reduces rows of a permuted strided view (kept dims first, reduced dims
+/// last), optionally split into chunks for a second pass. Override `OP`:
+/// 0 sum, 1 max, 2 min, 3 argmax, 4 argmin, 5 sum of squared deviations from
+/// a per-row mean read from `aux`.
+/// Bindings: src, aux, out_val, out_idx. Immediates: rows, inner, chunks,
+/// chunk_len, kept_rank, rank, offset, lanes, flags, divisor (f32 bits),
+/// shape[6], strides[6].
+pub static REDUCE_ROWS: KernelSpec = KernelSpec {
+    file: "reduce/reduce.wgsl",
+    entry: "reduce_rows",
+    bindings: &[Read, Read, ReadWrite, ReadWrite],
+    immediate_bytes: 88,
+    uses_fault: false,
+};
+
+/// Fused softmax / log-softmax along one axis (override `LOG` = 0 / 1).
+/// Bindings: src, out. Immediates: rows, n, kept_rank, offset,
+/// in_axis_stride, out_axis_stride, lanes, flags, shape[6], in_strides[6],
+/// out_strides[6].
+pub static SOFTMAX_ROWS: KernelSpec = KernelSpec {
+    file: "reduce/softmax.wgsl",
+    entry: "softmax_rows",
+    bindings: &[Read, ReadWrite],
+    immediate_bytes: 104,
+    uses_fault: false,
+};
+
+pub static ALL: &[&KernelSpec] = &[&REDUCE_ROWS, &SOFTMAX_ROWS];

@@ -1,0 +1,123 @@
+//! Elementwise ops.
+
+use wgrad_core::{BinaryOp, CompareOp, DType, Result, UnaryOp};
+
+use crate::graph::Op;
+use crate::storage::Storage;
+use crate::tensor::Tensor;
+
+macro_rules! binary_methods {
+    ($($name:ident $scalar:ident => $op:ident),* $(,)?) => {$(
+        #[doc = concat!("Elementwise `", stringify!($name), "` with broadcasting.")]
+        pub fn $name(&self, other: &Tensor) -> Result<Tensor> {
+            self.binary(other, BinaryOp::$op)
+        }
+        #[doc = concat!("Elementwise `", stringify!($name), "` with a scalar on the right.")]
+        pub fn $scalar(&self, scalar: f32) -> Result<Tensor> {
+            self.binary_scalar(BinaryOp::$op, scalar, false)
+        }
+    )*};
+}
+
+macro_rules! unary_methods {
+    ($($name:ident => $op:ident),* $(,)?) => {$(
+        #[doc = concat!("Elementwise `", stringify!($name), "`.")]
+        pub fn $name(&self) -> Result<Tensor> {
+            self.unary(UnaryOp::$op)
+        }
+    )*};
+}
+
+macro_rules! compare_methods {
+    ($($name:ident $scalar:ident => $op:ident),* $(,)?) => {$(
+        #[doc = concat!("`", stringify!($name), "` comparison to a U32 mask (not differentiable).")]
+        pub fn $name(&self, other: &Tensor) -> Result<Tensor> {
+            self.compare(other, CompareOp::$op)
+        }
+        #[doc = concat!("`", stringify!($name), "` comparison with a scalar.")]
+        pub fn $scalar(&self, scalar: f32) -> Result<Tensor> {
+            Ok(Tensor::from_storage_leaf(self.storage().compare_scalar(CompareOp::$op, scalar)?))
+        }
+    )*};
+}
+
+impl Tensor {
+    /// `self (op) other` with broadcasting.
+    pub fn binary(&self, other: &Tensor, op: BinaryOp) -> Result<Tensor> {
+        let out = self.storage().binary(&other.storage(), op)?;
+        Ok(Tensor::record(out, Op::Binary(op), &[self, other]))
+    }
+
+    /// `self (op) scalar`, or `scalar (op) self` if `scalar_on_left`.
+    pub fn binary_scalar(&self, op: BinaryOp, scalar: f32, scalar_on_left: bool) -> Result<Tensor> {
+        let out = self.storage().binary_scalar(op, scalar, scalar_on_left)?;
+        Ok(Tensor::record(out, Op::BinaryScalar { op, scalar, scalar_on_left }, &[self]))
+    }
+
+    binary_methods! {
+        add add_scalar => Add,
+        sub sub_scalar => Sub,
+        mul mul_scalar => Mul,
+        div div_scalar => Div,
+        pow pow_scalar => Pow,
+        maximum maximum_scalar => Maximum,
+        minimum minimum_scalar => Minimum,
+    }
+
+    /// Elementwise unary op.
+    pub fn unary(&self, op: UnaryOp) -> Result<Tensor> {
+        let out = self.storage().unary(op)?;
+        Ok(Tensor::record(out, Op::Unary(op), &[self]))
+    }
+
+    unary_methods! {
+        neg => Neg, abs => Abs, exp => Exp, log => Log, sqrt => Sqrt, rsqrt => Rsqrt,
+        sin => Sin, cos => Cos, tanh => Tanh, sigmoid => Sigmoid, relu => Relu,
+        gelu => Gelu, silu => Silu, square => Square, recip => Recip,
+    }
+
+    pub fn leaky_relu(&self, slope: f32) -> Result<Tensor> {
+        self.unary(UnaryOp::LeakyRelu { slope })
+    }
+
+    pub fn clamp(&self, min: Option<f32>, max: Option<f32>) -> Result<Tensor> {
+        self.unary(UnaryOp::Clamp { min, max })
+    }
+
+    /// Comparison to a U32 mask of 0/1 (not differentiable).
+    pub fn compare(&self, other: &Tensor, op: CompareOp) -> Result<Tensor> {
+        Ok(Tensor::from_storage_leaf(self.storage().compare(&other.storage(), op)?))
+    }
+
+    compare_methods! {
+        eq eq_scalar => Eq, ne ne_scalar => Ne, lt lt_scalar => Lt,
+        le le_scalar => Le, gt gt_scalar => Gt, ge ge_scalar => Ge,
+    }
+
+    /// `mask ? a : b` elementwise with broadcasting; `mask` is U32.
+    pub fn where_cond(mask: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+        let mask = mask.storage();
+        let out = Storage::where_cond(&mask, &a.storage(), &b.storage())?;
+        Ok(Tensor::record(out, Op::Where { mask }, &[a, b]))
+    }
+
+    /// Converts the dtype. Differentiable only F32 -> F32 (a copy otherwise cuts the graph).
+    pub fn cast(&self, dtype: DType) -> Result<Tensor> {
+        if dtype == self.dtype() {
+            return Ok(self.clone());
+        }
+        Ok(Tensor::from_storage_leaf(self.storage().cast(dtype)?))
+    }
+
+    /// Softmax along `axis`.
+    pub fn softmax(&self, axis: isize) -> Result<Tensor> {
+        let out = self.storage().softmax(axis)?;
+        Ok(Tensor::record(out, Op::Softmax { axis, log: false }, &[self]))
+    }
+
+    /// Log-softmax along `axis`.
+    pub fn log_softmax(&self, axis: isize) -> Result<Tensor> {
+        let out = self.storage().log_softmax(axis)?;
+        Ok(Tensor::record(out, Op::Softmax { axis, log: true }, &[self]))
+    }
+}

@@ -1,0 +1,75 @@
+//! View and joining ops.
+
+use wgrad_core::Result;
+
+use crate::graph::Op;
+use crate::storage::Storage;
+use crate::tensor::Tensor;
+
+impl Tensor {
+    /// Reshape (one dim may be -1); a view when possible, like `torch.reshape`.
+    pub fn reshape(&self, shape: &[isize]) -> Result<Tensor> {
+        let out = self.storage().reshape(shape)?;
+        Ok(Tensor::record(out, Op::Reshape, &[self]))
+    }
+    /// Flattens all dims from `start` on into one.
+    pub fn flatten(&self, start: usize) -> Result<Tensor> {
+        let shape = self.shape();
+        let mut target: Vec<isize> = shape.iter().take(start).map(|&d| d as isize).collect();
+        target.push(-1);
+        if shape.iter().skip(start).product::<usize>() == 0 {
+            *target.last_mut().unwrap_or(&mut 0) = 0;
+        }
+        self.reshape(&target)
+    }
+    pub fn transpose(&self, a: isize, b: isize) -> Result<Tensor> {
+        let out = self.storage().transpose(a, b)?;
+        Ok(Tensor::record(out, Op::Transpose(a, b), &[self]))
+    }
+    /// Transpose of the last two dims.
+    pub fn t(&self) -> Result<Tensor> {
+        self.transpose(-2, -1)
+    }
+    pub fn permute(&self, dims: &[isize]) -> Result<Tensor> {
+        let out = self.storage().permute(dims)?;
+        Ok(Tensor::record(out, Op::Permute(dims.to_vec()), &[self]))
+    }
+    pub fn narrow(&self, axis: isize, start: usize, len: usize) -> Result<Tensor> {
+        let out = self.storage().narrow(axis, start, len)?;
+        Ok(Tensor::record(out, Op::Narrow { axis, start }, &[self]))
+    }
+    pub fn expand(&self, shape: &[usize]) -> Result<Tensor> {
+        let out = self.storage().expand(shape)?;
+        Ok(Tensor::record(out, Op::Expand, &[self]))
+    }
+    pub fn broadcast_to(&self, shape: &[usize]) -> Result<Tensor> {
+        self.expand(shape)
+    }
+    pub fn unsqueeze(&self, axis: isize) -> Result<Tensor> {
+        let out = self.storage().unsqueeze(axis)?;
+        Ok(Tensor::record(out, Op::Unsqueeze(axis), &[self]))
+    }
+    pub fn squeeze(&self, axis: isize) -> Result<Tensor> {
+        let out = self.storage().squeeze(axis)?;
+        Ok(Tensor::record(out, Op::Squeeze(axis), &[self]))
+    }
+    pub fn contiguous(&self) -> Result<Tensor> {
+        let out = self.storage().contiguous()?;
+        Ok(Tensor::record(out, Op::Contiguous, &[self]))
+    }
+    /// Concatenates along `axis` (like `torch.cat`).
+    pub fn cat(tensors: &[&Tensor], axis: isize) -> Result<Tensor> {
+        let storages: Vec<Storage> = tensors.iter().map(|t| t.storage()).collect();
+        let refs: Vec<&Storage> = storages.iter().collect();
+        let out = Storage::concat(&refs, axis)?;
+        Ok(Tensor::record(out, Op::Concat { axis }, tensors))
+    }
+    /// Copies to `device` (differentiable: the gradient moves back).
+    pub fn to(&self, device: &crate::Device) -> Result<Tensor> {
+        if self.device().same(device) {
+            return Ok(self.clone());
+        }
+        let out = self.storage().to_device(device)?;
+        Ok(Tensor::record(out, Op::ToDevice, &[self]))
+    }
+}

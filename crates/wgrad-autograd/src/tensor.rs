@@ -1,0 +1,274 @@
+//! `Tensor`: a cheap handle over device storage plus its place in the graph.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+
+use wgrad_core::{DType, Element, Error, Generator, Result};
+
+use crate::Device;
+use crate::grad_mode::is_grad_enabled;
+use crate::graph::{Node, Op};
+use crate::storage::Storage;
+
+/// A tensor on the CPU or a GPU that can take part in reverse-mode autograd.
+/// Cloning is cheap and shares data, grad and graph position (like a
+/// PyTorch tensor reference).
+#[derive(Clone)]
+pub struct Tensor {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub id: u64,
+    /// Replaced (not mutated) by optimizers on the CPU; GPU optimizers update
+    /// the buffer in place.
+    pub storage: RwLock<Storage>,
+    pub requires_grad: AtomicBool,
+    pub grad: Mutex<Option<Storage>>,
+    pub node: Option<Node>,
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+fn generator() -> &'static Mutex<Generator> {
+    static GENERATOR: OnceLock<Mutex<Generator>> = OnceLock::new();
+    GENERATOR.get_or_init(|| Mutex::new(Generator::new(0x5eed)))
+}
+
+/// Seeds the default generator used by `rand`/`randn`/init/dropout (like `torch.manual_seed`).
+pub fn manual_seed(seed: u64) {
+    if let Ok(mut g) = generator().lock() {
+        *g = Generator::new(seed);
+    }
+}
+
+/// The next seed from the default generator.
+pub fn next_seed() -> u64 {
+    generator().lock().map(|mut g| g.next_seed()).unwrap_or(0x5eed)
+}
+
+impl Tensor {
+    pub(crate) fn from_storage(storage: Storage, node: Option<Node>) -> Tensor {
+        Tensor {
+            inner: Arc::new(Inner {
+                id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+                storage: RwLock::new(storage),
+                requires_grad: AtomicBool::new(false),
+                grad: Mutex::new(None),
+                node,
+            }),
+        }
+    }
+
+    /// A leaf tensor over existing storage (no graph).
+    pub fn from_storage_leaf(storage: Storage) -> Tensor {
+        Tensor::from_storage(storage, None)
+    }
+
+    /// Records `op` on `inputs` producing `storage`, attaching a graph node
+    /// when grad mode is on and any input requires grad.
+    pub(crate) fn record(storage: Storage, op: Op, inputs: &[&Tensor]) -> Tensor {
+        let track = is_grad_enabled() && inputs.iter().any(|t| t.requires_grad());
+        let node = track.then(|| Node { op, inputs: inputs.iter().map(|&t| t.clone()).collect() });
+        Tensor::from_storage(storage, node)
+    }
+
+    /// A snapshot of the storage (cheap: an `Arc` clone).
+    pub fn storage(&self) -> Storage {
+        match self.inner.storage.read() {
+            Ok(s) => s.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Replaces the data (used by optimizers and `load`); shape and dtype must match.
+    pub fn set_storage(&self, storage: Storage) -> Result<()> {
+        let current = self.storage();
+        if current.shape() != storage.shape() || current.dtype() != storage.dtype() {
+            return Err(Error::ShapeMismatch { op: "set_data", lhs: current.shape().to_vec(), rhs: storage.shape().to_vec() });
+        }
+        match self.inner.storage.write() {
+            Ok(mut s) => *s = storage,
+            Err(poisoned) => *poisoned.into_inner() = storage,
+        }
+        Ok(())
+    }
+
+    pub fn id(&self) -> u64 {
+        self.inner.id
+    }
+    pub fn shape(&self) -> Vec<usize> {
+        self.storage().shape().to_vec()
+    }
+    pub fn dims(&self) -> Vec<usize> {
+        self.shape()
+    }
+    pub fn rank(&self) -> usize {
+        self.storage().shape().len()
+    }
+    pub fn numel(&self) -> usize {
+        self.storage().numel()
+    }
+    pub fn dtype(&self) -> DType {
+        self.storage().dtype()
+    }
+    pub fn device(&self) -> Device {
+        self.storage().device()
+    }
+    pub fn is_leaf(&self) -> bool {
+        self.inner.node.is_none()
+    }
+    pub(crate) fn node(&self) -> Option<&Node> {
+        self.inner.node.as_ref()
+    }
+
+    /// Whether gradients flow to (a leaf) or through (a result) this tensor.
+    pub fn requires_grad(&self) -> bool {
+        self.inner.node.is_some() || self.inner.requires_grad.load(Ordering::Relaxed)
+    }
+
+    /// Marks a leaf as needing `.grad` (builder form of `requires_grad_`).
+    pub fn with_requires_grad(self, requires_grad: bool) -> Result<Tensor> {
+        self.requires_grad_(requires_grad)?;
+        Ok(self)
+    }
+
+    /// Marks a leaf as needing `.grad`. Only float leaves can require grad.
+    pub fn requires_grad_(&self, requires_grad: bool) -> Result<()> {
+        if !self.is_leaf() {
+            return Err(Error::invalid("requires_grad_", "only leaf tensors can change requires_grad; use detach() first"));
+        }
+        if requires_grad && !self.dtype().is_float() {
+            return Err(Error::DTypeMismatch { op: "requires_grad_", expected: DType::F32, got: self.dtype() });
+        }
+        self.inner.requires_grad.store(requires_grad, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// The accumulated gradient of a leaf, if any.
+    pub fn grad(&self) -> Option<Tensor> {
+        self.inner.grad.lock().ok().and_then(|g| g.clone()).map(Tensor::from_storage_leaf)
+    }
+
+    /// Drops the gradient (like `set_to_none=True`).
+    pub fn zero_grad(&self) {
+        if let Ok(mut g) = self.inner.grad.lock() {
+            *g = None;
+        }
+    }
+
+    /// Replaces the gradient (used by clipping and tests).
+    pub fn set_grad(&self, grad: Option<Tensor>) -> Result<()> {
+        let storage = grad.map(|g| g.storage());
+        if let Some(s) = &storage
+            && s.shape() != self.shape()
+        {
+            return Err(Error::ShapeMismatch { op: "set_grad", lhs: self.shape(), rhs: s.shape().to_vec() });
+        }
+        if let Ok(mut g) = self.inner.grad.lock() {
+            *g = storage;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn accumulate_grad(&self, delta: Storage) -> Result<()> {
+        let mut slot = self.inner.grad.lock().map_err(|_| Error::invalid("backward", "grad lock poisoned"))?;
+        *slot = Some(match slot.take() {
+            None => delta.contiguous()?,
+            Some(existing) => existing.binary(&delta, wgrad_core::BinaryOp::Add)?,
+        });
+        Ok(())
+    }
+
+    /// A new leaf sharing this tensor's data, cut from the graph.
+    pub fn detach(&self) -> Tensor {
+        Tensor::from_storage_leaf(self.storage())
+    }
+
+    // ---- creation ----
+
+    pub fn from_vec<T: Element + bytemuck::Pod>(data: Vec<T>, shape: &[usize], device: &Device) -> Result<Tensor> {
+        Ok(Tensor::from_storage_leaf(Storage::from_vec(data, shape, device)?))
+    }
+    /// A 0-dimensional f32 tensor.
+    pub fn scalar(value: f32, device: &Device) -> Result<Tensor> {
+        Tensor::from_vec(vec![value], &[], device)
+    }
+    pub fn full(shape: &[usize], value: f64, dtype: DType, device: &Device) -> Result<Tensor> {
+        Ok(Tensor::from_storage_leaf(Storage::full(shape, value, dtype, device)?))
+    }
+    pub fn zeros(shape: &[usize], device: &Device) -> Result<Tensor> {
+        Tensor::full(shape, 0.0, DType::F32, device)
+    }
+    pub fn ones(shape: &[usize], device: &Device) -> Result<Tensor> {
+        Tensor::full(shape, 1.0, DType::F32, device)
+    }
+    pub fn zeros_like(&self) -> Result<Tensor> {
+        Ok(Tensor::from_storage_leaf(self.storage().zeros_like()?))
+    }
+    pub fn ones_like(&self) -> Result<Tensor> {
+        Tensor::full(&self.shape(), 1.0, self.dtype(), &self.device())
+    }
+    pub fn arange(start: f64, end: f64, step: f64, dtype: DType, device: &Device) -> Result<Tensor> {
+        Ok(Tensor::from_storage_leaf(Storage::arange(start, end, step, dtype, device)?))
+    }
+    /// Uniform `[0, 1)` from the default generator (see [`manual_seed`]).
+    pub fn rand(shape: &[usize], device: &Device) -> Result<Tensor> {
+        Tensor::rand_with(shape, 0.0, 1.0, next_seed(), device)
+    }
+    /// Standard normal from the default generator.
+    pub fn randn(shape: &[usize], device: &Device) -> Result<Tensor> {
+        Tensor::randn_with(shape, 0.0, 1.0, next_seed(), device)
+    }
+    /// Uniform `[low, high)` with an explicit seed (same values on every device).
+    pub fn rand_with(shape: &[usize], low: f32, high: f32, seed: u64, device: &Device) -> Result<Tensor> {
+        Ok(Tensor::from_storage_leaf(Storage::rand(shape, low, high, seed, device)?))
+    }
+    /// Normal with an explicit seed (same values on every device, to f32 rounding).
+    pub fn randn_with(shape: &[usize], mean: f32, std: f32, seed: u64, device: &Device) -> Result<Tensor> {
+        Ok(Tensor::from_storage_leaf(Storage::randn(shape, mean, std, seed, device)?))
+    }
+
+    // ---- reading back ----
+
+    /// Data in row-major order; a GPU tensor is read back (blocks).
+    pub fn to_vec<T: Element + bytemuck::Pod>(&self) -> Result<Vec<T>> {
+        self.storage().to_vec()
+    }
+    /// [`to_vec`](Self::to_vec) as `f32`.
+    pub fn to_vec_f32(&self) -> Result<Vec<f32>> {
+        self.to_vec::<f32>()
+    }
+    /// The value of a one-element f32 tensor (a readback on the GPU).
+    pub fn item(&self) -> Result<f32> {
+        let v = self.to_vec::<f32>()?;
+        match v.as_slice() {
+            [x] => Ok(*x),
+            _ => Err(Error::invalid("item", format!("needs exactly one element, tensor has shape {:?}", self.shape()))),
+        }
+    }
+    /// Asynchronous readback (GPU work is submitted now; the future waits for it).
+    pub fn to_vec_async<T: Element + bytemuck::Pod>(&self) -> impl std::future::Future<Output = Result<Vec<T>>> + Send + use<T> {
+        let storage = self.storage();
+        let gpu_future = match &storage {
+            Storage::Gpu(t) => Some(t.to_vec::<T>()),
+            Storage::Cpu(_) => None,
+        };
+        async move {
+            match gpu_future {
+                Some(f) => f.await,
+                None => storage.to_vec::<T>(),
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for Tensor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Tensor(shape={:?}, dtype={}, device={}", self.shape(), self.dtype(), self.device())?;
+        if self.requires_grad() {
+            f.write_str(", requires_grad")?;
+        }
+        f.write_str(")")
+    }
+}

@@ -1,0 +1,215 @@
+//! Building blocks of reverse-mode autograd beyond the forward ops: the
+//! fused backward of unary math and of (log-)softmax, and the accumulating
+//! scatters `index_add` / `scatter_add` that are the backward of
+//! `index_select` / `gather`.
+//!
+//! These are the reference semantics of the GPU kernels in
+//! `kernels/backward/`; accumulation here runs in row-major order of `src`.
+
+use ndarray::{ArrayD, Axis, IxDyn, Zip};
+use wgrad_core::shape::normalize_axis;
+use wgrad_core::{DType, Error, Result, UnaryOp};
+
+use crate::tensor::{CpuTensor, expect_dtype};
+
+impl CpuTensor {
+    /// `self * op.derivative(x)` elementwise: the gradient of `x.unary(op)`
+    /// given the upstream gradient `self`. Both F32 and of the same shape.
+    pub fn unary_backward(&self, x: &CpuTensor, op: UnaryOp) -> Result<Self> {
+        const OP: &str = "unary_backward";
+        let g = self.f32_input(OP)?;
+        let xv = x.f32_input(OP)?;
+        same_shape(OP, self, x)?;
+        let mut out = ArrayD::<f32>::zeros(IxDyn(self.shape()));
+        Zip::from(&mut out)
+            .and(&g)
+            .and(&xv)
+            .for_each(|o, &g, &x| *o = g * op.derivative(x));
+        CpuTensor::from_array(out)
+    }
+
+    /// Gradient of `softmax(axis)` (`log = false`) or `log_softmax(axis)`
+    /// (`log = true`) given the upstream gradient `self` and that op's
+    /// output `y` (same shape, F32):
+    /// softmax: `y * (g - sum(g * y, axis))`;
+    /// log_softmax: `g - exp(y) * sum(g, axis)`.
+    pub fn softmax_backward(&self, y: &CpuTensor, axis: isize, log: bool) -> Result<Self> {
+        const OP: &str = "softmax_backward";
+        let g = self.f32_input(OP)?;
+        let yv = y.f32_input(OP)?;
+        same_shape(OP, self, y)?;
+        let a = Axis(normalize_axis(OP, axis, self.rank())?);
+        let mut out = ArrayD::<f32>::zeros(IxDyn(self.shape()));
+        Zip::from(out.lanes_mut(a))
+            .and(g.lanes(a))
+            .and(yv.lanes(a))
+            .for_each(|mut o, g, y| {
+                if log {
+                    let total: f32 = g.iter().sum();
+                    Zip::from(&mut o)
+                        .and(&g)
+                        .and(&y)
+                        .for_each(|o, &g, &y| *o = g - y.exp() * total);
+                } else {
+                    let dot: f32 = g.iter().zip(&y).map(|(&g, &y)| g * y).sum();
+                    Zip::from(&mut o)
+                        .and(&g)
+                        .and(&y)
+                        .for_each(|o, &g, &y| *o = y * (g - dot));
+                }
+            });
+        CpuTensor::from_array(out)
+    }
+
+    /// `torch.Tensor.index_add`: a copy of `self` (the base) where, for
+    /// every `i`, the slice `src.select(axis, i)` is added to the slice
+    /// `index[i]` along `axis`; repeated indices accumulate. `index` is a
+    /// 1-D I32 tensor with one entry per slice of `src` along `axis`; `src`
+    /// has the base's shape except on `axis`. F32 base and src. This is the
+    /// backward of `index_select` (and of an embedding lookup).
+    pub fn index_add(&self, axis: isize, index: &CpuTensor, src: &CpuTensor) -> Result<Self> {
+        const OP: &str = "index_add";
+        expect_dtype(OP, self, DType::F32)?;
+        expect_dtype(OP, src, DType::F32)?;
+        expect_dtype(OP, index, DType::I32)?;
+        let a = normalize_axis(OP, axis, self.rank())?;
+        if index.rank() != 1 {
+            return Err(Error::invalid(
+                OP,
+                format!("index must be 1-D, got shape {:?}", index.shape()),
+            ));
+        }
+        let fits = src.rank() == self.rank()
+            && src
+                .shape()
+                .iter()
+                .zip(self.shape())
+                .enumerate()
+                .all(|(d, (&s, &b))| d == a || s == b);
+        if !fits {
+            return Err(Error::ShapeMismatch {
+                op: OP,
+                lhs: self.shape().to_vec(),
+                rhs: src.shape().to_vec(),
+            });
+        }
+        if index.numel() != src.shape()[a] {
+            return Err(Error::invalid(
+                OP,
+                format!(
+                    "index of shape {:?} needs one entry per slice of src {:?} along axis {axis}",
+                    index.shape(),
+                    src.shape()
+                ),
+            ));
+        }
+        let picks = index.to_vec::<i32>()?;
+        self.accumulate(OP, a, src.shape(), src, |coords| picks[coords[a]])
+    }
+
+    /// `torch.Tensor.scatter_add`: a copy of `self` (the base) where, for
+    /// every position `p` of `index`, `src[p]` is added at `p` with its
+    /// `axis` coordinate replaced by `index[p]`; repeated targets
+    /// accumulate. `index` (I32), `src` and the base share one rank; `index`
+    /// is no larger than `src` on any axis and no larger than the base on
+    /// the others (only the part of `src` that `index` covers is used). F32
+    /// base and src. This is the backward of `gather`.
+    pub fn scatter_add(&self, axis: isize, index: &CpuTensor, src: &CpuTensor) -> Result<Self> {
+        const OP: &str = "scatter_add";
+        expect_dtype(OP, self, DType::F32)?;
+        expect_dtype(OP, src, DType::F32)?;
+        expect_dtype(OP, index, DType::I32)?;
+        let a = normalize_axis(OP, axis, self.rank())?;
+        let rank = self.rank();
+        if src.rank() != rank {
+            return Err(Error::ShapeMismatch {
+                op: OP,
+                lhs: self.shape().to_vec(),
+                rhs: src.shape().to_vec(),
+            });
+        }
+        let fits = index.rank() == rank
+            && (0..rank).all(|d| {
+                index.shape()[d] <= src.shape()[d] && (d == a || index.shape()[d] <= self.shape()[d])
+            });
+        if !fits {
+            return Err(Error::invalid(
+                OP,
+                format!(
+                    "index of shape {:?} must have the rank of base {:?} and src {:?}, be no larger than src, and no larger than base except on axis {axis}",
+                    index.shape(),
+                    self.shape(),
+                    src.shape()
+                ),
+            ));
+        }
+        let targets = index.view::<i32>()?;
+        self.accumulate(OP, a, index.shape(), src, |coords| targets[coords])
+    }
+
+    /// The shared loop of `index_add` and `scatter_add`: for every
+    /// multi-index `c` of `shape` (row-major), adds `src[c]` into a copy of
+    /// `self` at `c` with the `axis` coordinate replaced by `target(c)`.
+    /// Every target is checked before anything is written.
+    fn accumulate(
+        &self,
+        op: &'static str,
+        axis: usize,
+        shape: &[usize],
+        src: &CpuTensor,
+        target: impl Fn(&[usize]) -> i32,
+    ) -> Result<Self> {
+        let size = self.shape()[axis];
+        let src = src.as_f32()?;
+        let mut out = self.as_f32()?.to_owned();
+        let n: usize = shape.iter().product();
+        let mut coords = vec![0usize; shape.len()];
+        let mut dst = coords.clone();
+        // Targets are validated in a first pass so that an error leaves no
+        // half-applied update visible (the output is dropped anyway, but
+        // this also keeps the second pass free of fallible code).
+        for pass in 0..2 {
+            coords.iter_mut().for_each(|c| *c = 0);
+            for _ in 0..n {
+                let t = target(&coords);
+                let at = match usize::try_from(t) {
+                    Ok(u) if u < size => u,
+                    _ => {
+                        return Err(Error::IndexOutOfRange {
+                            op,
+                            index: i64::from(t),
+                            size,
+                        });
+                    }
+                };
+                if pass == 1 {
+                    dst.copy_from_slice(&coords);
+                    dst[axis] = at;
+                    out[IxDyn(&dst)] += src[IxDyn(&coords)];
+                }
+                // Advance the odometer: last axis fastest.
+                for d in (0..shape.len()).rev() {
+                    coords[d] += 1;
+                    if coords[d] < shape[d] {
+                        break;
+                    }
+                    coords[d] = 0;
+                }
+            }
+        }
+        CpuTensor::from_array(out)
+    }
+}
+
+/// Error unless `a` and `b` have identical shapes (no broadcasting).
+fn same_shape(op: &'static str, a: &CpuTensor, b: &CpuTensor) -> Result<()> {
+    if a.shape() == b.shape() {
+        Ok(())
+    } else {
+        Err(Error::ShapeMismatch {
+            op,
+            lhs: a.shape().to_vec(),
+            rhs: b.shape().to_vec(),
+        })
+    }
+}

@@ -1,0 +1,5 @@
+//! `kernels/nn/` kernel specs.
+
+use crate::spec::KernelSpec;
+
+pub static ALL: &[&KernelSpec] = &[];

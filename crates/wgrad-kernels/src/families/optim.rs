@@ -1,0 +1,5 @@
+//! `kernels/optim/` kernel specs.
+
+use crate::spec::KernelSpec;
+
+pub static ALL: &[&KernelSpec] = &[];

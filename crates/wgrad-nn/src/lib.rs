@@ -1,0 +1,3 @@
+//! Neural-network building blocks on top of `wgrad-autograd` (in progress).
+
+pub mod data;

@@ -1,0 +1,70 @@
+// Entry point `cast_dtype` (`cast` is a reserved word in WGSL).
+// Dtype conversion of a strided view into a contiguous tensor, with Rust `as`
+// semantics (what the CPU reference does).
+// Bindings: 0 src (read, 32-bit words), 1 dst (read_write, contiguous words).
+// Immediates: CastParams. Overrides FROM and TO pick the dtypes:
+// 0 = f32, 1 = i32, 2 = u32 (the codes ops/cast.rs passes). FROM == TO, and
+// i32 <-> u32 (two's-complement reinterpretation), copy the word unchanged.
+
+struct CastParams {
+    numel: u32,
+    rank: u32,
+    offset: u32,
+    shape: array<u32, 6>,
+    strides: array<u32, 6>,
+}
+
+var<immediate> p: CastParams;
+override FROM: u32 = 0u;
+override TO: u32 = 0u;
+
+@group(0) @binding(0) var<storage, read> src: array<u32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
+
+fn is_nan(v: f32) -> bool {
+    // WGSL may assume no NaNs in float comparisons; test the bit pattern instead.
+    let bits = bitcast<u32>(v);
+    return (bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0u;
+}
+
+// f32 -> i32: truncate toward zero, saturate, NaN -> 0. Spelled out because
+// out-of-range float-to-int conversion is not pinned down on every backend.
+fn f32_to_i32(v: f32) -> i32 {
+    if is_nan(v) { return 0; }
+    if v >= 2147483648.0 { return 2147483647; }
+    if v <= -2147483648.0 { return i32(-2147483647) - 1; }
+    return i32(v);
+}
+
+// f32 -> u32: truncate toward zero, saturate (negatives -> 0), NaN -> 0.
+fn f32_to_u32(v: f32) -> u32 {
+    if is_nan(v) || v <= 0.0 { return 0u; }
+    if v >= 4294967296.0 { return 4294967295u; }
+    return u32(v);
+}
+
+fn convert(w: u32) -> u32 {
+    if FROM == 0u && TO == 1u { return bitcast<u32>(f32_to_i32(bitcast<f32>(w))); }
+    if FROM == 0u && TO == 2u { return f32_to_u32(bitcast<f32>(w)); }
+    if FROM == 1u && TO == 0u { return bitcast<u32>(f32(bitcast<i32>(w))); }
+    if FROM == 2u && TO == 0u { return bitcast<u32>(f32(w)); }
+    return w;
+}
+
+@compute @workgroup_size(256)
+fn cast_dtype(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let i = (wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y) * 256u + lid;
+    if i >= p.numel {
+        return;
+    }
+    // Row-major walk; the outermost dim needs no division.
+    var rem = i;
+    var at = p.offset;
+    for (var d = i32(p.rank) - 1; d > 0; d--) {
+        let dim = p.shape[d];
+        at += (rem % dim) * p.strides[d];
+        rem /= dim;
+    }
+    at += rem * p.strides[0];
+    dst[i] = convert(src[at]);
+}

@@ -1,0 +1,159 @@
+// Elementwise unary math on f32, reading a strided view, writing contiguous.
+// Bindings: 0 x (read), 1 out (read_write, contiguous).
+// Immediates: UnaryParams (the two f32 parameters are UnaryOp::params()).
+// Override OP selects the operation (codes of wgrad_core::UnaryOp::code()):
+//   0 neg, 1 abs, 2 exp, 3 log, 4 sqrt, 5 rsqrt, 6 sin, 7 cos, 8 tanh,
+//   9 sigmoid, 10 relu, 11 gelu, 12 silu, 13 square, 14 recip,
+//   15 leaky_relu (p0 = slope), 16 clamp (p0 = min, p1 = max; open bounds are -inf/+inf).
+// Every case mirrors wgrad_core::UnaryOp::apply, including its NaN behaviour.
+
+struct UnaryParams {
+    numel: u32,
+    rank: u32,
+    offset: u32,
+    p0: f32,
+    p1: f32,
+    shape: array<u32, 6>,
+    strides: array<u32, 6>,
+}
+
+var<immediate> p: UnaryParams;
+override OP: u32 = 0u;
+
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> out: array<f32>;
+
+const NAN_BITS: u32 = 0x7fc00000u;
+const INF_BITS: u32 = 0x7f800000u;
+
+fn is_nan(v: f32) -> bool {
+    // WGSL may assume no NaNs in float comparisons; test the bit pattern instead.
+    let bits = bitcast<u32>(v);
+    return (bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0u;
+}
+
+// Overflow-safe logistic, as wgrad_core::ops::sigmoid: exp() only ever sees a
+// non-positive argument, so it never overflows to inf/inf.
+fn sigmoid(v: f32) -> f32 {
+    if v >= 0.0 {
+        return 1.0 / (1.0 + exp(-v));
+    }
+    let e = exp(v);
+    return e / (1.0 + e);
+}
+
+// Abramowitz & Stegun 7.1.26, the same formula and constants as wgrad_core::ops::erf.
+fn erf(v: f32) -> f32 {
+    let s = select(1.0, -1.0, v < 0.0);
+    let a = abs(v);
+    let t = 1.0 / (1.0 + 0.3275911 * a);
+    let poly = t * (0.2548296 + t * (-0.28449674 + t * (1.4214137 + t * (-1.4531521 + t * 1.0614054))));
+    return s * (1.0 - poly * exp(-a * a));
+}
+
+// tanh written out (Cephes tanhf) rather than the builtin: some drivers
+// evaluate the builtin as (e^2x - 1) / (e^2x + 1), which is NaN once e^2x
+// overflows and loses all relative precision near 0.
+fn tanh_f32(v: f32) -> f32 {
+    let a = abs(v);
+    if a < 0.625 {
+        let z = v * v;
+        let q = ((((-5.70498872745e-3 * z + 2.06390887954e-2) * z - 5.37397155531e-2) * z
+            + 1.33314422036e-1) * z - 3.33332819422e-1) * z;
+        return v + v * q;
+    }
+    // 1 - 2 / (e^{2a} + 1): e^{2a} = inf gives exactly 1, never NaN.
+    let r = 1.0 - 2.0 / (exp(2.0 * a) + 1.0);
+    return select(r, -r, v < 0.0);
+}
+
+// Reduces an angle to about [-pi, pi] with a two-constant Cody-Waite step so
+// that sin/cos stay accurate for moderately large arguments on GPUs whose
+// builtins are only accurate near zero. 2*pi = 6.28125 + 1.9353071795864769e-3;
+// the first part has 8 significant bits, so k * 6.28125 is exact for |k| < 2^16.
+fn reduce_angle(v: f32) -> f32 {
+    let k = round(v * 0.15915494309189535);
+    return (v - k * 6.28125) - k * 1.9353071795864769e-3;
+}
+
+fn apply(v: f32) -> f32 {
+    switch OP {
+        case 0u: { return -v; }
+        case 1u: { return abs(v); }
+        case 2u: { return exp(v); }
+        case 3u: {
+            // The builtin is indeterminate outside x > 0; spell out IEEE log.
+            if v < 0.0 { return bitcast<f32>(NAN_BITS); }
+            if v == 0.0 { return -bitcast<f32>(INF_BITS); }
+            return log(v);
+        }
+        case 4u: {
+            if v < 0.0 { return bitcast<f32>(NAN_BITS); }
+            return sqrt(v);
+        }
+        case 5u: {
+            // 1 / sqrt(x) as the reference computes it (inverseSqrt is
+            // approximate and undefined at 0).
+            if v < 0.0 { return bitcast<f32>(NAN_BITS); }
+            return 1.0 / sqrt(v);
+        }
+        case 6u: {
+            if is_nan(v) || abs(v) == bitcast<f32>(INF_BITS) { return bitcast<f32>(NAN_BITS); }
+            return sin(reduce_angle(v));
+        }
+        case 7u: {
+            if is_nan(v) || abs(v) == bitcast<f32>(INF_BITS) { return bitcast<f32>(NAN_BITS); }
+            return cos(reduce_angle(v));
+        }
+        case 8u: {
+            if is_nan(v) { return v; }
+            return tanh_f32(v);
+        }
+        case 9u: { return sigmoid(v); }
+        case 10u: {
+            // Like the reference, `x > 0 ? x : 0` maps NaN to 0.
+            if is_nan(v) { return 0.0; }
+            return select(0.0, v, v > 0.0);
+        }
+        case 11u: {
+            if is_nan(v) { return v; }
+            return 0.5 * v * (1.0 + erf(v * 0.7071067811865476));
+        }
+        case 12u: { return v * sigmoid(v); }
+        case 13u: { return v * v; }
+        case 14u: { return 1.0 / v; }
+        case 15u: {
+            if is_nan(v) { return v; }
+            return select(p.p0 * v, v, v > 0.0);
+        }
+        default: {
+            // clamp: x.max(lo).min(hi) with Rust semantics (a NaN x stays
+            // NaN; a NaN bound is ignored, as f32::max/min ignore NaN).
+            if is_nan(v) { return v; }
+            var r = v;
+            if !is_nan(p.p0) { r = max(r, p.p0); }
+            if !is_nan(p.p1) { r = min(r, p.p1); }
+            return r;
+        }
+    }
+}
+
+@compute @workgroup_size(256)
+fn unary(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let i = (wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y) * 256u + lid;
+    if i >= p.numel {
+        return;
+    }
+    // Row-major walk from the innermost dim; the outermost dim needs no
+    // division (what remains is its index), so a contiguous input that the
+    // host coalesced to rank 1 costs no integer division at all.
+    var rem = i;
+    var at = p.offset;
+    for (var d = i32(p.rank) - 1; d > 0; d--) {
+        let dim = p.shape[d];
+        at += (rem % dim) * p.strides[d];
+        rem /= dim;
+    }
+    at += rem * p.strides[0];
+    out[i] = apply(x[at]);
+}

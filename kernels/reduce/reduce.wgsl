@@ -1,0 +1,223 @@
+// Row reductions over strided views: sum, max, min, argmax, argmin and the
+// sum of squared deviations from a per-row mean (the second pass of var).
+//
+// The host permutes the input so the kept axes come first and the reduced
+// axes last (a view, no copy): output row `row` reduces the `inner` elements
+// whose kept coordinates unravel from `row`. Each workgroup of 256 threads
+// serves 256 / LANES rows with LANES threads per row; every thread folds a
+// strided slice of its row, then the LANES partials meet in a workgroup-memory
+// tree. Long rows may be split into `chunks` pieces of `chunk_len` elements
+// (virtual row `v` = chunk `v / rows` of row `v % rows`): that pass writes
+// chunk-major partials [chunks, rows] which a second dispatch of this kernel
+// reduces (arg ops carry their indices through `aux`).
+//
+// Bindings: 0 src (read), 1 aux (read: per-row mean for OP 5, partial indices
+// when FLAG_IDX_FROM_AUX; otherwise an alias of src, never read),
+// 2 out_val (read_write), 3 out_idx (read_write; arg ops only, otherwise an
+// alias of out_val that is never written).
+// Override OP: 0 sum, 1 max, 2 min, 3 argmax, 4 argmin, 5 sum of (x - mean[row])^2.
+
+struct ReduceParams {
+    rows: u32,       // output rows (product of the kept dims)
+    inner: u32,      // elements per row (product of the reduced dims)
+    chunks: u32,     // pieces each row is split into (1 = no split)
+    chunk_len: u32,  // elements per piece
+    kept_rank: u32,  // shape[0..kept_rank] are kept dims, the rest reduced
+    rank: u32,
+    offset: u32,     // element offset of the view
+    lanes: u32,      // threads per row: a power of two in 1..=256
+    flags: u32,
+    divisor: f32,    // FLAG_DIVIDE: the result is acc / divisor
+    shape: array<u32, 6>,
+    strides: array<u32, 6>,
+}
+
+const FLAG_ROW_FAST: u32 = 1u;      // neighbouring threads take neighbouring rows
+const FLAG_IDX_FROM_AUX: u32 = 2u;  // arg ops: element indices come from aux
+const FLAG_WRITE_VAL: u32 = 4u;     // arg ops: also write the extreme's value
+const FLAG_DIVIDE: u32 = 8u;
+
+const WG: u32 = 256u;
+const NO_INDEX: u32 = 0xffffffffu;
+
+var<immediate> p: ReduceParams;
+override OP: u32 = 0u;
+
+@group(0) @binding(0) var<storage, read> src: array<f32>;
+@group(0) @binding(1) var<storage, read> aux: array<u32>;
+@group(0) @binding(2) var<storage, read_write> out_val: array<f32>;
+@group(0) @binding(3) var<storage, read_write> out_idx: array<i32>;
+
+var<workgroup> sval: array<f32, 256>;
+var<workgroup> sidx: array<u32, 256>;
+
+fn is_nan(x: f32) -> bool {
+    // WGSL may assume no NaNs in comparisons; test the bit pattern instead.
+    let bits = bitcast<u32>(x);
+    return (bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0u;
+}
+
+fn nan() -> f32 {
+    return bitcast<f32>(0x7fc00000u);
+}
+
+fn identity() -> f32 {
+    switch OP {
+        case 1u, 3u: { return bitcast<f32>(0xff800000u); } // -inf
+        case 2u, 4u: { return bitcast<f32>(0x7f800000u); } // +inf
+        default: { return 0.0; }
+    }
+}
+
+fn is_arg() -> bool {
+    return OP == 3u || OP == 4u;
+}
+
+// NaN-propagating max/min (torch.max semantics), plain sum otherwise.
+fn combine(a: f32, b: f32) -> f32 {
+    switch OP {
+        case 1u: { if is_nan(a) || is_nan(b) { return nan(); } return max(a, b); }
+        case 2u: { if is_nan(a) || is_nan(b) { return nan(); } return min(a, b); }
+        default: { return a + b; }
+    }
+}
+
+// Whether candidate (vb, ib) beats (va, ia) for argmax/argmin: NaN is the
+// extreme, and ties (including NaN against NaN) go to the smaller index, so
+// the result is the first extreme whatever order the tree meets them in.
+fn arg_better(va: f32, ia: u32, vb: f32, ib: u32) -> bool {
+    let na = is_nan(va);
+    let nb = is_nan(vb);
+    if na || nb {
+        if na && nb { return ib < ia; }
+        return nb;
+    }
+    if vb == va { return ib < ia; }
+    if OP == 3u { return vb > va; }
+    return vb < va;
+}
+
+// Element offset of flat element `e` of a row whose kept part starts at `base`.
+fn element_at(base: u32, e: u32) -> u32 {
+    if p.rank == p.kept_rank + 1u {
+        return base + e * p.strides[p.kept_rank];
+    }
+    var rem = e;
+    var at = base;
+    for (var d = i32(p.rank) - 1; d >= i32(p.kept_rank); d--) {
+        let dim = p.shape[d];
+        at += (rem % dim) * p.strides[d];
+        rem /= dim;
+    }
+    return at;
+}
+
+// acc / divisor, spelling out division by zero (var with n <= correction):
+// 0/0 and NaN/0 are NaN, anything else is an infinity of its sign.
+fn divide(acc: f32) -> f32 {
+    if p.divisor != 0.0 {
+        return acc / p.divisor;
+    }
+    if acc == 0.0 || is_nan(acc) {
+        return nan();
+    }
+    if acc < 0.0 {
+        return bitcast<f32>(0xff800000u);
+    }
+    return bitcast<f32>(0x7f800000u);
+}
+
+@compute @workgroup_size(256)
+fn reduce_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let group = wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y;
+    let lanes = p.lanes;
+    let per_group = WG / lanes;
+    var r: u32;
+    var t: u32;
+    if (p.flags & FLAG_ROW_FAST) != 0u {
+        // Reduced axes are strided but rows are adjacent in memory: let
+        // neighbouring threads read neighbouring rows so loads coalesce.
+        r = lid % per_group;
+        t = lid / per_group;
+    } else {
+        t = lid % lanes;
+        r = lid / lanes;
+    }
+    let vrow = group * per_group + r;
+    let total = p.rows * p.chunks;
+    let live = vrow < total;
+    let row = vrow % p.rows;
+
+    var acc = identity();
+    var acc_idx = NO_INDEX;
+    if live {
+        let chunk = vrow / p.rows;
+        var rem = row;
+        var base = p.offset;
+        for (var d = i32(p.kept_rank) - 1; d >= 0; d--) {
+            let dim = p.shape[d];
+            base += (rem % dim) * p.strides[d];
+            rem /= dim;
+        }
+        let start = chunk * p.chunk_len;
+        let end = min(start + p.chunk_len, p.inner);
+        var mean = 0.0;
+        if OP == 5u {
+            mean = bitcast<f32>(aux[row]);
+        }
+        let from_aux = (p.flags & FLAG_IDX_FROM_AUX) != 0u;
+        for (var e = start + t; e < end; e += lanes) {
+            let at = element_at(base, e);
+            let x = src[at];
+            if is_arg() {
+                var ix = e;
+                if from_aux {
+                    ix = aux[at];
+                }
+                if arg_better(acc, acc_idx, x, ix) {
+                    acc = x;
+                    acc_idx = ix;
+                }
+            } else if OP == 5u {
+                let d = x - mean;
+                acc += d * d;
+            } else {
+                acc = combine(acc, x);
+            }
+        }
+    }
+
+    let slot = r * lanes + t;
+    sval[slot] = acc;
+    sidx[slot] = acc_idx;
+    workgroupBarrier();
+    for (var s = lanes / 2u; s > 0u; s /= 2u) {
+        if t < s {
+            let other = slot + s;
+            if is_arg() {
+                if arg_better(sval[slot], sidx[slot], sval[other], sidx[other]) {
+                    sval[slot] = sval[other];
+                    sidx[slot] = sidx[other];
+                }
+            } else {
+                sval[slot] = combine(sval[slot], sval[other]);
+            }
+        }
+        workgroupBarrier();
+    }
+
+    if live && t == 0u {
+        if is_arg() {
+            out_idx[vrow] = i32(sidx[slot]);
+            if (p.flags & FLAG_WRITE_VAL) != 0u {
+                out_val[vrow] = sval[slot];
+            }
+        } else {
+            var v = sval[slot];
+            if (p.flags & FLAG_DIVIDE) != 0u {
+                v = divide(v);
+            }
+            out_val[vrow] = v;
+        }
+    }
+}

@@ -1,0 +1,132 @@
+// Numerically stable softmax / log-softmax along one axis of a strided view,
+// one fused pass per row: an online (max, sum of exp) fold per thread, a
+// workgroup-memory tree to combine them, then each thread writes its elements.
+//
+// Rows are the lanes along the axis; `rows` = product of the other dims,
+// which unravel (in order) through `shape`/`in_strides` for the input and
+// `out_strides` for the contiguous output. A workgroup of 256 threads serves
+// 256 / lanes rows with `lanes` threads per row.
+// Bindings: 0 src (read), 1 out (read_write). Override LOG: 0 softmax, 1 log_softmax.
+
+struct SoftmaxParams {
+    rows: u32,
+    n: u32,              // length of the axis
+    kept_rank: u32,      // number of dims in shape/in_strides/out_strides
+    offset: u32,         // element offset of the input view
+    in_axis_stride: u32,
+    out_axis_stride: u32,
+    lanes: u32,          // threads per row: a power of two in 1..=256
+    flags: u32,
+    shape: array<u32, 6>,
+    in_strides: array<u32, 6>,
+    out_strides: array<u32, 6>,
+}
+
+const FLAG_ROW_FAST: u32 = 1u; // neighbouring threads take neighbouring rows
+const WG: u32 = 256u;
+
+var<immediate> p: SoftmaxParams;
+override LOG: u32 = 0u;
+
+@group(0) @binding(0) var<storage, read> src: array<f32>;
+@group(0) @binding(1) var<storage, read_write> out: array<f32>;
+
+var<workgroup> smax: array<f32, 256>;
+var<workgroup> ssum: array<f32, 256>;
+
+fn is_nan(x: f32) -> bool {
+    // WGSL may assume no NaNs in comparisons; test the bit pattern instead.
+    let bits = bitcast<u32>(x);
+    return (bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0u;
+}
+
+fn nan_max(a: f32, b: f32) -> f32 {
+    if is_nan(a) || is_nan(b) {
+        return bitcast<f32>(0x7fc00000u);
+    }
+    return max(a, b);
+}
+
+// Factor that moves a sum of exp(x - m_old) onto the new maximum m. Equal
+// maxima (also both -inf, where m_old - m would be NaN) need no rescaling.
+fn rescale(m_old: f32, m: f32) -> f32 {
+    if m_old == m {
+        return 1.0;
+    }
+    return exp(m_old - m);
+}
+
+@compute @workgroup_size(256)
+fn softmax_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let group = wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y;
+    let lanes = p.lanes;
+    let per_group = WG / lanes;
+    var r: u32;
+    var t: u32;
+    if (p.flags & FLAG_ROW_FAST) != 0u {
+        // The axis is strided but neighbouring rows are adjacent in memory.
+        r = lid % per_group;
+        t = lid / per_group;
+    } else {
+        t = lid % lanes;
+        r = lid / lanes;
+    }
+    let row = group * per_group + r;
+    let live = row < p.rows;
+
+    var in_base = p.offset;
+    var out_base = 0u;
+    var m = bitcast<f32>(0xff800000u); // -inf
+    var s = 0.0;
+    if live {
+        var rem = row;
+        for (var d = i32(p.kept_rank) - 1; d >= 0; d--) {
+            let dim = p.shape[d];
+            let k = rem % dim;
+            rem /= dim;
+            in_base += k * p.in_strides[d];
+            out_base += k * p.out_strides[d];
+        }
+        for (var e = t; e < p.n; e += lanes) {
+            let x = src[in_base + e * p.in_axis_stride];
+            let m_new = nan_max(m, x);
+            // A -inf element adds exp(-inf) = 0; skipping it keeps an
+            // all -inf prefix from turning the sum into NaN.
+            if x != bitcast<f32>(0xff800000u) || is_nan(x) {
+                s = s * rescale(m, m_new) + exp(x - m_new);
+            }
+            m = m_new;
+        }
+    }
+
+    let slot = r * lanes + t;
+    smax[slot] = m;
+    ssum[slot] = s;
+    workgroupBarrier();
+    for (var step = lanes / 2u; step > 0u; step /= 2u) {
+        if t < step {
+            let m_a = smax[slot];
+            let m_b = smax[slot + step];
+            let m_new = nan_max(m_a, m_b);
+            ssum[slot] = ssum[slot] * rescale(m_a, m_new) + ssum[slot + step] * rescale(m_b, m_new);
+            smax[slot] = m_new;
+        }
+        workgroupBarrier();
+    }
+
+    if live {
+        let row_max = smax[r * lanes];
+        let total = ssum[r * lanes];
+        let log_total = log(total);
+        for (var e = t; e < p.n; e += lanes) {
+            let x = src[in_base + e * p.in_axis_stride];
+            var y: f32;
+            if LOG == 1u {
+                y = x - row_max - log_total;
+            } else {
+                y = exp(x - row_max) / total;
+            }
+            out[out_base + e * p.out_axis_stride] = y;
+        }
+    }
+}
