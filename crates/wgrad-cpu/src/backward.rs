@@ -130,7 +130,8 @@ impl CpuTensor {
         }
         let fits = index.rank() == rank
             && (0..rank).all(|d| {
-                index.shape()[d] <= src.shape()[d] && (d == a || index.shape()[d] <= self.shape()[d])
+                index.shape()[d] <= src.shape()[d]
+                    && (d == a || index.shape()[d] <= self.shape()[d])
             });
         if !fits {
             return Err(Error::invalid(

@@ -282,3 +282,45 @@ fn transposing_a_vector_is_an_error() {
     assert!(m.matmul_t(&v, false, true).is_err());
     assert_eq!(v.matmul_t(&m, false, true).unwrap().shape(), &[3]);
 }
+
+/// Throughput on the current adapter (not a correctness test). Run with
+/// `cargo test --release -p wgrad-gpu --test parity_matmul -- --ignored --nocapture`.
+#[test]
+#[ignore = "benchmark"]
+fn bench_matmul_throughput() {
+    let Some(gpu) = common::gpu() else { return };
+    println!("adapter: {}", gpu.label());
+    let cases: &[(&[usize], &[usize], bool, bool)] = &[
+        (&[4096, 4096], &[4096, 4096], false, false),
+        (&[4096, 4096], &[4096, 4096], false, true),
+        (&[4096, 4096], &[4096, 4096], true, false),
+        (&[2048, 2048], &[2048, 2048], false, false),
+        (&[32, 256, 64], &[32, 64, 256], false, false),
+    ];
+    for &(sa, sb, ta, tb) in cases {
+        let (_, a) = pair(&gpu, sa, 1);
+        let (_, b) = pair(&gpu, sb, 2);
+        let c = a.matmul_t(&b, ta, tb).unwrap();
+        let (m, n) = (c.shape()[c.rank() - 2], c.shape()[c.rank() - 1]);
+        let k = if ta {
+            sa[sa.len() - 2]
+        } else {
+            sa[sa.len() - 1]
+        };
+        let batch: usize = c.shape()[..c.rank() - 2].iter().product();
+        gpu.synchronize().unwrap();
+        let iters = 10;
+        let start = std::time::Instant::now();
+        for _ in 0..iters {
+            drop(a.matmul_t(&b, ta, tb).unwrap());
+        }
+        gpu.synchronize().unwrap();
+        let secs = start.elapsed().as_secs_f64() / f64::from(iters);
+        let flops = 2.0 * (batch * m * n * k) as f64;
+        println!(
+            "{sa:?} @ {sb:?} ta={ta} tb={tb}: {:.3} ms, {:.0} GFLOP/s",
+            secs * 1e3,
+            flops / secs / 1e9
+        );
+    }
+}

@@ -1,1 +1,33 @@
+//! wgrad: a PyTorch-like deep-learning stack in Rust.
+//!
+//! Tensors live on the CPU (ndarray) or on any GPU wgpu can open (Vulkan,
+//! Metal, DX12), with the same ops and the same numbers on both; reverse-mode
+//! autograd, SGD/Adam/AdamW, and `nn` modules on top.
+//!
+//! ```no_run
+//! use wgrad::prelude::*;
+//! let device = Device::best()?;
+//! let x = Tensor::randn(&[8, 4], &device)?;
+//! let w = Tensor::randn(&[4, 2], &device)?.with_requires_grad(true)?;
+//! let loss = x.matmul(&w)?.relu()?.mean_all()?;
+//! loss.backward()?;
+//! # Ok::<(), wgrad::Error>(())
+//! ```
+//!
+//! Crates underneath, for users who want one layer only: `wgrad_core`
+//! (dtypes, layouts, errors), `wgrad_device` (wgpu device, pool, recorder),
+//! `wgrad_gpu::GpuTensor`, `wgrad_cpu::CpuTensor`, `wgrad_autograd`, `wgrad_nn`.
 
+pub use wgrad_autograd::{
+    Device, NoGradGuard, Storage, Tensor, gradcheck, is_grad_enabled, manual_seed, no_grad, optim,
+};
+pub use wgrad_core::{BinaryOp, CompareOp, DType, Error, Result, UnaryOp};
+pub use wgrad_cpu::CpuTensor;
+pub use wgrad_device::{DeviceStats, GpuDevice};
+pub use wgrad_gpu::GpuTensor;
+pub use wgrad_nn as nn;
+
+/// The names most programs need: `use wgrad::prelude::*;`.
+pub mod prelude {
+    pub use crate::{DType, Device, Error, Result, Tensor, manual_seed, no_grad};
+}
