@@ -28,6 +28,23 @@ pub(crate) struct Inner {
     pub node: Option<Node>,
 }
 
+/// Dropping a long chain of results would recurse once per node; unlink the
+/// graph iteratively instead so deep graphs (RNN-style loops) cannot
+/// overflow the stack.
+impl Drop for Inner {
+    fn drop(&mut self) {
+        let Some(node) = self.node.take() else { return };
+        let mut pending = node.inputs;
+        while let Some(Tensor { inner }) = pending.pop() {
+            if let Ok(mut sole) = Arc::try_unwrap(inner)
+                && let Some(node) = sole.node.take()
+            {
+                pending.extend(node.inputs);
+            }
+        }
+    }
+}
+
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 fn generator() -> &'static Mutex<Generator> {

@@ -1,1 +1,241 @@
-//! (in progress)
+//! Building blocks of reverse-mode autograd beyond the forward ops, so that
+//! backward passes stay on the device: fused unary and (log-)softmax
+//! backward, and the accumulating scatters `index_add` / `scatter_add`
+//! (the backward of `index_select` / `gather`). Semantics are those of the
+//! same methods on `wgrad_cpu::CpuTensor`.
+
+use wgrad_core::shape::{contiguous_strides, normalize_axis};
+use wgrad_core::{DType, Error, Layout, Result, UnaryOp};
+use wgrad_kernels::{WORKGROUP_SIZE, families};
+
+use crate::{GpuTensor, params};
+
+/// Fault codes raised by the scatter kernel (see `wgrad_device::FaultCode`).
+const FAULT_INDEX_ADD: u32 = 1;
+const FAULT_SCATTER_ADD: u32 = 2;
+
+impl GpuTensor {
+    /// `self * op.derivative(x)` elementwise: the gradient of `x.unary(op)`
+    /// given the upstream gradient `self`. Both F32 and of the same shape
+    /// (either may be a strided view). One fused kernel.
+    pub fn unary_backward(&self, x: &GpuTensor, op: UnaryOp) -> Result<GpuTensor> {
+        const OP: &str = "unary_backward";
+        self.same_device(OP, x)?;
+        self.expect_dtype(OP, DType::F32)?;
+        x.expect_dtype(OP, DType::F32)?;
+        same_shape(OP, self, x)?;
+        let out = self.empty_like_device(OP, self.shape(), DType::F32)?;
+        if out.numel() == 0 {
+            return Ok(out);
+        }
+        let mut words = params::strided(OP, self.shape(), &[&self.layout, &x.layout])?;
+        words.extend(op.params().map(f32::to_bits));
+        self.kernels().dispatch_1d(
+            &families::backward::UNARY_BACKWARD,
+            &[("OP", f64::from(op.code()))],
+            &[&self.buffer, &x.buffer, &out.buffer],
+            params::bytes(&words),
+            out.numel() as u64,
+        )?;
+        Ok(out)
+    }
+
+    /// Gradient of `softmax(axis)` (`log = false`) or `log_softmax(axis)`
+    /// (`log = true`) given the upstream gradient `self` and that op's
+    /// output `y` (same shape, F32, either may be a strided view):
+    /// softmax: `y * (g - sum(g * y, axis))`;
+    /// log_softmax: `g - exp(y) * sum(g, axis)`. One fused row kernel.
+    pub fn softmax_backward(&self, y: &GpuTensor, axis: isize, log: bool) -> Result<GpuTensor> {
+        const OP: &str = "softmax_backward";
+        self.same_device(OP, y)?;
+        self.expect_dtype(OP, DType::F32)?;
+        y.expect_dtype(OP, DType::F32)?;
+        same_shape(OP, self, y)?;
+        let a = normalize_axis(OP, axis, self.rank())?;
+        let out = self.empty_like_device(OP, self.shape(), DType::F32)?;
+        if out.numel() == 0 {
+            return Ok(out);
+        }
+        let len = self.shape()[a];
+        let rows = out.numel() / len;
+        // Threads per row: enough for one element each, at most a workgroup.
+        let tpr = len.next_power_of_two().min(WORKGROUP);
+        let mut words = vec![
+            params::to_u32(OP, "row count", rows)?,
+            params::to_u32(OP, "row length", len)?,
+            self.rank() as u32,
+            a as u32,
+        ];
+        // `strided` packs [numel, rank, g_off, y_off, shape, g_str, y_str];
+        // the row kernel wants the offsets and arrays after its own header.
+        let strided = params::strided(OP, self.shape(), &[&self.layout, &y.layout])?;
+        words.extend_from_slice(&strided[2..]);
+        self.kernels().dispatch_groups(
+            &families::backward::SOFTMAX_BACKWARD,
+            &[("LOG", f64::from(u32::from(log))), ("TPR", tpr as f64)],
+            &[&self.buffer, &y.buffer, &out.buffer],
+            params::bytes(&words),
+            rows.div_ceil(WORKGROUP / tpr) as u64,
+        )?;
+        Ok(out)
+    }
+
+    /// `torch.Tensor.index_add`: a new tensor equal to `self` (the base)
+    /// where, for every `i`, the slice `src.select(axis, i)` is added to the
+    /// slice `index[i]` along `axis`; repeated indices accumulate (in an
+    /// unspecified order). `index` is 1-D I32 with one entry per slice of
+    /// `src` along `axis`; `src` has the base's shape except on `axis`; F32
+    /// base and src. The backward of `index_select` and of an embedding
+    /// lookup. An index out of range raises a device fault (reported by the
+    /// next readback as `IndexOutOfRange`) and its slice is skipped.
+    pub fn index_add(&self, axis: isize, index: &GpuTensor, src: &GpuTensor) -> Result<GpuTensor> {
+        const OP: &str = "index_add";
+        self.same_device(OP, index)?;
+        self.same_device(OP, src)?;
+        self.expect_dtype(OP, DType::F32)?;
+        src.expect_dtype(OP, DType::F32)?;
+        index.expect_dtype(OP, DType::I32)?;
+        let a = normalize_axis(OP, axis, self.rank())?;
+        if index.rank() != 1 {
+            return Err(Error::invalid(
+                OP,
+                format!("index must be 1-D, got shape {:?}", index.shape()),
+            ));
+        }
+        let fits = src.rank() == self.rank()
+            && src
+                .shape()
+                .iter()
+                .zip(self.shape())
+                .enumerate()
+                .all(|(d, (&s, &b))| d == a || s == b);
+        if !fits {
+            return Err(Error::ShapeMismatch {
+                op: OP,
+                lhs: self.shape().to_vec(),
+                rhs: src.shape().to_vec(),
+            });
+        }
+        if index.numel() != src.shape()[a] {
+            return Err(Error::invalid(
+                OP,
+                format!(
+                    "index of shape {:?} needs one entry per slice of src {:?} along axis {axis}",
+                    index.shape(),
+                    src.shape()
+                ),
+            ));
+        }
+        // The 1-D index seen as a tensor of src's shape that repeats along
+        // every other axis turns index_add into scatter_add.
+        let mut strides = vec![0; src.rank()];
+        strides[a] = index.strides()[0];
+        let idx = Layout::from_parts(OP, src.shape().to_vec(), strides, index.layout.offset())?;
+        self.scatter_into(OP, a, src.shape(), index, &idx, src, FAULT_INDEX_ADD)
+    }
+
+    /// `torch.Tensor.scatter_add`: a new tensor equal to `self` (the base)
+    /// where, for every position `p` of `index`, `src[p]` is added at `p`
+    /// with its `axis` coordinate replaced by `index[p]`; repeated targets
+    /// accumulate (in an unspecified order). `index` (I32), `src` and the
+    /// base share one rank; `index` is no larger than `src` on any axis and
+    /// no larger than the base on the others. F32 base and src. The
+    /// backward of `gather`. An index out of range raises a device fault
+    /// (reported by the next readback as `IndexOutOfRange`) and is skipped.
+    pub fn scatter_add(
+        &self,
+        axis: isize,
+        index: &GpuTensor,
+        src: &GpuTensor,
+    ) -> Result<GpuTensor> {
+        const OP: &str = "scatter_add";
+        self.same_device(OP, index)?;
+        self.same_device(OP, src)?;
+        self.expect_dtype(OP, DType::F32)?;
+        src.expect_dtype(OP, DType::F32)?;
+        index.expect_dtype(OP, DType::I32)?;
+        let a = normalize_axis(OP, axis, self.rank())?;
+        let rank = self.rank();
+        if src.rank() != rank {
+            return Err(Error::ShapeMismatch {
+                op: OP,
+                lhs: self.shape().to_vec(),
+                rhs: src.shape().to_vec(),
+            });
+        }
+        let (is, ss, bs) = (index.shape(), src.shape(), self.shape());
+        let fits =
+            index.rank() == rank && (0..rank).all(|d| is[d] <= ss[d] && (d == a || is[d] <= bs[d]));
+        if !fits {
+            return Err(Error::invalid(
+                OP,
+                format!(
+                    "index of shape {is:?} must have the rank of base {bs:?} and src {ss:?}, be no larger than src, and no larger than base except on axis {axis}"
+                ),
+            ));
+        }
+        let idx = index.layout.clone();
+        self.scatter_into(OP, a, is, index, &idx, src, FAULT_SCATTER_ADD)
+    }
+
+    /// Copies the base into a fresh contiguous tensor, then records the
+    /// scatter kernel over `shape` (index and src read through `idx` and
+    /// src's own strides, restricted to `shape`).
+    #[allow(clippy::too_many_arguments)]
+    fn scatter_into(
+        &self,
+        op: &'static str,
+        axis: usize,
+        shape: &[usize],
+        index: &GpuTensor,
+        idx: &Layout,
+        src: &GpuTensor,
+        fault_code: u32,
+    ) -> Result<GpuTensor> {
+        let out = self.empty_like_device(op, self.shape(), DType::F32)?;
+        if out.numel() > 0 {
+            self.copy_into(&out)?;
+        }
+        let n: usize = shape.iter().product();
+        if n == 0 {
+            return Ok(out);
+        }
+        // src narrowed to the iteration shape keeps its strides and offset.
+        let src_l = Layout::from_parts(
+            op,
+            shape.to_vec(),
+            src.strides().to_vec(),
+            src.layout.offset(),
+        )?;
+        // The output's own strides; the axis stride scales the target index
+        // and the kernel skips the iteration coordinate on that axis.
+        let out_l = Layout::from_parts(op, shape.to_vec(), contiguous_strides(self.shape()), 0)?;
+        let mut words = params::strided(op, shape, &[&src_l, idx, &out_l])?;
+        words.push(axis as u32);
+        words.push(params::to_u32(op, "dimension", self.shape()[axis])?);
+        self.kernels().dispatch_1d(
+            &families::backward::SCATTER_ADD,
+            &[("FAULT_CODE", f64::from(fault_code))],
+            &[&src.buffer, &index.buffer, &out.buffer],
+            params::bytes(&words),
+            n as u64,
+        )?;
+        Ok(out)
+    }
+}
+
+/// Threads per workgroup of the row kernel (its `@workgroup_size`).
+const WORKGROUP: usize = WORKGROUP_SIZE as usize;
+
+/// Error unless `a` and `b` have identical shapes (no broadcasting).
+fn same_shape(op: &'static str, a: &GpuTensor, b: &GpuTensor) -> Result<()> {
+    if a.shape() == b.shape() {
+        Ok(())
+    } else {
+        Err(Error::ShapeMismatch {
+            op,
+            lhs: a.shape().to_vec(),
+            rhs: b.shape().to_vec(),
+        })
+    }
+}

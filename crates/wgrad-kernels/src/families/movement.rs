@@ -1,4 +1,5 @@
-//! `kernels/movement/`: copies, concatenation, indexing (dtype-agnostic 32-bit words).
+//! `kernels/movement/`: copies, concatenation, indexing and ranges
+//! (dtype-agnostic 32-bit words).
 
 use crate::spec::{Access::*, KernelSpec};
 
@@ -11,4 +12,64 @@ pub static COPY_STRIDED: KernelSpec = KernelSpec {
     uses_fault: false,
 };
 
-pub static ALL: &[&KernelSpec] = &[&COPY_STRIDED];
+/// Strided view -> strided view (concat writes each input into its slice).
+/// Immediates: numel, rank, src_offset, dst_offset, shape[6], src_strides[6], dst_strides[6].
+pub static COPY_TO_VIEW: KernelSpec = KernelSpec {
+    file: "movement/copy_view.wgsl",
+    entry: "copy_to_view",
+    bindings: &[Read, ReadWrite],
+    immediate_bytes: 88,
+    uses_fault: false,
+};
+
+/// `index_select` over a strided source and a strided 1-D I32 index; fault code 1.
+/// Immediates: numel, rank, src_offset, idx_offset, axis, axis_size, idx_stride, pad,
+/// out_shape[6], src_strides[6].
+pub static INDEX_SELECT: KernelSpec = KernelSpec {
+    file: "movement/index_select.wgsl",
+    entry: "index_select",
+    bindings: &[Read, Read, ReadWrite],
+    immediate_bytes: 80,
+    uses_fault: true,
+};
+
+/// `gather` (torch.gather) over a strided source and a strided I32 index; fault code 2.
+/// Immediates: numel, rank, src_offset, idx_offset, axis, axis_size, pad, pad,
+/// index_shape[6], src_strides[6], idx_strides[6].
+pub static GATHER: KernelSpec = KernelSpec {
+    file: "movement/gather.wgsl",
+    entry: "gather",
+    bindings: &[Read, Read, ReadWrite],
+    immediate_bytes: 104,
+    uses_fault: true,
+};
+
+/// `one_hot` of strided I32 labels; fault code 3.
+/// Immediates: numel, rank, label_offset, classes, cols, one_bits, pad, pad,
+/// label_shape[6], label_strides[6].
+pub static ONE_HOT: KernelSpec = KernelSpec {
+    file: "movement/one_hot.wgsl",
+    entry: "one_hot",
+    bindings: &[Read, ReadWrite],
+    immediate_bytes: 80,
+    uses_fault: true,
+};
+
+/// `arange` with emulated f64 arithmetic; override `OUT_DTYPE` (0 f32, 1 i32, 2 u32).
+/// Immediates: numel, start (lo, hi, exp, sign), step (lo, hi, exp, sign), pad.
+pub static ARANGE: KernelSpec = KernelSpec {
+    file: "movement/arange.wgsl",
+    entry: "arange",
+    bindings: &[ReadWrite],
+    immediate_bytes: 40,
+    uses_fault: false,
+};
+
+pub static ALL: &[&KernelSpec] = &[
+    &COPY_STRIDED,
+    &COPY_TO_VIEW,
+    &INDEX_SELECT,
+    &GATHER,
+    &ONE_HOT,
+    &ARANGE,
+];

@@ -1,5 +1,25 @@
-//! `kernels/random/` kernel specs.
+//! `kernels/random/`: the counter-based generator of `wgrad_core::random`.
 
-use crate::spec::KernelSpec;
+use crate::spec::{Access::*, KernelSpec};
 
-pub static ALL: &[&KernelSpec] = &[];
+/// Uniform `[low, high)` f32, bit-exact with `wgrad_core::random::uniform`.
+/// Immediates: numel, key0, key1, low bits, high bits, zero (anti-FMA guard, always 0).
+pub static RAND_UNIFORM: KernelSpec = KernelSpec {
+    file: "random/random.wgsl",
+    entry: "rand_uniform",
+    bindings: &[ReadWrite],
+    immediate_bytes: 24,
+    uses_fault: false,
+};
+
+/// Normal f32 via Box–Muller, as `wgrad_core::random::normal` (within f32 ulps).
+/// Immediates: numel, key0, key1, mean bits, std bits, zero (always 0).
+pub static RAND_NORMAL: KernelSpec = KernelSpec {
+    file: "random/random.wgsl",
+    entry: "rand_normal",
+    bindings: &[ReadWrite],
+    immediate_bytes: 24,
+    uses_fault: false,
+};
+
+pub static ALL: &[&KernelSpec] = &[&RAND_UNIFORM, &RAND_NORMAL];

@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""PyTorch side of `cargo xtask bench`: the same workloads as wgrad-bench.
+
+Usage: python3 benches/torch_compare.py [--device cuda|cpu] [--json FILE] [--quick] [--compare WGRAD_JSON]
+CUDA is used when present (TF32 off, so fp32 matmul is true fp32), else the
+CPU. Timing: warm-up, then `repeats` batches of `iters` iterations, each batch
+ended by a synchronize; the median batch time / iters is reported, as in
+wgrad-bench. With --compare, prints wgrad/PyTorch ratios per row.
+"""
+import argparse
+import json
+import statistics
+import time
+
+import torch
+
+
+def sync(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def timed(fn, device, iters, repeats):
+    for _ in range(3):
+        fn()
+    sync(device)
+    batches = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(iters):
+            fn()
+        sync(device)
+        batches.append((time.perf_counter() - start) * 1e3 / iters)
+    batches.sort()
+    return statistics.median(batches), batches[0], batches[-1]
+
+
+def mlp_step(sizes, batch, device, mode):
+    torch.manual_seed(0)
+    layers = []
+    for i in range(len(sizes) - 1):
+        layers.append(torch.nn.Linear(sizes[i], sizes[i + 1]))
+        if i + 2 < len(sizes):
+            layers.append(torch.nn.ReLU())
+    model = torch.nn.Sequential(*layers).to(device)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    x = torch.randn(batch, sizes[0], device=device)
+    y = torch.randint(0, sizes[-1], (batch,), device=device)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        if mode == "sync":
+            loss.item()
+
+    return step
+
+
+def workloads(device, quick):
+    elems = 1 << 20 if quick else 64 << 20
+    label = "1M" if quick else "64M"
+    a = torch.randn(elems, device=device)
+    b = torch.randn(elems, device=device)
+    out = [
+        (f"add {label} f32", lambda: a + b, 3 * 4 * elems, "GB/s", 20),
+        (f"exp {label} f32", lambda: a.exp(), 2 * 4 * elems, "GB/s", 20),
+        (f"sum {label} f32", lambda: a.sum(), 4 * elems, "GB/s", 20),
+    ]
+    rows, cols = (512, 512) if quick else (8192, 4096)
+    m = torch.randn(rows, cols, device=device)
+    out.append((f"softmax {rows}x{cols}", lambda: torch.softmax(m, -1), 2 * 4 * rows * cols, "GB/s", 20))
+    for n in ([256] if quick else [1024, 2048, 4096]):
+        x = torch.randn(n, n, device=device)
+        y = torch.randn(n, n, device=device)
+        out.append((f"matmul {n}", lambda x=x, y=y: x @ y, 2 * n**3, "TFLOP/s", 5 if n >= 4096 else 10))
+    for name, sizes, batch in [("W1", [784, 256, 256, 10], 128), ("W2", [784, 1024, 1024, 10], 1024)]:
+        for mode in ["async", "sync"]:
+            out.append((f"{name} {mode}", mlp_step(sizes, batch, device, mode), 0, "ms", 20))
+    return out
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    p.add_argument("--json")
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--repeats", type=int, default=7)
+    p.add_argument("--compare", help="wgrad-bench JSON to print ratios against")
+    args = p.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    device = torch.device(args.device)
+    name = torch.cuda.get_device_name() if device.type == "cuda" else f"cpu ({torch.get_num_threads()} threads)"
+    print(f"torch {torch.__version__} on {name}")
+    rows = []
+    for label, fn, amount, unit, iters in workloads(device, args.quick):
+        med, lo, hi = timed(fn, device, iters, args.repeats)
+        rate = None
+        if unit == "GB/s":
+            rate = amount / (med * 1e-3) / 1e9
+        elif unit == "TFLOP/s":
+            rate = amount / (med * 1e-3) / 1e12
+        rows.append({"name": label, "median_ms": med, "min_ms": lo, "max_ms": hi, "rate": rate, "unit": unit})
+        rate_s = f"{rate:10.3f} {unit}" if rate is not None else ""
+        print(f"{label:<28} {med:>10.4f} ms  (min {lo:.4f}, max {hi:.4f})  {rate_s}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": name, "rows": rows}, f, indent=2)
+    if args.compare:
+        with open(args.compare) as f:
+            ours = {r["name"]: r for r in json.load(f)["rows"]}
+        print(f"\n{'workload':<28} {'wgrad ms':>10} {'torch ms':>10} {'wgrad/torch time':>17}")
+        for r in rows:
+            o = ours.get(r["name"])
+            if o:
+                print(f"{r['name']:<28} {o['median_ms']:>10.4f} {r['median_ms']:>10.4f} {o['median_ms'] / r['median_ms']:>17.2f}")
+
+
+if __name__ == "__main__":
+    main()

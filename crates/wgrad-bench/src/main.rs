@@ -1,0 +1,135 @@
+//! `wgrad-bench`: times ops and training steps on one device and prints a
+//! table (and `--json FILE`). Run through `cargo xtask bench -- --device gpu`.
+//!
+//! Method: each workload runs a few warm-up iterations, then `repeats`
+//! batches of `iters` iterations, each batch ended by a device
+//! synchronize; the reported time is the median batch time / `iters`.
+
+mod workloads;
+
+use std::time::Instant;
+
+use wgrad::prelude::*;
+
+/// One thing to time.
+pub struct Workload {
+    pub name: String,
+    /// Work per iteration in `unit`s (bytes moved or FLOPs).
+    pub amount: f64,
+    /// `GB/s`, `TFLOP/s`, or `ms` (time only).
+    pub unit: &'static str,
+    pub iters: usize,
+    pub run: Box<dyn FnMut() -> Result<()>>,
+}
+
+struct Row {
+    name: String,
+    median_ms: f64,
+    min_ms: f64,
+    max_ms: f64,
+    rate: Option<(f64, &'static str)>,
+}
+
+struct Args {
+    device: Device,
+    device_name: String,
+    json: Option<String>,
+    quick: bool,
+    only: Option<String>,
+    repeats: usize,
+}
+
+fn parse_args() -> Result<Args> {
+    let mut args = Args { device: Device::Cpu, device_name: "cpu".into(), json: None, quick: false, only: None, repeats: 7 };
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        let mut value = |flag: &str| it.next().ok_or_else(|| Error::invalid("wgrad-bench", format!("{flag} needs a value")));
+        match a.as_str() {
+            "--device" => {
+                args.device_name = value("--device")?;
+                args.device = Device::parse(&args.device_name)?;
+            }
+            "--json" => args.json = Some(value("--json")?),
+            "--only" => args.only = Some(value("--only")?),
+            "--repeats" => {
+                args.repeats = value("--repeats")?.parse().map_err(|_| Error::invalid("wgrad-bench", "--repeats takes a number"))?
+            }
+            "--quick" => args.quick = true,
+            "-h" | "--help" => {
+                println!("usage: wgrad-bench [--device cpu|gpu|auto] [--json FILE] [--only SUBSTRING] [--repeats N] [--quick]");
+                std::process::exit(0);
+            }
+            other => return Err(Error::invalid("wgrad-bench", format!("unknown argument {other:?}"))),
+        }
+    }
+    Ok(args)
+}
+
+fn time(workload: &mut Workload, device: &Device, repeats: usize) -> Result<Row> {
+    for _ in 0..3 {
+        (workload.run)()?;
+    }
+    device.synchronize()?;
+    let mut batches = Vec::with_capacity(repeats);
+    for _ in 0..repeats {
+        let start = Instant::now();
+        for _ in 0..workload.iters {
+            (workload.run)()?;
+        }
+        device.synchronize()?;
+        batches.push(start.elapsed().as_secs_f64() * 1e3 / workload.iters as f64);
+    }
+    batches.sort_by(f64::total_cmp);
+    let median_ms = batches[batches.len() / 2];
+    let rate = match workload.unit {
+        "GB/s" => Some((workload.amount / (median_ms * 1e-3) / 1e9, "GB/s")),
+        "TFLOP/s" => Some((workload.amount / (median_ms * 1e-3) / 1e12, "TFLOP/s")),
+        _ => None,
+    };
+    Ok(Row { name: workload.name.clone(), median_ms, min_ms: batches[0], max_ms: batches[batches.len() - 1], rate })
+}
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<()> {
+    let args = parse_args()?;
+    println!("device: {}", args.device);
+    let mut rows = Vec::new();
+    for mut w in workloads::all(&args.device, args.quick)? {
+        if args.only.as_ref().is_some_and(|o| !w.name.contains(o.as_str())) {
+            continue;
+        }
+        match time(&mut w, &args.device, args.repeats) {
+            Ok(row) => {
+                let rate = row.rate.map_or(String::new(), |(v, u)| format!("{v:10.3} {u}"));
+                println!("{:<28} {:>10.4} ms  (min {:.4}, max {:.4})  {rate}", row.name, row.median_ms, row.min_ms, row.max_ms);
+                rows.push(row);
+            }
+            Err(e) => println!("{:<28} skipped: {e}", w.name),
+        }
+    }
+    if let Some(path) = &args.json {
+        let mut out = format!("{{\n  \"device\": {:?},\n  \"device_kind\": {:?},\n  \"rows\": [\n", args.device.to_string(), args.device_name);
+        for (i, r) in rows.iter().enumerate() {
+            let (rate, unit) = r.rate.unwrap_or((f64::NAN, "none"));
+            let rate = if rate.is_nan() { "null".to_string() } else { format!("{rate}") };
+            out.push_str(&format!(
+                "    {{\"name\": {:?}, \"median_ms\": {}, \"min_ms\": {}, \"max_ms\": {}, \"rate\": {rate}, \"unit\": {unit:?}}}{}\n",
+                r.name,
+                r.median_ms,
+                r.min_ms,
+                r.max_ms,
+                if i + 1 < rows.len() { "," } else { "" }
+            ));
+        }
+        out.push_str("  ]\n}\n");
+        std::fs::write(path, out).map_err(|e| Error::invalid("wgrad-bench", format!("cannot write {path}: {e}")))?;
+        println!("wrote {path}");
+    }
+    Ok(())
+}

@@ -1,0 +1,71 @@
+//! The benchmark workloads (kept in step with `benches/torch_compare.py`).
+
+use wgrad::prelude::*;
+
+use crate::Workload;
+
+fn random(shape: &[usize], seed: u64, device: &Device) -> Result<Tensor> {
+    Tensor::randn_with(shape, 0.0, 1.0, seed, device)
+}
+
+/// Every workload at full size, or small sizes with `quick` (CI smoke runs, lavapipe).
+pub fn all(device: &Device, quick: bool) -> Result<Vec<Workload>> {
+    let elems = if quick { 1 << 20 } else { 64 << 20 };
+    let label = if quick { "1M" } else { "64M" };
+    let mut out = Vec::new();
+
+    let a = random(&[elems], 1, device)?;
+    let b = random(&[elems], 2, device)?;
+    {
+        let (a, b) = (a.clone(), b.clone());
+        out.push(Workload {
+            name: format!("add {label} f32"),
+            amount: 3.0 * 4.0 * elems as f64,
+            unit: "GB/s",
+            iters: 20,
+            run: Box::new(move || a.add(&b).map(drop)),
+        });
+    }
+    {
+        let a = a.clone();
+        out.push(Workload {
+            name: format!("exp {label} f32"),
+            amount: 2.0 * 4.0 * elems as f64,
+            unit: "GB/s",
+            iters: 20,
+            run: Box::new(move || a.exp().map(drop)),
+        });
+    }
+    {
+        let a = a.clone();
+        out.push(Workload {
+            name: format!("sum {label} f32"),
+            amount: 4.0 * elems as f64,
+            unit: "GB/s",
+            iters: 20,
+            run: Box::new(move || a.sum_all().map(drop)),
+        });
+    }
+    let (rows, cols) = if quick { (512, 512) } else { (8192, 4096) };
+    let m = random(&[rows, cols], 3, device)?;
+    out.push(Workload {
+        name: format!("softmax {rows}x{cols}"),
+        amount: 2.0 * 4.0 * (rows * cols) as f64,
+        unit: "GB/s",
+        iters: 20,
+        run: Box::new(move || m.softmax(-1).map(drop)),
+    });
+    let sizes: &[usize] = if quick { &[256] } else { &[1024, 2048, 4096] };
+    for &n in sizes {
+        let x = random(&[n, n], 4, device)?;
+        let y = random(&[n, n], 5, device)?;
+        out.push(Workload {
+            name: format!("matmul {n}"),
+            amount: 2.0 * (n as f64).powi(3),
+            unit: "TFLOP/s",
+            iters: if n >= 4096 { 5 } else { 10 },
+            run: Box::new(move || x.matmul(&y).map(drop)),
+        });
+    }
+    Ok(out)
+}

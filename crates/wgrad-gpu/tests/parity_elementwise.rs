@@ -1,0 +1,1037 @@
+//! Parity of the elementwise family (unary, scalar arithmetic, comparisons,
+//! `where_cond`, casts, and the pow edge cases of `binary`) against the CPU
+//! reference `wgrad_cpu::CpuTensor`, over random shapes (broadcasting,
+//! size-0 and size-1 dims), random values (with NaN, infinities, signed
+//! zeros) and non-contiguous inputs (transposed, narrowed, expanded views).
+//!
+//! Tolerances: results that IEEE pins down (neg, abs, relu, clamp, square,
+//! `+ - *`, max/min, comparisons, selection, casts) must match exactly;
+//! division and reciprocal within 1e-6 (Vulkan allows 2.5 ulp); the
+//! transcendental ops within 2e-5 relative error `|g-w| / max(1, |w|)`
+//! (GPU exp/log/sin are a few ulp; pow compounds exp2(y log2 x) errors,
+//! so 1e-4 there). NaN must appear exactly where the CPU has NaN.
+
+mod common;
+
+use proptest::prelude::*;
+use wgrad_core::{BinaryOp, CompareOp, DType, UnaryOp};
+use wgrad_cpu::CpuTensor;
+use wgrad_device::GpuDevice;
+use wgrad_gpu::GpuTensor;
+
+// ---------------------------------------------------------------------------
+// Helpers: deterministic values, view recipes applied identically on both
+// devices, NaN-aware comparison.
+// ---------------------------------------------------------------------------
+
+/// SplitMix64: a cheap deterministic value stream per proptest seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn unit(&mut self) -> f32 {
+        (self.next() >> 40) as f32 / (1u64 << 24) as f32
+    }
+}
+
+/// Special f32 values mixed into random data.
+const SPECIALS: [f32; 10] = [
+    f32::NAN,
+    f32::INFINITY,
+    f32::NEG_INFINITY,
+    0.0,
+    -0.0,
+    1.0,
+    -1.0,
+    100.0,
+    -100.0,
+    1e-6,
+];
+
+/// `n` floats uniform in `[-range, range]`, about one in eight replaced by a special value.
+fn f32_values(n: usize, seed: u64, range: f32) -> Vec<f32> {
+    let mut rng = Rng(seed);
+    (0..n)
+        .map(|_| {
+            if rng.next() % 8 == 0 {
+                SPECIALS[(rng.next() % SPECIALS.len() as u64) as usize]
+            } else {
+                (rng.unit() * 2.0 - 1.0) * range
+            }
+        })
+        .collect()
+}
+
+/// Small integers (so that equal values occur), as f32 or i32 words.
+fn small_ints(n: usize, seed: u64) -> Vec<i32> {
+    let mut rng = Rng(seed);
+    (0..n).map(|_| (rng.next() % 7) as i32 - 3).collect()
+}
+
+/// How an operand of a given logical shape is built.
+#[derive(Clone, Copy, Debug)]
+enum View {
+    /// A fresh contiguous tensor.
+    Plain,
+    /// The transpose of a contiguous tensor with the last two dims swapped.
+    Transposed,
+    /// Rows 1..=n of a tensor 3 rows longer on axis 0 (an offset, unread ends).
+    Narrowed,
+    /// A tensor with every other dim of size 1, expanded (stride-0 dims).
+    Expanded,
+}
+
+fn view_strategy() -> impl Strategy<Value = View> {
+    prop_oneof![
+        Just(View::Plain),
+        Just(View::Transposed),
+        Just(View::Narrowed),
+        Just(View::Expanded),
+    ]
+}
+
+/// Host data the base tensor is built from.
+#[derive(Clone, Copy, Debug)]
+enum Data {
+    F32 { range: f32 },
+    IntsAsF32,
+    I32Small,
+    I32Wide,
+    U32Wide,
+    Mask,
+}
+
+fn host<T: bytemuck::Pod>(words: Vec<u32>) -> Vec<T> {
+    bytemuck::pod_collect_to_vec(&words)
+}
+
+/// A CPU and a GPU tensor with the same contents and the same kind of view,
+/// both of logical shape `shape`.
+fn operand(
+    gpu: &GpuDevice,
+    shape: &[usize],
+    view: View,
+    data: Data,
+    seed: u64,
+) -> (CpuTensor, GpuTensor) {
+    let rank = shape.len();
+    let base_shape: Vec<usize> = match view {
+        View::Transposed if rank >= 2 => {
+            let mut s = shape.to_vec();
+            s.swap(rank - 1, rank - 2);
+            s
+        }
+        View::Narrowed if rank >= 1 => {
+            let mut s = shape.to_vec();
+            s[0] += 3;
+            s
+        }
+        View::Expanded => shape
+            .iter()
+            .enumerate()
+            .map(|(i, &d)| if i % 2 == 0 { 1 } else { d })
+            .collect(),
+        _ => shape.to_vec(),
+    };
+    let n: usize = base_shape.iter().product();
+    let mut rng = Rng(seed ^ 0x5eed);
+    let words: Vec<u32> = match data {
+        Data::F32 { range } => f32_values(n, seed, range)
+            .into_iter()
+            .map(f32::to_bits)
+            .collect(),
+        Data::IntsAsF32 => {
+            let mut v: Vec<u32> = small_ints(n, seed)
+                .into_iter()
+                .map(|x| (x as f32).to_bits())
+                .collect();
+            if let Some(first) = v.first_mut() {
+                *first = f32::NAN.to_bits();
+            }
+            v
+        }
+        Data::I32Small => small_ints(n, seed).into_iter().map(|x| x as u32).collect(),
+        Data::I32Wide | Data::U32Wide => (0..n)
+            .map(|_| match rng.next() % 4 {
+                0 => [0u32, 1, 0x7fff_ffff, 0x8000_0000, 0xffff_ffff, 16_777_217]
+                    [(rng.next() % 6) as usize],
+                _ => rng.next() as u32,
+            })
+            .collect(),
+        Data::Mask => (0..n)
+            .map(|_| [0u32, 1, 7][(rng.next() % 3) as usize])
+            .collect(),
+    };
+    let (mut cpu, mut dev) = match data {
+        Data::F32 { .. } | Data::IntsAsF32 => (
+            CpuTensor::from_vec(host::<f32>(words.clone()), &base_shape).unwrap(),
+            GpuTensor::from_vec(gpu, host::<f32>(words), &base_shape).unwrap(),
+        ),
+        Data::I32Small | Data::I32Wide => (
+            CpuTensor::from_vec(host::<i32>(words.clone()), &base_shape).unwrap(),
+            GpuTensor::from_vec(gpu, host::<i32>(words), &base_shape).unwrap(),
+        ),
+        Data::U32Wide | Data::Mask => (
+            CpuTensor::from_vec(words.clone(), &base_shape).unwrap(),
+            GpuTensor::from_vec(gpu, words, &base_shape).unwrap(),
+        ),
+    };
+    match view {
+        View::Transposed if rank >= 2 => {
+            cpu = cpu.transpose(-1, -2).unwrap();
+            dev = dev.transpose(-1, -2).unwrap();
+        }
+        View::Narrowed if rank >= 1 => {
+            cpu = cpu.narrow(0, 1, shape[0]).unwrap();
+            dev = dev.narrow(0, 1, shape[0]).unwrap();
+        }
+        View::Expanded => {
+            cpu = cpu.expand(shape).unwrap();
+            dev = dev.expand(shape).unwrap();
+        }
+        _ => {}
+    }
+    assert_eq!(cpu.shape(), shape);
+    assert_eq!(dev.shape(), shape);
+    (cpu, dev)
+}
+
+/// Shapes of rank 0..=4 with dims biased toward small sizes, 1 and 0.
+fn shape_strategy() -> impl Strategy<Value = Vec<usize>> {
+    prop::collection::vec(
+        prop_oneof![1 => Just(0usize), 3 => Just(1usize), 8 => 2usize..6],
+        0..=4,
+    )
+}
+
+/// A shape that broadcasts to `out`: some dims set to 1 (bit mask), and
+/// `drop` leading dims removed.
+fn broadcast_operand_shape(out: &[usize], ones: u8, drop: usize) -> Vec<usize> {
+    out.iter()
+        .enumerate()
+        .skip(drop.min(out.len()))
+        .map(|(i, &d)| if ones & (1 << i) != 0 { 1 } else { d })
+        .collect()
+}
+
+/// Asserts NaN positions agree, then `common::assert_close` (which treats
+/// NaN == NaN but would let a NaN slip past on one side only).
+fn assert_close_nan(got: &[f32], want: &[f32], tol: f32, what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert_eq!(
+            g.is_nan(),
+            w.is_nan(),
+            "{what}: element {i}: got {g}, want {w}\n got: {got:?}\nwant: {want:?}"
+        );
+        if w.is_infinite() || g.is_infinite() {
+            assert_eq!(g, w, "{what}: element {i}");
+        }
+    }
+    common::assert_close(got, want, tol, what);
+}
+
+fn f32s(t: &GpuTensor) -> Vec<f32> {
+    t.to_vec_blocking::<f32>().unwrap()
+}
+
+fn every_unary() -> Vec<(UnaryOp, f32)> {
+    const EXACT: f32 = 0.0;
+    const DIV: f32 = 1e-6;
+    const TRANSCENDENTAL: f32 = 2e-5;
+    vec![
+        (UnaryOp::Neg, EXACT),
+        (UnaryOp::Abs, EXACT),
+        (UnaryOp::Exp, TRANSCENDENTAL),
+        (UnaryOp::Log, TRANSCENDENTAL),
+        (UnaryOp::Sqrt, DIV),
+        (UnaryOp::Rsqrt, TRANSCENDENTAL),
+        (UnaryOp::Sin, TRANSCENDENTAL),
+        (UnaryOp::Cos, TRANSCENDENTAL),
+        (UnaryOp::Tanh, TRANSCENDENTAL),
+        (UnaryOp::Sigmoid, TRANSCENDENTAL),
+        (UnaryOp::Relu, EXACT),
+        (UnaryOp::Gelu, TRANSCENDENTAL),
+        (UnaryOp::Silu, TRANSCENDENTAL),
+        (UnaryOp::Square, EXACT),
+        (UnaryOp::Recip, DIV),
+        (UnaryOp::LeakyRelu { slope: 0.01 }, EXACT),
+        (UnaryOp::LeakyRelu { slope: -1.5 }, EXACT),
+        (
+            UnaryOp::Clamp {
+                min: Some(-0.5),
+                max: Some(2.0),
+            },
+            EXACT,
+        ),
+        (
+            UnaryOp::Clamp {
+                min: None,
+                max: Some(0.25),
+            },
+            EXACT,
+        ),
+        (
+            UnaryOp::Clamp {
+                min: Some(1.0),
+                max: None,
+            },
+            EXACT,
+        ),
+        (
+            UnaryOp::Clamp {
+                min: None,
+                max: None,
+            },
+            EXACT,
+        ),
+        // Crossed bounds: x.max(lo).min(hi) gives hi everywhere (but NaN).
+        (
+            UnaryOp::Clamp {
+                min: Some(3.0),
+                max: Some(-3.0),
+            },
+            EXACT,
+        ),
+    ]
+}
+
+fn all_binary() -> [BinaryOp; 7] {
+    [
+        BinaryOp::Add,
+        BinaryOp::Sub,
+        BinaryOp::Mul,
+        BinaryOp::Div,
+        BinaryOp::Pow,
+        BinaryOp::Maximum,
+        BinaryOp::Minimum,
+    ]
+}
+
+fn binary_tol(op: BinaryOp) -> f32 {
+    match op {
+        BinaryOp::Div => 1e-6,
+        BinaryOp::Pow => 1e-4,
+        _ => 0.0,
+    }
+}
+
+fn all_compare() -> [CompareOp; 6] {
+    [
+        CompareOp::Eq,
+        CompareOp::Ne,
+        CompareOp::Lt,
+        CompareOp::Le,
+        CompareOp::Gt,
+        CompareOp::Ge,
+    ]
+}
+
+// ---------------------------------------------------------------------------
+// Property tests.
+// ---------------------------------------------------------------------------
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    #[test]
+    fn unary_matches_cpu(
+        shape in shape_strategy(),
+        view in view_strategy(),
+        range in prop_oneof![Just(1.0f32), Just(8.0f32), Just(30.0f32)],
+        seed in any::<u64>(),
+    ) {
+        let Some(gpu) = common::gpu() else { return Ok(()) };
+        let (cpu, dev) = operand(&gpu, &shape, view, Data::F32 { range }, seed);
+        for (op, tol) in every_unary() {
+            let want = cpu.unary(op).unwrap();
+            let got = dev.unary(op).unwrap();
+            prop_assert_eq!(got.shape(), want.shape());
+            prop_assert!(got.is_contiguous());
+            assert_close_nan(
+                &f32s(&got),
+                &want.to_vec::<f32>().unwrap(),
+                tol,
+                &format!("{op:?} on {shape:?} {view:?}"),
+            );
+        }
+    }
+
+    #[test]
+    fn binary_scalar_matches_cpu(
+        shape in shape_strategy(),
+        view in view_strategy(),
+        scalar in prop_oneof![
+            Just(2.0f32), Just(3.0f32), Just(-1.0f32), Just(0.5f32), Just(-2.5f32),
+            Just(0.0f32), Just(f32::NAN), Just(f32::INFINITY), -4.0f32..4.0,
+        ],
+        seed in any::<u64>(),
+    ) {
+        let Some(gpu) = common::gpu() else { return Ok(()) };
+        let (cpu, dev) = operand(&gpu, &shape, view, Data::F32 { range: 4.0 }, seed);
+        for op in all_binary() {
+            for left in [false, true] {
+                let want = cpu.binary_scalar(op, scalar, left).unwrap();
+                let got = dev.binary_scalar(op, scalar, left).unwrap();
+                prop_assert_eq!(got.shape(), want.shape());
+                assert_close_nan(
+                    &f32s(&got),
+                    &want.to_vec::<f32>().unwrap(),
+                    binary_tol(op),
+                    &format!("{op:?} scalar {scalar} left={left} on {shape:?} {view:?}"),
+                );
+            }
+        }
+        // The named forms put the scalar on the right.
+        assert_close_nan(
+            &f32s(&dev.sub_scalar(scalar).unwrap()),
+            &cpu.sub_scalar(scalar).unwrap().to_vec::<f32>().unwrap(),
+            0.0,
+            "sub_scalar",
+        );
+    }
+
+    #[test]
+    fn binary_broadcast_matches_cpu(
+        out in shape_strategy(),
+        (ones_a, drop_a, ones_b, drop_b) in (any::<u8>(), 0usize..3, any::<u8>(), 0usize..3),
+        (view_a, view_b) in (view_strategy(), view_strategy()),
+        seed in any::<u64>(),
+    ) {
+        let Some(gpu) = common::gpu() else { return Ok(()) };
+        let sa = broadcast_operand_shape(&out, ones_a, drop_a);
+        let sb = broadcast_operand_shape(&out, ones_b, drop_b);
+        let (ca, ga) = operand(&gpu, &sa, view_a, Data::F32 { range: 3.0 }, seed);
+        let (cb, gb) = operand(&gpu, &sb, view_b, Data::F32 { range: 3.0 }, seed ^ 1);
+        for op in all_binary() {
+            let want = ca.binary(&cb, op).unwrap();
+            let got = ga.binary(&gb, op).unwrap();
+            prop_assert_eq!(got.shape(), want.shape());
+            assert_close_nan(
+                &f32s(&got),
+                &want.to_vec::<f32>().unwrap(),
+                binary_tol(op),
+                &format!("{op:?} {sa:?} {view_a:?} with {sb:?} {view_b:?}"),
+            );
+        }
+    }
+
+    #[test]
+    fn compare_matches_cpu(
+        out in shape_strategy(),
+        (ones_a, drop_a, ones_b, drop_b) in (any::<u8>(), 0usize..3, any::<u8>(), 0usize..3),
+        (view_a, view_b) in (view_strategy(), view_strategy()),
+        int in any::<bool>(),
+        seed in any::<u64>(),
+    ) {
+        let Some(gpu) = common::gpu() else { return Ok(()) };
+        let data = if int { Data::I32Small } else { Data::IntsAsF32 };
+        let sa = broadcast_operand_shape(&out, ones_a, drop_a);
+        let sb = broadcast_operand_shape(&out, ones_b, drop_b);
+        let (ca, ga) = operand(&gpu, &sa, view_a, data, seed);
+        let (cb, gb) = operand(&gpu, &sb, view_b, data, seed ^ 1);
+        for op in all_compare() {
+            let want = ca.compare(&cb, op).unwrap();
+            let got = ga.compare(&gb, op).unwrap();
+            prop_assert_eq!(got.dtype(), DType::U32);
+            prop_assert_eq!(got.shape(), want.shape());
+            prop_assert_eq!(
+                got.to_vec_blocking::<u32>().unwrap(),
+                want.to_vec::<u32>().unwrap(),
+                "{:?} {:?} {:?} with {:?} {:?} ({:?})", op, sa, view_a, sb, view_b, data
+            );
+        }
+    }
+
+    #[test]
+    fn compare_scalar_matches_cpu(
+        shape in shape_strategy(),
+        view in view_strategy(),
+        data in prop_oneof![
+            Just(Data::IntsAsF32), Just(Data::F32 { range: 3.0 }),
+            Just(Data::I32Small), Just(Data::I32Wide),
+        ],
+        scalar in prop_oneof![
+            Just(2.5f32), Just(2.0f32), Just(-1.0f32), Just(-0.5f32), Just(0.0f32),
+            Just(f32::NAN), Just(f32::INFINITY), Just(f32::NEG_INFINITY),
+            Just(3e9f32), Just(-3e9f32), Just(2_147_483_648.0f32), Just(-2_147_483_648.0f32),
+            Just(16_777_216.0f32), Just(-2_147_483_904.0f32), -4.0f32..4.0,
+        ],
+        seed in any::<u64>(),
+    ) {
+        let Some(gpu) = common::gpu() else { return Ok(()) };
+        let (cpu, dev) = operand(&gpu, &shape, view, data, seed);
+        for op in all_compare() {
+            let want = cpu.compare_scalar(op, scalar).unwrap();
+            let got = dev.compare_scalar(op, scalar).unwrap();
+            prop_assert_eq!(got.dtype(), DType::U32);
+            prop_assert_eq!(
+                got.to_vec_blocking::<u32>().unwrap(),
+                want.to_vec::<u32>().unwrap(),
+                "{:?} {} on {:?} {:?} ({:?})", op, scalar, shape, view, data
+            );
+        }
+    }
+
+    #[test]
+    fn where_cond_matches_cpu(
+        out in shape_strategy(),
+        (ones_m, drop_m) in (any::<u8>(), 0usize..3),
+        (ones_a, drop_a, ones_b, drop_b) in (any::<u8>(), 0usize..3, any::<u8>(), 0usize..3),
+        (view_m, view_a, view_b) in (view_strategy(), view_strategy(), view_strategy()),
+        seed in any::<u64>(),
+    ) {
+        let Some(gpu) = common::gpu() else { return Ok(()) };
+        let sm = broadcast_operand_shape(&out, ones_m, drop_m);
+        let sa = broadcast_operand_shape(&out, ones_a, drop_a);
+        let sb = broadcast_operand_shape(&out, ones_b, drop_b);
+        let (cm, gm) = operand(&gpu, &sm, view_m, Data::Mask, seed);
+        let (ca, ga) = operand(&gpu, &sa, view_a, Data::F32 { range: 5.0 }, seed ^ 1);
+        let (cb, gb) = operand(&gpu, &sb, view_b, Data::F32 { range: 5.0 }, seed ^ 2);
+        let want = CpuTensor::where_cond(&cm, &ca, &cb).unwrap();
+        let got = GpuTensor::where_cond(&gm, &ga, &gb).unwrap();
+        prop_assert_eq!(got.shape(), want.shape());
+        // Selection moves words: compare bit patterns (NaN payloads, -0.0).
+        let bits = |v: Vec<f32>| v.into_iter().map(f32::to_bits).collect::<Vec<_>>();
+        prop_assert_eq!(
+            bits(f32s(&got)),
+            bits(want.to_vec::<f32>().unwrap()),
+            "mask {:?} {:?}, a {:?} {:?}, b {:?} {:?}", sm, view_m, sa, view_a, sb, view_b
+        );
+    }
+
+    #[test]
+    fn cast_matches_cpu(
+        shape in shape_strategy(),
+        view in view_strategy(),
+        seed in any::<u64>(),
+    ) {
+        let Some(gpu) = common::gpu() else { return Ok(()) };
+        let sources = [
+            (Data::F32 { range: 5e9 }, DType::F32),
+            (Data::F32 { range: 3.0 }, DType::F32),
+            (Data::I32Wide, DType::I32),
+            (Data::U32Wide, DType::U32),
+            (Data::Mask, DType::U32),
+        ];
+        for (data, from) in sources {
+            let (cpu, dev) = operand(&gpu, &shape, view, data, seed);
+            prop_assert_eq!(dev.dtype(), from);
+            for to in [DType::F32, DType::I32, DType::U32] {
+                let want = cpu.cast(to).unwrap();
+                let got = dev.cast(to).unwrap();
+                prop_assert_eq!(got.dtype(), to);
+                prop_assert_eq!(got.shape(), want.shape());
+                // Exact, compared as bit patterns (NaN only survives F32 -> F32).
+                let (g, w): (Vec<u32>, Vec<u32>) = match to {
+                    DType::F32 => (
+                        f32s(&got).into_iter().map(f32::to_bits).collect(),
+                        want.to_vec::<f32>().unwrap().into_iter().map(f32::to_bits).collect(),
+                    ),
+                    DType::I32 => (
+                        got.to_vec_blocking::<i32>().unwrap().into_iter().map(|x| x as u32).collect(),
+                        want.to_vec::<i32>().unwrap().into_iter().map(|x| x as u32).collect(),
+                    ),
+                    DType::U32 => (
+                        got.to_vec_blocking::<u32>().unwrap(),
+                        want.to_vec::<u32>().unwrap(),
+                    ),
+                };
+                prop_assert_eq!(g, w, "{:?} -> {:?} on {:?} {:?} ({:?})", from, to, shape, view, data);
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Fixed cases: edge values, exactness claims, the recording model, errors.
+// ---------------------------------------------------------------------------
+
+/// C `pow` special cases (Rust's `powf`), for `binary` and `binary_scalar`.
+#[test]
+fn pow_edge_cases_follow_powf() {
+    let Some(gpu) = common::gpu() else { return };
+    let inf = f32::INFINITY;
+    let bases = [
+        -8.0f32,
+        -2.0,
+        -1.0,
+        -0.5,
+        -0.0,
+        0.0,
+        0.5,
+        1.0,
+        2.0,
+        3.0,
+        inf,
+        -inf,
+        f32::NAN,
+    ];
+    let exps = [
+        -3.0f32,
+        -2.0,
+        -1.0,
+        -0.5,
+        0.0,
+        0.5,
+        1.0,
+        2.0,
+        3.0,
+        1e10,
+        -1e10,
+        3e9,
+        inf,
+        -inf,
+        f32::NAN,
+    ];
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for &x in &bases {
+        for &y in &exps {
+            a.push(x);
+            b.push(y);
+        }
+    }
+    let want: Vec<f32> = a.iter().zip(&b).map(|(&x, &y)| x.powf(y)).collect();
+    let ga = GpuTensor::from_slice(&gpu, &a, &[a.len()]).unwrap();
+    let gb = GpuTensor::from_slice(&gpu, &b, &[b.len()]).unwrap();
+    let got = f32s(&ga.pow(&gb).unwrap());
+    for i in 0..a.len() {
+        let (g, w) = (got[i], want[i]);
+        assert!(
+            (g.is_nan() && w.is_nan()) || g == w || ((g - w) / w).abs() < 1e-5,
+            "pow({}, {}) = {g}, want {w}",
+            a[i],
+            b[i]
+        );
+        // Sign matters for odd integer exponents (e.g. (-0)^-1 = -inf).
+        if !w.is_nan() {
+            assert_eq!(
+                g.is_sign_negative(),
+                w.is_sign_negative(),
+                "pow({}, {}) sign",
+                a[i],
+                b[i]
+            );
+        }
+    }
+    // The scalar kernel shares the function: scalar exponent and scalar base.
+    for &y in &exps {
+        let got = f32s(&ga.pow_scalar(y).unwrap());
+        for (i, &x) in a.iter().enumerate() {
+            let w = x.powf(y);
+            assert!(
+                (got[i].is_nan() && w.is_nan()) || got[i] == w || ((got[i] - w) / w).abs() < 1e-5,
+                "pow_scalar: {x}^{y} = {}, want {w}",
+                got[i]
+            );
+        }
+        let got = f32s(&ga.binary_scalar(BinaryOp::Pow, y, true).unwrap());
+        for (i, &x) in a.iter().enumerate() {
+            let w = y.powf(x);
+            assert!(
+                (got[i].is_nan() && w.is_nan()) || got[i] == w || ((got[i] - w) / w).abs() < 1e-5,
+                "scalar-left pow: {y}^{x} = {}, want {w}",
+                got[i]
+            );
+        }
+    }
+}
+
+/// Values where the builtins tend to go wrong: overflow of exp inside tanh
+/// and sigmoid, large angles, log/sqrt outside their domain, NaN handling.
+#[test]
+fn unary_edge_values_match_cpu() {
+    let Some(gpu) = common::gpu() else { return };
+    let xs = vec![
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        0.0,
+        -0.0,
+        1e-30,
+        -1e-30,
+        1e-7,
+        -3e-4,
+        0.3,
+        0.62,
+        0.63,
+        -0.63,
+        9.5,
+        -9.5,
+        50.0,
+        -50.0,
+        89.0,
+        -89.0,
+        -104.0,
+        1000.0,
+        -1000.0,
+        1e4,
+        -1e4,
+    ];
+    let cpu = CpuTensor::from_vec(xs.clone(), &[xs.len()]).unwrap();
+    let dev = GpuTensor::from_vec(&gpu, xs.clone(), &[xs.len()]).unwrap();
+    for (op, tol) in every_unary() {
+        let got = f32s(&dev.unary(op).unwrap());
+        let want = cpu.unary(op).unwrap().to_vec::<f32>().unwrap();
+        // sin/cos at |x| = 1e4 lose a few more bits in the angle reduction.
+        let tol = if matches!(op, UnaryOp::Sin | UnaryOp::Cos) {
+            2e-4
+        } else {
+            tol
+        };
+        assert_close_nan(&got, &want, tol, &format!("{op:?} on {xs:?}"));
+    }
+    // relu maps NaN to 0 (the reference's `x > 0 ? x : 0`); clamp keeps NaN.
+    let nan = GpuTensor::from_vec(&gpu, vec![f32::NAN], &[1]).unwrap();
+    assert_eq!(f32s(&nan.relu().unwrap()), vec![0.0]);
+    assert!(f32s(&nan.clamp(Some(0.0), Some(1.0)).unwrap())[0].is_nan());
+    assert!(f32s(&nan.leaky_relu(0.1).unwrap())[0].is_nan());
+}
+
+#[test]
+fn named_unary_methods_select_their_op() {
+    let Some(gpu) = common::gpu() else { return };
+    let xs = vec![-2.0f32, -0.5, 0.25, 1.5, 3.0];
+    let cpu = CpuTensor::from_vec(xs.clone(), &[5]).unwrap();
+    let dev = GpuTensor::from_vec(&gpu, xs, &[5]).unwrap();
+    type Named = fn(&GpuTensor) -> wgrad_core::Result<GpuTensor>;
+    let named: [(Named, UnaryOp); 15] = [
+        (GpuTensor::neg, UnaryOp::Neg),
+        (GpuTensor::abs, UnaryOp::Abs),
+        (GpuTensor::exp, UnaryOp::Exp),
+        (GpuTensor::log, UnaryOp::Log),
+        (GpuTensor::sqrt, UnaryOp::Sqrt),
+        (GpuTensor::rsqrt, UnaryOp::Rsqrt),
+        (GpuTensor::sin, UnaryOp::Sin),
+        (GpuTensor::cos, UnaryOp::Cos),
+        (GpuTensor::tanh, UnaryOp::Tanh),
+        (GpuTensor::sigmoid, UnaryOp::Sigmoid),
+        (GpuTensor::relu, UnaryOp::Relu),
+        (GpuTensor::gelu, UnaryOp::Gelu),
+        (GpuTensor::silu, UnaryOp::Silu),
+        (GpuTensor::square, UnaryOp::Square),
+        (GpuTensor::recip, UnaryOp::Recip),
+    ];
+    for (f, op) in named {
+        assert_close_nan(
+            &f32s(&f(&dev).unwrap()),
+            &cpu.unary(op).unwrap().to_vec::<f32>().unwrap(),
+            2e-5,
+            op.name(),
+        );
+    }
+    assert_close_nan(
+        &f32s(&dev.leaky_relu(0.2).unwrap()),
+        &cpu.leaky_relu(0.2).unwrap().to_vec::<f32>().unwrap(),
+        0.0,
+        "leaky_relu",
+    );
+    assert_close_nan(
+        &f32s(&dev.clamp(Some(-1.0), None).unwrap()),
+        &cpu.clamp(Some(-1.0), None)
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap(),
+        0.0,
+        "clamp",
+    );
+}
+
+#[test]
+fn named_scalar_and_compare_methods_select_their_op() {
+    let Some(gpu) = common::gpu() else { return };
+    let xs = vec![-2.0f32, -0.5, 1.0, 1.5, 3.0];
+    let cpu = CpuTensor::from_vec(xs.clone(), &[5]).unwrap();
+    let dev = GpuTensor::from_vec(&gpu, xs, &[5]).unwrap();
+    let s = 1.0f32;
+    let pairs = [
+        (dev.add_scalar(s), cpu.add_scalar(s)),
+        (dev.sub_scalar(s), cpu.sub_scalar(s)),
+        (dev.mul_scalar(s), cpu.mul_scalar(s)),
+        (dev.div_scalar(3.0), cpu.div_scalar(3.0)),
+        (dev.pow_scalar(2.0), cpu.pow_scalar(2.0)),
+        (dev.maximum_scalar(s), cpu.maximum_scalar(s)),
+        (dev.minimum_scalar(s), cpu.minimum_scalar(s)),
+    ];
+    for (i, (g, w)) in pairs.into_iter().enumerate() {
+        assert_close_nan(
+            &f32s(&g.unwrap()),
+            &w.unwrap().to_vec::<f32>().unwrap(),
+            1e-6,
+            &format!("scalar op #{i}"),
+        );
+    }
+    let other = GpuTensor::from_vec(&gpu, vec![1.0f32], &[1]).unwrap();
+    let other_cpu = CpuTensor::from_vec(vec![1.0f32], &[1]).unwrap();
+    let masks = [
+        (dev.eq(&other), cpu.eq(&other_cpu)),
+        (dev.ne(&other), cpu.ne(&other_cpu)),
+        (dev.lt(&other), cpu.lt(&other_cpu)),
+        (dev.le(&other), cpu.le(&other_cpu)),
+        (dev.gt(&other), cpu.gt(&other_cpu)),
+        (dev.ge(&other), cpu.ge(&other_cpu)),
+        (dev.eq_scalar(s), cpu.eq_scalar(s)),
+        (dev.ne_scalar(s), cpu.ne_scalar(s)),
+        (dev.lt_scalar(s), cpu.lt_scalar(s)),
+        (dev.le_scalar(s), cpu.le_scalar(s)),
+        (dev.gt_scalar(s), cpu.gt_scalar(s)),
+        (dev.ge_scalar(s), cpu.ge_scalar(s)),
+    ];
+    for (i, (g, w)) in masks.into_iter().enumerate() {
+        assert_eq!(
+            g.unwrap().to_vec_blocking::<u32>().unwrap(),
+            w.unwrap().to_vec::<u32>().unwrap(),
+            "compare op #{i}"
+        );
+    }
+}
+
+/// The scalar comparison of an I32 tensor is exact (as in f64), not a
+/// comparison after rounding the integer to f32.
+#[test]
+fn int_scalar_comparison_is_exact() {
+    let Some(gpu) = common::gpu() else { return };
+    let xs = vec![2i32, 3, 16_777_217, 16_777_216, i32::MAX, i32::MIN, -3];
+    let dev = GpuTensor::from_vec(&gpu, xs.clone(), &[xs.len()]).unwrap();
+    let cpu = CpuTensor::from_vec(xs, &[7]).unwrap();
+    // 16777217 rounds to 16777216.0 in f32; exactly it is greater.
+    assert_eq!(
+        dev.gt_scalar(16_777_216.0)
+            .unwrap()
+            .to_vec_blocking::<u32>()
+            .unwrap(),
+        vec![0, 0, 1, 0, 1, 0, 0]
+    );
+    assert_eq!(
+        dev.lt_scalar(2.5)
+            .unwrap()
+            .to_vec_blocking::<u32>()
+            .unwrap(),
+        vec![1, 0, 0, 0, 0, 1, 1]
+    );
+    // i32::MAX = 2147483647 < 2147483648.0, which f32 rounding would call equal.
+    for s in [
+        2_147_483_648.0f32,
+        -2_147_483_648.0,
+        16_777_216.0,
+        -3.5,
+        f32::NAN,
+    ] {
+        for op in all_compare() {
+            assert_eq!(
+                dev.compare_scalar(op, s)
+                    .unwrap()
+                    .to_vec_blocking::<u32>()
+                    .unwrap(),
+                cpu.compare_scalar(op, s).unwrap().to_vec::<u32>().unwrap(),
+                "{op:?} {s}"
+            );
+        }
+    }
+}
+
+#[test]
+fn cast_saturates_and_truncates_like_rust_as() {
+    let Some(gpu) = common::gpu() else { return };
+    let xs = vec![
+        -2.7f32,
+        2.7,
+        -0.5,
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        3e9,
+        -3e9,
+        2_147_483_520.0,
+        -2_147_483_648.0,
+        4_294_967_040.0,
+        5e9,
+    ];
+    let dev = GpuTensor::from_vec(&gpu, xs.clone(), &[xs.len()]).unwrap();
+    let want_i: Vec<i32> = xs.iter().map(|&x| x as i32).collect();
+    let want_u: Vec<u32> = xs.iter().map(|&x| x as u32).collect();
+    assert_eq!(
+        dev.cast(DType::I32)
+            .unwrap()
+            .to_vec_blocking::<i32>()
+            .unwrap(),
+        want_i
+    );
+    assert_eq!(
+        dev.cast(DType::U32)
+            .unwrap()
+            .to_vec_blocking::<u32>()
+            .unwrap(),
+        want_u
+    );
+    let mask = GpuTensor::from_vec(&gpu, vec![0u32, 1, 1, 0], &[2, 2]).unwrap();
+    assert_eq!(
+        f32s(&mask.cast(DType::F32).unwrap()),
+        vec![0.0, 1.0, 1.0, 0.0]
+    );
+    // Integers that f32 cannot hold round to nearest, ties to even.
+    let big = vec![16_777_217i32, -16_777_219, i32::MAX, i32::MIN];
+    let got = f32s(
+        &GpuTensor::from_vec(&gpu, big.clone(), &[4])
+            .unwrap()
+            .cast(DType::F32)
+            .unwrap(),
+    );
+    assert_eq!(got, big.iter().map(|&x| x as f32).collect::<Vec<_>>());
+}
+
+#[test]
+fn cast_to_same_dtype_is_a_clone() {
+    let Some(gpu) = common::gpu() else { return };
+    let t = GpuTensor::from_vec(&gpu, vec![1.5f32, 2.5, 3.5, 4.5], &[2, 2])
+        .unwrap()
+        .transpose(0, 1)
+        .unwrap();
+    let c = t.cast(DType::F32).unwrap();
+    assert_eq!(c.buffer().id(), t.buffer().id());
+    assert_eq!(c.layout(), t.layout());
+    assert_eq!(f32s(&c), vec![1.5, 3.5, 2.5, 4.5]);
+}
+
+/// Every op records exactly one dispatch, uploads nothing (the scalar rides
+/// in the immediates) and does not submit.
+#[test]
+fn ops_record_one_dispatch_and_upload_nothing() {
+    let Some(gpu) = common::own_gpu() else { return };
+    let x = GpuTensor::from_vec(&gpu, vec![1.0f32; 300], &[3, 100])
+        .unwrap()
+        .transpose(0, 1)
+        .unwrap();
+    let m = GpuTensor::from_vec(&gpu, vec![1u32; 3], &[3]).unwrap();
+    let i = GpuTensor::from_vec(&gpu, vec![1i32; 3], &[3]).unwrap();
+    gpu.synchronize().unwrap();
+    let before = gpu.stats();
+    let y = x.exp().unwrap();
+    let y = y.mul_scalar(2.0).unwrap();
+    let y = y.binary_scalar(BinaryOp::Sub, 1.0, true).unwrap();
+    let c = y.lt_scalar(0.0).unwrap();
+    let c2 = y.ge(&x).unwrap();
+    let w = GpuTensor::where_cond(&m, &y, &x).unwrap();
+    let k = i.cast(DType::F32).unwrap();
+    let s = gpu.stats().since(&before);
+    assert_eq!(s.dispatches, 7);
+    assert_eq!(s.bytes_uploaded, 0, "scalars must travel as immediates");
+    assert_eq!(s.submits, 0, "ops must only record");
+    drop((c, c2, w, k));
+}
+
+#[test]
+fn empty_tensors_dispatch_nothing() {
+    let Some(gpu) = common::own_gpu() else { return };
+    let e = GpuTensor::zeros(&gpu, &[3, 0, 2], DType::F32).unwrap();
+    let m = GpuTensor::zeros(&gpu, &[0, 1], DType::U32).unwrap();
+    gpu.synchronize().unwrap();
+    let before = gpu.stats();
+    let results = [
+        e.sigmoid().unwrap(),
+        e.add_scalar(1.0).unwrap(),
+        e.gt_scalar(0.0).unwrap(),
+        e.cast(DType::I32).unwrap(),
+        GpuTensor::where_cond(&m, &e, &e).unwrap(),
+    ];
+    assert_eq!(gpu.stats().since(&before).dispatches, 0);
+    assert_eq!(results[4].shape(), &[3, 0, 2]);
+    for r in &results[..4] {
+        assert_eq!(r.shape(), &[3, 0, 2]);
+    }
+}
+
+/// More workgroups than one grid dimension holds (65535 * 256 elements):
+/// the folded grid covers every element exactly once.
+#[test]
+fn large_tensor_uses_folded_grid() {
+    let Some(gpu) = common::gpu() else { return };
+    let max = gpu.limits().max_compute_workgroups_per_dimension as usize;
+    let n = max * 256 + 1000;
+    let xs: Vec<f32> = (0..n).map(|i| (i % 1000) as f32 - 500.0).collect();
+    let dev = GpuTensor::from_slice(&gpu, &xs, &[n]).unwrap();
+    let got = f32s(&dev.add_scalar(0.5).unwrap().relu().unwrap());
+    assert_eq!(got.len(), n);
+    for (i, (&g, &x)) in got.iter().zip(&xs).enumerate() {
+        let w = (x + 0.5).max(0.0);
+        assert!(g == w, "element {i}: got {g}, want {w}");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Errors.
+// ---------------------------------------------------------------------------
+
+#[test]
+fn non_f32_inputs_are_dtype_errors() {
+    let Some(gpu) = common::gpu() else { return };
+    let i = GpuTensor::from_vec(&gpu, vec![1i32, 2], &[2]).unwrap();
+    let err = i.exp().unwrap_err().to_string();
+    assert!(
+        err.contains("exp") && err.contains("float32") && err.contains("int32"),
+        "{err}"
+    );
+    let err = i.add_scalar(1.0).unwrap_err().to_string();
+    assert!(err.contains("add") && err.contains("int32"), "{err}");
+    let err = i.clamp(Some(0.0), None).unwrap_err().to_string();
+    assert!(err.contains("clamp"), "{err}");
+}
+
+#[test]
+fn compare_rejects_mixed_and_mask_dtypes() {
+    let Some(gpu) = common::gpu() else { return };
+    let f = GpuTensor::from_vec(&gpu, vec![1.0f32, 2.0], &[2]).unwrap();
+    let i = GpuTensor::from_vec(&gpu, vec![1i32, 2], &[2]).unwrap();
+    let m = GpuTensor::from_vec(&gpu, vec![1u32, 0], &[2]).unwrap();
+    let err = f.lt(&i).unwrap_err().to_string();
+    assert!(
+        err.contains("lt") && err.contains("float32") && err.contains("int32"),
+        "{err}"
+    );
+    let err = m.eq(&m).unwrap_err().to_string();
+    assert!(err.contains("eq") && err.contains("uint32"), "{err}");
+    let err = m.gt_scalar(0.0).unwrap_err().to_string();
+    assert!(err.contains("gt") && err.contains("uint32"), "{err}");
+}
+
+#[test]
+fn shape_mismatches_name_the_shapes() {
+    let Some(gpu) = common::gpu() else { return };
+    let a = GpuTensor::zeros(&gpu, &[2, 3], DType::F32).unwrap();
+    let b = GpuTensor::zeros(&gpu, &[4], DType::F32).unwrap();
+    let err = a.ge(&b).unwrap_err().to_string();
+    assert!(
+        err.contains("ge") && err.contains("[2, 3]") && err.contains("[4]"),
+        "{err}"
+    );
+    let m = GpuTensor::zeros(&gpu, &[5, 1], DType::U32).unwrap();
+    let err = GpuTensor::where_cond(&m, &a, &a).unwrap_err().to_string();
+    assert!(
+        err.contains("where_cond") && err.contains("[5, 1]") && err.contains("[2, 3]"),
+        "{err}"
+    );
+    let m = GpuTensor::zeros(&gpu, &[2, 1], DType::U32).unwrap();
+    let err = GpuTensor::where_cond(&m, &a, &b).unwrap_err().to_string();
+    assert!(err.contains("[2, 3]") && err.contains("[4]"), "{err}");
+}
+
+#[test]
+fn where_cond_checks_dtypes() {
+    let Some(gpu) = common::gpu() else { return };
+    let f = GpuTensor::zeros(&gpu, &[2], DType::F32).unwrap();
+    let m = GpuTensor::zeros(&gpu, &[2], DType::U32).unwrap();
+    let err = GpuTensor::where_cond(&f, &f, &f).unwrap_err().to_string();
+    assert!(
+        err.contains("where_cond") && err.contains("uint32") && err.contains("float32"),
+        "{err}"
+    );
+    let i = GpuTensor::zeros(&gpu, &[2], DType::I32).unwrap();
+    let err = GpuTensor::where_cond(&m, &f, &i).unwrap_err().to_string();
+    assert!(err.contains("int32"), "{err}");
+}

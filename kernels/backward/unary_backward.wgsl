@@ -1,0 +1,129 @@
+// Fused backward of the unary math ops: out = grad * op'(x), elementwise
+// over strided views of the same shape. op' mirrors
+// wgrad_core::UnaryOp::derivative formula by formula.
+// Bindings: 0 grad (read), 1 x (read), 2 out (read_write, contiguous).
+// Immediates: Params. Override OP = UnaryOp::code(); a0/a1 = UnaryOp::params()
+// (leaky_relu slope; clamp min/max with open bounds as -inf/+inf).
+
+struct Params {
+    numel: u32,
+    rank: u32,
+    g_offset: u32,
+    x_offset: u32,
+    shape: array<u32, 6>,
+    g_strides: array<u32, 6>,
+    x_strides: array<u32, 6>,
+    a0: f32,
+    a1: f32,
+}
+
+var<immediate> p: Params;
+override OP: u32 = 0u;
+
+@group(0) @binding(0) var<storage, read> grad: array<f32>;
+@group(0) @binding(1) var<storage, read> x: array<f32>;
+@group(0) @binding(2) var<storage, read_write> out: array<f32>;
+
+const FRAC_1_SQRT_2: f32 = 0.70710678;
+const FRAC_1_SQRT_2PI: f32 = 0.3989423;
+
+fn is_nan(v: f32) -> bool {
+    // WGSL may assume no NaNs in comparisons; test the bit pattern instead.
+    let bits = bitcast<u32>(v);
+    return (bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0u;
+}
+
+// Abramowitz & Stegun 7.1.26, the same formula as wgrad_core::ops::erf.
+fn erf(v: f32) -> f32 {
+    let s = select(1.0, -1.0, v < 0.0);
+    let a = abs(v);
+    let t = 1.0 / (1.0 + 0.3275911 * a);
+    let poly = t * (0.2548296 + t * (-0.28449674 + t * (1.4214137 + t * (-1.4531521 + t * 1.0614054))));
+    return s * (1.0 - poly * exp(-a * a));
+}
+
+// Overflow-free logistic function, as wgrad_core::ops::sigmoid.
+fn sigmoid(v: f32) -> f32 {
+    if v >= 0.0 {
+        return 1.0 / (1.0 + exp(-v));
+    }
+    let e = exp(v);
+    return e / (1.0 + e);
+}
+
+// s(v) * s(-v) as e / (1 + e)^2 with e = exp(-|v|): no cancellation in the tails.
+fn sigmoid_derivative(v: f32) -> f32 {
+    let e = exp(-abs(v));
+    return e / ((1.0 + e) * (1.0 + e));
+}
+
+fn derivative(v: f32) -> f32 {
+    switch OP {
+        case 0u: { return -1.0; }
+        case 1u: {
+            if is_nan(v) { return 0.0; }
+            if v > 0.0 { return 1.0; }
+            if v < 0.0 { return -1.0; }
+            return 0.0;
+        }
+        case 2u: { return exp(v); }
+        case 3u: { return 1.0 / v; }
+        case 4u: { return 0.5 / sqrt(v); }
+        case 5u: {
+            let r = 1.0 / sqrt(v);
+            return -0.5 * r * r * r;
+        }
+        case 6u: { return cos(v); }
+        case 7u: { return -sin(v); }
+        case 8u: {
+            // sech^2 in the form that keeps relative precision for large |v|.
+            let e = exp(-2.0 * abs(v));
+            return 4.0 * e / ((1.0 + e) * (1.0 + e));
+        }
+        case 9u: { return sigmoid_derivative(v); }
+        case 10u: {
+            if is_nan(v) { return 0.0; }
+            return select(0.0, 1.0, v > 0.0);
+        }
+        case 11u: {
+            let cdf = 0.5 * (1.0 + erf(v * FRAC_1_SQRT_2));
+            let pdf = exp(-0.5 * v * v) * FRAC_1_SQRT_2PI;
+            return cdf + v * pdf;
+        }
+        case 12u: { return sigmoid(v) + v * sigmoid_derivative(v); }
+        case 13u: { return 2.0 * v; }
+        case 14u: {
+            let r = 1.0 / v;
+            return -(r * r);
+        }
+        case 15u: {
+            if is_nan(v) { return p.a0; }
+            return select(p.a0, 1.0, v > 0.0);
+        }
+        default: {
+            // clamp: the gradient passes where min <= v <= max (bounds
+            // included, as torch), never for NaN.
+            if is_nan(v) { return 0.0; }
+            return select(0.0, 1.0, v >= p.a0 && v <= p.a1);
+        }
+    }
+}
+
+@compute @workgroup_size(256)
+fn unary_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let i = (wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y) * 256u + lid;
+    if i >= p.numel {
+        return;
+    }
+    var rem = i;
+    var ig = p.g_offset;
+    var ix = p.x_offset;
+    for (var d = i32(p.rank) - 1; d >= 0; d--) {
+        let dim = p.shape[d];
+        let k = rem % dim;
+        rem /= dim;
+        ig += k * p.g_strides[d];
+        ix += k * p.x_strides[d];
+    }
+    out[i] = grad[ig] * derivative(x[ix]);
+}
