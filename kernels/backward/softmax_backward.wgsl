@@ -2,11 +2,18 @@
 //   softmax (LOG = 0):     dx = y * (g - sum(g * y))
 //   log_softmax (LOG = 1): dx = g - exp(y) * sum(g)
 // with the sums over each row (the elements along `axis` at fixed other
-// coordinates). Each row is handled by TPR consecutive threads of a
-// 256-thread workgroup (256 / TPR rows per workgroup): they stride over the
-// row accumulating partial sums, combine them with a workgroup-memory tree
-// reduction, then write the row. The host picks TPR = next power of two of
-// the row length, capped at 256, so short rows do not idle whole workgroups.
+// coordinates). Each row is handled by TPR threads of a 256-thread
+// workgroup (RPW = 256 / TPR rows per workgroup): they stride over the row
+// accumulating partial sums, combine them with a workgroup-memory tree
+// reduction, then write the row. Two thread mappings keep loads coalesced:
+//  - ACROSS = 0 (the axis is contiguous): a row's threads are consecutive
+//    (lid = row_in_group * TPR + t), so a warp reads consecutive elements
+//    of one row; the host picks TPR = next power of two of the row length,
+//    capped at 256, so short rows do not idle whole workgroups.
+//  - ACROSS = 1 (the axis is strided, e.g. softmax over axis 0): consecutive
+//    threads take consecutive rows (lid = t * RPW + row_in_group), which are
+//    usually adjacent in memory, and the host keeps TPR <= 8 so that a warp
+//    spans at least 32 rows.
 // Bindings: 0 g (read), 1 y (read), 2 out (read_write, contiguous).
 // Immediates: Params.
 
@@ -27,6 +34,8 @@ var<immediate> p: Params;
 override LOG: u32 = 0u;
 // Threads per row: a power of two in 1..=256.
 override TPR: u32 = 256u;
+// 1: consecutive threads take consecutive rows (see above).
+override ACROSS: u32 = 0u;
 
 @group(0) @binding(0) var<storage, read> g: array<f32>;
 @group(0) @binding(1) var<storage, read> y: array<f32>;
@@ -37,8 +46,11 @@ var<workgroup> partial: array<f32, 256>;
 @compute @workgroup_size(256)
 fn softmax_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let group = wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y;
-    let row = group * (256u / TPR) + lid / TPR;
-    let t = lid % TPR;
+    let rpw = 256u / TPR;
+    // Distance in `partial` between the threads of one row.
+    let step = select(1u, rpw, ACROSS == 1u);
+    let t = select(lid % TPR, lid / rpw, ACROSS == 1u);
+    let row = group * rpw + select(lid / TPR, lid % rpw, ACROSS == 1u);
     // Threads past the last row still take part in the barriers below.
     let live = row < p.rows;
 
@@ -80,11 +92,11 @@ fn softmax_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgrou
     workgroupBarrier();
     for (var s = TPR / 2u; s > 0u; s >>= 1u) {
         if t < s {
-            partial[lid] += partial[lid + s];
+            partial[lid] += partial[lid + s * step];
         }
         workgroupBarrier();
     }
-    let total = partial[lid - t];
+    let total = partial[lid - t * step];
 
     if live {
         for (var k = t; k < p.len; k += TPR) {

@@ -16,6 +16,8 @@ pub enum FaultCode {
     OneHot = 3,
     Embedding = 4,
     CrossEntropyTarget = 5,
+    IndexAdd = 6,
+    ScatterAdd = 7,
 }
 
 impl FaultCode {
@@ -26,6 +28,8 @@ impl FaultCode {
             3 => FaultCode::OneHot,
             4 => FaultCode::Embedding,
             5 => FaultCode::CrossEntropyTarget,
+            6 => FaultCode::IndexAdd,
+            7 => FaultCode::ScatterAdd,
             _ => return None,
         })
     }
@@ -38,6 +42,8 @@ impl FaultCode {
             FaultCode::OneHot => "one_hot",
             FaultCode::Embedding => "embedding",
             FaultCode::CrossEntropyTarget => "cross_entropy (target)",
+            FaultCode::IndexAdd => "index_add",
+            FaultCode::ScatterAdd => "scatter_add",
         }
     }
 }

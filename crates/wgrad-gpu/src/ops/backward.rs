@@ -11,8 +11,8 @@ use wgrad_kernels::{WORKGROUP_SIZE, families};
 use crate::{GpuTensor, params};
 
 /// Fault codes raised by the scatter kernel (see `wgrad_device::FaultCode`).
-const FAULT_INDEX_ADD: u32 = 1;
-const FAULT_SCATTER_ADD: u32 = 2;
+const FAULT_INDEX_ADD: u32 = wgrad_device::FaultCode::IndexAdd as u32;
+const FAULT_SCATTER_ADD: u32 = wgrad_device::FaultCode::ScatterAdd as u32;
 
 impl GpuTensor {
     /// `self * op.derivative(x)` elementwise: the gradient of `x.unary(op)`
@@ -44,7 +44,8 @@ impl GpuTensor {
     /// (`log = true`) given the upstream gradient `self` and that op's
     /// output `y` (same shape, F32, either may be a strided view):
     /// softmax: `y * (g - sum(g * y, axis))`;
-    /// log_softmax: `g - exp(y) * sum(g, axis)`. One fused row kernel.
+    /// log_softmax: `g - exp(y) * sum(g, axis)`. One fused row kernel,
+    /// coalesced whether the axis is contiguous or strided.
     pub fn softmax_backward(&self, y: &GpuTensor, axis: isize, log: bool) -> Result<GpuTensor> {
         const OP: &str = "softmax_backward";
         self.same_device(OP, y)?;
@@ -58,8 +59,13 @@ impl GpuTensor {
         }
         let len = self.shape()[a];
         let rows = out.numel() / len;
-        // Threads per row: enough for one element each, at most a workgroup.
-        let tpr = len.next_power_of_two().min(WORKGROUP);
+        // Along a contiguous axis a row's threads read consecutive elements:
+        // enough threads for one element each, at most a workgroup. Along a
+        // strided axis consecutive threads take consecutive rows instead, and
+        // at most 8 threads per row keep 32 rows (a warp) per workgroup.
+        let across = self.strides()[a] != 1 && len > 1;
+        let cap = if across { WORKGROUP / 32 } else { WORKGROUP };
+        let tpr = len.next_power_of_two().min(cap);
         let mut words = vec![
             params::to_u32(OP, "row count", rows)?,
             params::to_u32(OP, "row length", len)?,
@@ -72,7 +78,11 @@ impl GpuTensor {
         words.extend_from_slice(&strided[2..]);
         self.kernels().dispatch_groups(
             &families::backward::SOFTMAX_BACKWARD,
-            &[("LOG", f64::from(u32::from(log))), ("TPR", tpr as f64)],
+            &[
+                ("LOG", f64::from(u32::from(log))),
+                ("TPR", tpr as f64),
+                ("ACROSS", f64::from(u32::from(across))),
+            ],
             &[&self.buffer, &y.buffer, &out.buffer],
             params::bytes(&words),
             rows.div_ceil(WORKGROUP / tpr) as u64,

@@ -19,6 +19,9 @@ pub fn all() -> Vec<&'static KernelSpec> {
         reduce::ALL,
         matmul::ALL,
         random::ALL,
+        backward::ALL,
+        optim::ALL,
+        nn::ALL,
     ]
     .concat()
 }
