@@ -20,7 +20,9 @@ pub(crate) fn mix64(mut z: u64) -> u64 {
 /// by the same constant, so stream `k + 1` would be stream `k` shifted by one
 /// draw. Hashing the pair first decorrelates neighbouring streams.
 pub(crate) fn stream(seed: u64, index: u64) -> Generator {
-    Generator::new(mix64(seed ^ mix64(index.wrapping_add(0x632b_e59b_d9b4_e019))))
+    Generator::new(mix64(
+        seed ^ mix64(index.wrapping_add(0x632b_e59b_d9b4_e019)),
+    ))
 }
 
 /// Uniform integer in `0..bound` (`bound > 0`) by Lemire's multiply-high;
@@ -65,6 +67,9 @@ mod tests {
             let slot = p.iter().position(|&x| x == 0).unwrap();
             counts[slot] += 1;
         }
-        assert!(counts.iter().all(|&c| (850..1150).contains(&c)), "{counts:?}");
+        assert!(
+            counts.iter().all(|&c| (850..1150).contains(&c)),
+            "{counts:?}"
+        );
     }
 }

@@ -1,0 +1,196 @@
+//! Reader for MNIST (and Fashion-MNIST, KMNIST, ...) in the IDX format.
+//!
+//! The files must already be decompressed: wgrad carries no gzip decoder, so
+//! `train-images-idx3-ubyte.gz` has to be `gunzip`ped first. Every error
+//! names the offending file and what was expected of it.
+
+use std::path::{Path, PathBuf};
+
+use wgrad_core::{Error, Result};
+
+use super::Dataset;
+
+/// Magic number of an IDX file of unsigned bytes with 3 dimensions (images).
+pub const IMAGES_MAGIC: u32 = 0x0000_0803;
+/// Magic number of an IDX file of unsigned bytes with 1 dimension (labels).
+pub const LABELS_MAGIC: u32 = 0x0000_0801;
+
+const OP: &str = "mnist";
+
+fn error(path: &Path, message: impl std::fmt::Display) -> Error {
+    Error::invalid(OP, format!("{}: {message}", path.display()))
+}
+
+/// Reads a whole file, explaining a missing one (and spotting a `.gz` twin).
+fn read(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|e| {
+        let mut gz = path.as_os_str().to_owned();
+        gz.push(".gz");
+        let hint = if Path::new(&gz).exists() {
+            format!(
+                "; found {} next to it: decompress it first (e.g. `gunzip -k`), wgrad reads only uncompressed IDX files",
+                Path::new(&gz).display()
+            )
+        } else {
+            String::from(" (IDX files must be decompressed, not .gz)")
+        };
+        error(path, format!("cannot read: {e}{hint}"))
+    })
+}
+
+/// Checks the 4-byte magic number and the header length, returning the
+/// `dims` big-endian sizes that follow it and the payload after them.
+fn parse_header<'b>(
+    path: &Path,
+    bytes: &'b [u8],
+    magic: u32,
+    dims: usize,
+) -> Result<(Vec<usize>, &'b [u8])> {
+    let header = 4 + 4 * dims;
+    if bytes.len() >= 2 && bytes[..2] == [0x1f, 0x8b] {
+        return Err(error(
+            path,
+            "is gzip-compressed; decompress it first (e.g. `gunzip -k`), wgrad reads only uncompressed IDX files",
+        ));
+    }
+    if bytes.len() < 4 {
+        return Err(error(
+            path,
+            format!(
+                "truncated header: expected at least {header} bytes, found {}",
+                bytes.len()
+            ),
+        ));
+    }
+    let be =
+        |at: usize| u32::from_be_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+    let found = be(0);
+    if found != magic {
+        return Err(error(
+            path,
+            format!("wrong magic number {found:#010x}, expected {magic:#010x}"),
+        ));
+    }
+    if bytes.len() < header {
+        return Err(error(
+            path,
+            format!(
+                "truncated header: expected {header} bytes, found {}",
+                bytes.len()
+            ),
+        ));
+    }
+    let sizes = (0..dims).map(|d| be(4 + 4 * d) as usize).collect();
+    Ok((sizes, &bytes[header..]))
+}
+
+/// Checks that the payload holds exactly `expected` bytes.
+fn check_payload(path: &Path, payload: &[u8], expected: usize, what: &str) -> Result<()> {
+    if payload.len() < expected {
+        return Err(error(
+            path,
+            format!(
+                "truncated data: the header announces {what}, expected {expected} bytes, found {}",
+                payload.len()
+            ),
+        ));
+    }
+    if payload.len() > expected {
+        return Err(error(
+            path,
+            format!(
+                "{} unexpected bytes after the data: the header announces {what}, expected {expected} bytes, found {}",
+                payload.len() - expected,
+                payload.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Reads an IDX image file (magic `0x00000803`): returns the pixels scaled
+/// to `[0, 1]` (row-major, image after image), `rows`, `cols` and the count.
+pub fn load_idx_images(path: impl AsRef<Path>) -> Result<(Vec<f32>, usize, usize, usize)> {
+    let path = path.as_ref();
+    let bytes = read(path)?;
+    let (sizes, payload) = parse_header(path, &bytes, IMAGES_MAGIC, 3)?;
+    let (count, rows, cols) = (sizes[0], sizes[1], sizes[2]);
+    let expected = count
+        .checked_mul(rows)
+        .and_then(|n| n.checked_mul(cols))
+        .ok_or_else(|| error(path, format!("header sizes {count}x{rows}x{cols} overflow")))?;
+    check_payload(
+        path,
+        payload,
+        expected,
+        &format!("{count} images of {rows}x{cols}"),
+    )?;
+    let pixels = payload.iter().map(|&b| f32::from(b) / 255.0).collect();
+    Ok((pixels, rows, cols, count))
+}
+
+/// Reads an IDX label file (magic `0x00000801`): one byte per label.
+pub fn load_idx_labels(path: impl AsRef<Path>) -> Result<Vec<i32>> {
+    let path = path.as_ref();
+    let bytes = read(path)?;
+    let (sizes, payload) = parse_header(path, &bytes, LABELS_MAGIC, 1)?;
+    check_payload(path, payload, sizes[0], &format!("{} labels", sizes[0]))?;
+    Ok(payload.iter().map(|&b| i32::from(b)).collect())
+}
+
+/// The file names of the training (`train-...`) or test (`t10k-...`) split.
+fn file_names(train: bool) -> [&'static str; 2] {
+    if train {
+        ["train-images-idx3-ubyte", "train-labels-idx1-ubyte"]
+    } else {
+        ["t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"]
+    }
+}
+
+/// Where the files may be: `dir` itself, or torchvision's `MNIST/raw` and
+/// `raw` sub-folders, so that an existing torchvision download works as is.
+fn find_dir(dir: &Path, images: &str) -> PathBuf {
+    let candidates = [
+        dir.to_path_buf(),
+        dir.join("MNIST").join("raw"),
+        dir.join("raw"),
+    ];
+    for candidate in &candidates {
+        let path = candidate.join(images);
+        let mut gz = path.as_os_str().to_owned();
+        gz.push(".gz");
+        if path.exists() || Path::new(&gz).exists() {
+            return candidate.clone();
+        }
+    }
+    // Nothing found: report the plain directory, whose read error says what is missing.
+    dir.to_path_buf()
+}
+
+/// Loads the MNIST training (`train = true`, 60 000 samples) or test split
+/// (10 000) from `dir` as a [`Dataset`] of samples shaped `[rows * cols]`
+/// (`[784]`) with labels `0..=9`.
+///
+/// Looks for `train-images-idx3-ubyte` / `train-labels-idx1-ubyte` (or the
+/// `t10k-` pair) in `dir`, `dir/MNIST/raw` or `dir/raw`. The files must be
+/// decompressed. Use [`Dataset::with_features_shape`] for `[1, 28, 28]`.
+pub fn load(dir: impl AsRef<Path>, train: bool) -> Result<Dataset> {
+    let [images_name, labels_name] = file_names(train);
+    let dir = find_dir(dir.as_ref(), images_name);
+    let images_path = dir.join(images_name);
+    let labels_path = dir.join(labels_name);
+    let (pixels, rows, cols, count) = load_idx_images(&images_path)?;
+    let labels = load_idx_labels(&labels_path)?;
+    if labels.len() != count {
+        return Err(Error::invalid(
+            OP,
+            format!(
+                "image/label count mismatch: {} holds {count} images but {} holds {} labels",
+                images_path.display(),
+                labels_path.display(),
+                labels.len()
+            ),
+        ));
+    }
+    Dataset::new(pixels, &[rows * cols], labels)
+}
