@@ -51,13 +51,19 @@ fn convert(w: u32) -> u32 {
     return w;
 }
 
-@compute @workgroup_size(256)
-fn cast_dtype(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    let i = (wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y) * 256u + lid;
-    if i >= p.numel {
-        return;
-    }
-    // Row-major walk; the outermost dim needs no division.
+// Each thread handles EPT elements: thread `lid` of a tile of 256 * EPT
+// elements takes `tile + lid + k * 256` (k < EPT), so every load and store
+// instruction stays coalesced across the subgroup. A full tile issues all
+// its loads before any store: with one 4-byte load in flight per thread an
+// H200 reaches under half its HBM bandwidth, with eight about 90%. The host
+// dispatches ceil(numel / EPT) threads.
+const EPT: u32 = 8u;
+const TILE: u32 = 2048u; // 256 * EPT
+
+// Offset of logical element `i` in the strided input (row-major walk; the
+// outermost dim needs no division, so a view the host coalesced to rank 1
+// costs none).
+fn offset_of(i: u32) -> u32 {
     var rem = i;
     var at = p.offset;
     for (var d = i32(p.rank) - 1; d > 0; d--) {
@@ -65,6 +71,37 @@ fn cast_dtype(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
         at += (rem % dim) * p.strides[d];
         rem /= dim;
     }
-    at += rem * p.strides[0];
-    dst[i] = convert(src[at]);
+    return at + rem * p.strides[0];
+}
+
+@compute @workgroup_size(256)
+fn cast_dtype(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let tile = (wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y) * TILE;
+    let i = tile + lid;
+    if tile + TILE <= p.numel {
+        let w0 = src[offset_of(i)];
+        let w1 = src[offset_of(i + 256u)];
+        let w2 = src[offset_of(i + 512u)];
+        let w3 = src[offset_of(i + 768u)];
+        let w4 = src[offset_of(i + 1024u)];
+        let w5 = src[offset_of(i + 1280u)];
+        let w6 = src[offset_of(i + 1536u)];
+        let w7 = src[offset_of(i + 1792u)];
+        dst[i] = convert(w0);
+        dst[i + 256u] = convert(w1);
+        dst[i + 512u] = convert(w2);
+        dst[i + 768u] = convert(w3);
+        dst[i + 1024u] = convert(w4);
+        dst[i + 1280u] = convert(w5);
+        dst[i + 1536u] = convert(w6);
+        dst[i + 1792u] = convert(w7);
+        return;
+    }
+    // Last, partial tile: element by element, bounds-checked.
+    for (var k = 0u; k < EPT; k++) {
+        let j = i + k * 256u;
+        if j < p.numel {
+            dst[j] = convert(src[offset_of(j)]);
+        }
+    }
 }

@@ -83,13 +83,9 @@ fn holds(ord: i32) -> bool {
     }
 }
 
-@compute @workgroup_size(256)
-fn compare(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    let i = (wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y) * 256u + lid;
-    if i >= p.numel {
-        return;
-    }
-    // Row-major walk; the outermost dim needs no division.
+// Both operands of logical element `i` (row-major walk over the broadcast
+// shape; the outermost dim needs no division). In scalar mode only `a` is read.
+fn load(i: u32) -> vec2<u32> {
     var rem = i;
     var ia = p.a_offset;
     var ib = p.b_offset;
@@ -102,21 +98,65 @@ fn compare(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     }
     ia += rem * p.a_strides[0];
     ib += rem * p.b_strides[0];
-    let x = a[ia];
+    if SCALAR == 1u {
+        return vec2<u32>(a[ia], 0u);
+    }
+    return vec2<u32>(a[ia], b[ib]);
+}
+
+fn result(v: vec2<u32>) -> u32 {
     var ord: i32;
     if SCALAR == 1u {
         if INT == 1u {
-            ord = order_i32_f32(bitcast<i32>(x), p.scalar);
+            ord = order_i32_f32(bitcast<i32>(v.x), p.scalar);
         } else {
-            ord = order_f32(bitcast<f32>(x), p.scalar);
+            ord = order_f32(bitcast<f32>(v.x), p.scalar);
         }
+    } else if INT == 1u {
+        ord = order_i32(bitcast<i32>(v.x), bitcast<i32>(v.y));
     } else {
-        let y = b[ib];
-        if INT == 1u {
-            ord = order_i32(bitcast<i32>(x), bitcast<i32>(y));
-        } else {
-            ord = order_f32(bitcast<f32>(x), bitcast<f32>(y));
+        ord = order_f32(bitcast<f32>(v.x), bitcast<f32>(v.y));
+    }
+    return select(0u, 1u, holds(ord));
+}
+
+// Each thread handles EPT elements: thread `lid` of a tile of 256 * EPT
+// elements takes `tile + lid + k * 256` (k < EPT), so every load and store
+// instruction stays coalesced across the subgroup. A full tile issues all
+// its loads before any store: with one 4-byte load in flight per thread an
+// H200 reaches under half its HBM bandwidth, with eight about 90%. The host
+// dispatches ceil(numel / EPT) threads.
+const EPT: u32 = 8u;
+const TILE: u32 = 2048u; // 256 * EPT
+
+@compute @workgroup_size(256)
+fn compare(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let tile = (wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y) * TILE;
+    let i = tile + lid;
+    if tile + TILE <= p.numel {
+        let v0 = load(i);
+        let v1 = load(i + 256u);
+        let v2 = load(i + 512u);
+        let v3 = load(i + 768u);
+        let v4 = load(i + 1024u);
+        let v5 = load(i + 1280u);
+        let v6 = load(i + 1536u);
+        let v7 = load(i + 1792u);
+        out[i] = result(v0);
+        out[i + 256u] = result(v1);
+        out[i + 512u] = result(v2);
+        out[i + 768u] = result(v3);
+        out[i + 1024u] = result(v4);
+        out[i + 1280u] = result(v5);
+        out[i + 1536u] = result(v6);
+        out[i + 1792u] = result(v7);
+        return;
+    }
+    // Last, partial tile: element by element, bounds-checked.
+    for (var k = 0u; k < EPT; k++) {
+        let j = i + k * 256u;
+        if j < p.numel {
+            out[j] = result(load(j));
         }
     }
-    out[i] = select(0u, 1u, holds(ord));
 }

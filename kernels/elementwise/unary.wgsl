@@ -138,15 +138,19 @@ fn apply(v: f32) -> f32 {
     }
 }
 
-@compute @workgroup_size(256)
-fn unary(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    let i = (wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y) * 256u + lid;
-    if i >= p.numel {
-        return;
-    }
-    // Row-major walk from the innermost dim; the outermost dim needs no
-    // division (what remains is its index), so a contiguous input that the
-    // host coalesced to rank 1 costs no integer division at all.
+// Each thread handles EPT elements: thread `lid` of a tile of 256 * EPT
+// elements takes `tile + lid + k * 256` (k < EPT), so every load and store
+// instruction stays coalesced across the subgroup. A full tile issues all
+// its loads before any store: with one 4-byte load in flight per thread an
+// H200 reaches under half its HBM bandwidth, with eight about 90%. The host
+// dispatches ceil(numel / EPT) threads.
+const EPT: u32 = 8u;
+const TILE: u32 = 2048u; // 256 * EPT
+
+// Offset of logical element `i` in the strided input (row-major walk; the
+// outermost dim needs no division, so a view the host coalesced to rank 1
+// costs none).
+fn offset_of(i: u32) -> u32 {
     var rem = i;
     var at = p.offset;
     for (var d = i32(p.rank) - 1; d > 0; d--) {
@@ -154,6 +158,37 @@ fn unary(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
         at += (rem % dim) * p.strides[d];
         rem /= dim;
     }
-    at += rem * p.strides[0];
-    out[i] = apply(x[at]);
+    return at + rem * p.strides[0];
+}
+
+@compute @workgroup_size(256)
+fn unary(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let tile = (wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y) * TILE;
+    let i = tile + lid;
+    if tile + TILE <= p.numel {
+        let v0 = x[offset_of(i)];
+        let v1 = x[offset_of(i + 256u)];
+        let v2 = x[offset_of(i + 512u)];
+        let v3 = x[offset_of(i + 768u)];
+        let v4 = x[offset_of(i + 1024u)];
+        let v5 = x[offset_of(i + 1280u)];
+        let v6 = x[offset_of(i + 1536u)];
+        let v7 = x[offset_of(i + 1792u)];
+        out[i] = apply(v0);
+        out[i + 256u] = apply(v1);
+        out[i + 512u] = apply(v2);
+        out[i + 768u] = apply(v3);
+        out[i + 1024u] = apply(v4);
+        out[i + 1280u] = apply(v5);
+        out[i + 1536u] = apply(v6);
+        out[i + 1792u] = apply(v7);
+        return;
+    }
+    // Last, partial tile: element by element, bounds-checked.
+    for (var k = 0u; k < EPT; k++) {
+        let j = i + k * 256u;
+        if j < p.numel {
+            out[j] = apply(x[offset_of(j)]);
+        }
+    }
 }

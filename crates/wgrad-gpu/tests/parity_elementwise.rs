@@ -59,7 +59,7 @@ fn f32_values(n: usize, seed: u64, range: f32) -> Vec<f32> {
     let mut rng = Rng(seed);
     (0..n)
         .map(|_| {
-            if rng.next() % 8 == 0 {
+            if rng.next().is_multiple_of(8) {
                 SPECIALS[(rng.next() % SPECIALS.len() as u64) as usize]
             } else {
                 (rng.unit() * 2.0 - 1.0) * range
@@ -334,7 +334,176 @@ fn all_compare() -> [CompareOp; 6] {
 }
 
 // ---------------------------------------------------------------------------
-// Property tests.
+// Checks, each comparing one op family on one configuration (panicking on a
+// mismatch; proptest reports and shrinks panics like failed assertions).
+// ---------------------------------------------------------------------------
+
+fn check_unary(gpu: &GpuDevice, shape: &[usize], view: View, range: f32, seed: u64) {
+    let (cpu, dev) = operand(gpu, shape, view, Data::F32 { range }, seed);
+    for (op, tol) in every_unary() {
+        let want = cpu.unary(op).unwrap();
+        let got = dev.unary(op).unwrap();
+        assert_eq!(got.shape(), want.shape());
+        assert!(got.is_contiguous());
+        assert_close_nan(
+            &f32s(&got),
+            &want.to_vec::<f32>().unwrap(),
+            tol,
+            &format!("{op:?} on {shape:?} {view:?}"),
+        );
+    }
+}
+
+fn check_binary_scalar(gpu: &GpuDevice, shape: &[usize], view: View, scalar: f32, seed: u64) {
+    let (cpu, dev) = operand(gpu, shape, view, Data::F32 { range: 4.0 }, seed);
+    for op in all_binary() {
+        for left in [false, true] {
+            let want = cpu.binary_scalar(op, scalar, left).unwrap();
+            let got = dev.binary_scalar(op, scalar, left).unwrap();
+            assert_eq!(got.shape(), want.shape());
+            assert_close_nan(
+                &f32s(&got),
+                &want.to_vec::<f32>().unwrap(),
+                binary_tol(op),
+                &format!("{op:?} scalar {scalar} left={left} on {shape:?} {view:?}"),
+            );
+        }
+    }
+    // The named forms put the scalar on the right.
+    assert_close_nan(
+        &f32s(&dev.sub_scalar(scalar).unwrap()),
+        &cpu.sub_scalar(scalar).unwrap().to_vec::<f32>().unwrap(),
+        0.0,
+        "sub_scalar",
+    );
+}
+
+fn check_binary(gpu: &GpuDevice, a: (&[usize], View), b: (&[usize], View), seed: u64) {
+    let (ca, ga) = operand(gpu, a.0, a.1, Data::F32 { range: 3.0 }, seed);
+    let (cb, gb) = operand(gpu, b.0, b.1, Data::F32 { range: 3.0 }, seed ^ 1);
+    for op in all_binary() {
+        let want = ca.binary(&cb, op).unwrap();
+        let got = ga.binary(&gb, op).unwrap();
+        assert_eq!(got.shape(), want.shape());
+        assert_close_nan(
+            &f32s(&got),
+            &want.to_vec::<f32>().unwrap(),
+            binary_tol(op),
+            &format!("{op:?} {a:?} with {b:?}"),
+        );
+    }
+}
+
+fn check_compare(gpu: &GpuDevice, a: (&[usize], View), b: (&[usize], View), int: bool, seed: u64) {
+    let data = if int { Data::I32Small } else { Data::IntsAsF32 };
+    let (ca, ga) = operand(gpu, a.0, a.1, data, seed);
+    let (cb, gb) = operand(gpu, b.0, b.1, data, seed ^ 1);
+    for op in all_compare() {
+        let want = ca.compare(&cb, op).unwrap();
+        let got = ga.compare(&gb, op).unwrap();
+        assert_eq!(got.dtype(), DType::U32);
+        assert_eq!(got.shape(), want.shape());
+        assert_eq!(
+            got.to_vec_blocking::<u32>().unwrap(),
+            want.to_vec::<u32>().unwrap(),
+            "{op:?} {a:?} with {b:?} ({data:?})"
+        );
+    }
+}
+
+fn check_compare_scalar(
+    gpu: &GpuDevice,
+    shape: &[usize],
+    view: View,
+    data: Data,
+    scalar: f32,
+    seed: u64,
+) {
+    let (cpu, dev) = operand(gpu, shape, view, data, seed);
+    for op in all_compare() {
+        let want = cpu.compare_scalar(op, scalar).unwrap();
+        let got = dev.compare_scalar(op, scalar).unwrap();
+        assert_eq!(got.dtype(), DType::U32);
+        assert_eq!(
+            got.to_vec_blocking::<u32>().unwrap(),
+            want.to_vec::<u32>().unwrap(),
+            "{op:?} {scalar} on {shape:?} {view:?} ({data:?})"
+        );
+    }
+}
+
+fn check_where(
+    gpu: &GpuDevice,
+    m: (&[usize], View),
+    a: (&[usize], View),
+    b: (&[usize], View),
+    seed: u64,
+) {
+    let (cm, gm) = operand(gpu, m.0, m.1, Data::Mask, seed);
+    let (ca, ga) = operand(gpu, a.0, a.1, Data::F32 { range: 5.0 }, seed ^ 1);
+    let (cb, gb) = operand(gpu, b.0, b.1, Data::F32 { range: 5.0 }, seed ^ 2);
+    let want = CpuTensor::where_cond(&cm, &ca, &cb).unwrap();
+    let got = GpuTensor::where_cond(&gm, &ga, &gb).unwrap();
+    assert_eq!(got.shape(), want.shape());
+    // Selection moves words: compare bit patterns (NaN payloads, -0.0).
+    let bits = |v: Vec<f32>| v.into_iter().map(f32::to_bits).collect::<Vec<_>>();
+    assert_eq!(
+        bits(f32s(&got)),
+        bits(want.to_vec::<f32>().unwrap()),
+        "mask {m:?}, a {a:?}, b {b:?}"
+    );
+}
+
+fn check_cast(gpu: &GpuDevice, shape: &[usize], view: View, seed: u64) {
+    let sources = [
+        (Data::F32 { range: 5e9 }, DType::F32),
+        (Data::F32 { range: 3.0 }, DType::F32),
+        (Data::I32Wide, DType::I32),
+        (Data::U32Wide, DType::U32),
+        (Data::Mask, DType::U32),
+    ];
+    for (data, from) in sources {
+        let (cpu, dev) = operand(gpu, shape, view, data, seed);
+        assert_eq!(dev.dtype(), from);
+        for to in [DType::F32, DType::I32, DType::U32] {
+            let want = cpu.cast(to).unwrap();
+            let got = dev.cast(to).unwrap();
+            assert_eq!(got.dtype(), to);
+            assert_eq!(got.shape(), want.shape());
+            // Exact, compared as bit patterns (NaN only survives F32 -> F32).
+            let (g, w): (Vec<u32>, Vec<u32>) = match to {
+                DType::F32 => (
+                    f32s(&got).into_iter().map(f32::to_bits).collect(),
+                    want.to_vec::<f32>()
+                        .unwrap()
+                        .into_iter()
+                        .map(f32::to_bits)
+                        .collect(),
+                ),
+                DType::I32 => (
+                    got.to_vec_blocking::<i32>()
+                        .unwrap()
+                        .into_iter()
+                        .map(|x| x as u32)
+                        .collect(),
+                    want.to_vec::<i32>()
+                        .unwrap()
+                        .into_iter()
+                        .map(|x| x as u32)
+                        .collect(),
+                ),
+                DType::U32 => (
+                    got.to_vec_blocking::<u32>().unwrap(),
+                    want.to_vec::<u32>().unwrap(),
+                ),
+            };
+            assert_eq!(g, w, "{from:?} -> {to:?} on {shape:?} {view:?} ({data:?})");
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Property tests (small shapes: the kernels' bounds-checked partial tiles).
 // ---------------------------------------------------------------------------
 
 proptest! {
@@ -348,19 +517,7 @@ proptest! {
         seed in any::<u64>(),
     ) {
         let Some(gpu) = common::gpu() else { return Ok(()) };
-        let (cpu, dev) = operand(&gpu, &shape, view, Data::F32 { range }, seed);
-        for (op, tol) in every_unary() {
-            let want = cpu.unary(op).unwrap();
-            let got = dev.unary(op).unwrap();
-            prop_assert_eq!(got.shape(), want.shape());
-            prop_assert!(got.is_contiguous());
-            assert_close_nan(
-                &f32s(&got),
-                &want.to_vec::<f32>().unwrap(),
-                tol,
-                &format!("{op:?} on {shape:?} {view:?}"),
-            );
-        }
+        check_unary(&gpu, &shape, view, range, seed);
     }
 
     #[test]
@@ -374,27 +531,7 @@ proptest! {
         seed in any::<u64>(),
     ) {
         let Some(gpu) = common::gpu() else { return Ok(()) };
-        let (cpu, dev) = operand(&gpu, &shape, view, Data::F32 { range: 4.0 }, seed);
-        for op in all_binary() {
-            for left in [false, true] {
-                let want = cpu.binary_scalar(op, scalar, left).unwrap();
-                let got = dev.binary_scalar(op, scalar, left).unwrap();
-                prop_assert_eq!(got.shape(), want.shape());
-                assert_close_nan(
-                    &f32s(&got),
-                    &want.to_vec::<f32>().unwrap(),
-                    binary_tol(op),
-                    &format!("{op:?} scalar {scalar} left={left} on {shape:?} {view:?}"),
-                );
-            }
-        }
-        // The named forms put the scalar on the right.
-        assert_close_nan(
-            &f32s(&dev.sub_scalar(scalar).unwrap()),
-            &cpu.sub_scalar(scalar).unwrap().to_vec::<f32>().unwrap(),
-            0.0,
-            "sub_scalar",
-        );
+        check_binary_scalar(&gpu, &shape, view, scalar, seed);
     }
 
     #[test]
@@ -407,19 +544,7 @@ proptest! {
         let Some(gpu) = common::gpu() else { return Ok(()) };
         let sa = broadcast_operand_shape(&out, ones_a, drop_a);
         let sb = broadcast_operand_shape(&out, ones_b, drop_b);
-        let (ca, ga) = operand(&gpu, &sa, view_a, Data::F32 { range: 3.0 }, seed);
-        let (cb, gb) = operand(&gpu, &sb, view_b, Data::F32 { range: 3.0 }, seed ^ 1);
-        for op in all_binary() {
-            let want = ca.binary(&cb, op).unwrap();
-            let got = ga.binary(&gb, op).unwrap();
-            prop_assert_eq!(got.shape(), want.shape());
-            assert_close_nan(
-                &f32s(&got),
-                &want.to_vec::<f32>().unwrap(),
-                binary_tol(op),
-                &format!("{op:?} {sa:?} {view_a:?} with {sb:?} {view_b:?}"),
-            );
-        }
+        check_binary(&gpu, (&sa, view_a), (&sb, view_b), seed);
     }
 
     #[test]
@@ -431,22 +556,9 @@ proptest! {
         seed in any::<u64>(),
     ) {
         let Some(gpu) = common::gpu() else { return Ok(()) };
-        let data = if int { Data::I32Small } else { Data::IntsAsF32 };
         let sa = broadcast_operand_shape(&out, ones_a, drop_a);
         let sb = broadcast_operand_shape(&out, ones_b, drop_b);
-        let (ca, ga) = operand(&gpu, &sa, view_a, data, seed);
-        let (cb, gb) = operand(&gpu, &sb, view_b, data, seed ^ 1);
-        for op in all_compare() {
-            let want = ca.compare(&cb, op).unwrap();
-            let got = ga.compare(&gb, op).unwrap();
-            prop_assert_eq!(got.dtype(), DType::U32);
-            prop_assert_eq!(got.shape(), want.shape());
-            prop_assert_eq!(
-                got.to_vec_blocking::<u32>().unwrap(),
-                want.to_vec::<u32>().unwrap(),
-                "{:?} {:?} {:?} with {:?} {:?} ({:?})", op, sa, view_a, sb, view_b, data
-            );
-        }
+        check_compare(&gpu, (&sa, view_a), (&sb, view_b), int, seed);
     }
 
     #[test]
@@ -466,17 +578,7 @@ proptest! {
         seed in any::<u64>(),
     ) {
         let Some(gpu) = common::gpu() else { return Ok(()) };
-        let (cpu, dev) = operand(&gpu, &shape, view, data, seed);
-        for op in all_compare() {
-            let want = cpu.compare_scalar(op, scalar).unwrap();
-            let got = dev.compare_scalar(op, scalar).unwrap();
-            prop_assert_eq!(got.dtype(), DType::U32);
-            prop_assert_eq!(
-                got.to_vec_blocking::<u32>().unwrap(),
-                want.to_vec::<u32>().unwrap(),
-                "{:?} {} on {:?} {:?} ({:?})", op, scalar, shape, view, data
-            );
-        }
+        check_compare_scalar(&gpu, &shape, view, data, scalar, seed);
     }
 
     #[test]
@@ -491,19 +593,7 @@ proptest! {
         let sm = broadcast_operand_shape(&out, ones_m, drop_m);
         let sa = broadcast_operand_shape(&out, ones_a, drop_a);
         let sb = broadcast_operand_shape(&out, ones_b, drop_b);
-        let (cm, gm) = operand(&gpu, &sm, view_m, Data::Mask, seed);
-        let (ca, ga) = operand(&gpu, &sa, view_a, Data::F32 { range: 5.0 }, seed ^ 1);
-        let (cb, gb) = operand(&gpu, &sb, view_b, Data::F32 { range: 5.0 }, seed ^ 2);
-        let want = CpuTensor::where_cond(&cm, &ca, &cb).unwrap();
-        let got = GpuTensor::where_cond(&gm, &ga, &gb).unwrap();
-        prop_assert_eq!(got.shape(), want.shape());
-        // Selection moves words: compare bit patterns (NaN payloads, -0.0).
-        let bits = |v: Vec<f32>| v.into_iter().map(f32::to_bits).collect::<Vec<_>>();
-        prop_assert_eq!(
-            bits(f32s(&got)),
-            bits(want.to_vec::<f32>().unwrap()),
-            "mask {:?} {:?}, a {:?} {:?}, b {:?} {:?}", sm, view_m, sa, view_a, sb, view_b
-        );
+        check_where(&gpu, (&sm, view_m), (&sa, view_a), (&sb, view_b), seed);
     }
 
     #[test]
@@ -513,39 +603,38 @@ proptest! {
         seed in any::<u64>(),
     ) {
         let Some(gpu) = common::gpu() else { return Ok(()) };
-        let sources = [
-            (Data::F32 { range: 5e9 }, DType::F32),
-            (Data::F32 { range: 3.0 }, DType::F32),
-            (Data::I32Wide, DType::I32),
-            (Data::U32Wide, DType::U32),
-            (Data::Mask, DType::U32),
-        ];
-        for (data, from) in sources {
-            let (cpu, dev) = operand(&gpu, &shape, view, data, seed);
-            prop_assert_eq!(dev.dtype(), from);
-            for to in [DType::F32, DType::I32, DType::U32] {
-                let want = cpu.cast(to).unwrap();
-                let got = dev.cast(to).unwrap();
-                prop_assert_eq!(got.dtype(), to);
-                prop_assert_eq!(got.shape(), want.shape());
-                // Exact, compared as bit patterns (NaN only survives F32 -> F32).
-                let (g, w): (Vec<u32>, Vec<u32>) = match to {
-                    DType::F32 => (
-                        f32s(&got).into_iter().map(f32::to_bits).collect(),
-                        want.to_vec::<f32>().unwrap().into_iter().map(f32::to_bits).collect(),
-                    ),
-                    DType::I32 => (
-                        got.to_vec_blocking::<i32>().unwrap().into_iter().map(|x| x as u32).collect(),
-                        want.to_vec::<i32>().unwrap().into_iter().map(|x| x as u32).collect(),
-                    ),
-                    DType::U32 => (
-                        got.to_vec_blocking::<u32>().unwrap(),
-                        want.to_vec::<u32>().unwrap(),
-                    ),
-                };
-                prop_assert_eq!(g, w, "{:?} -> {:?} on {:?} {:?} ({:?})", from, to, shape, view, data);
-            }
-        }
+        check_cast(&gpu, &shape, view, seed);
+    }
+}
+
+/// Shapes of several thousand elements: the kernels' full tiles (2048
+/// elements per workgroup, all loads before the stores) and a partial tile
+/// after them, for every view kind, with broadcasting.
+#[test]
+fn full_tiles_match_cpu() {
+    let Some(gpu) = common::gpu() else { return };
+    let big: &[usize] = &[3, 41, 37];
+    let col: &[usize] = &[41, 1];
+    let row: &[usize] = &[37];
+    let views = [
+        View::Plain,
+        View::Transposed,
+        View::Narrowed,
+        View::Expanded,
+    ];
+    for (k, &view) in views.iter().enumerate() {
+        let seed = 1000 + k as u64;
+        let other = views[(k + 1) % views.len()];
+        check_unary(&gpu, big, view, 8.0, seed);
+        check_binary_scalar(&gpu, big, view, -2.0, seed);
+        check_binary(&gpu, (big, view), (col, other), seed);
+        check_compare(&gpu, (big, view), (row, other), k % 2 == 0, seed);
+        check_compare(&gpu, (col, other), (big, view), k % 2 == 1, seed);
+        check_compare_scalar(&gpu, big, view, Data::I32Wide, 16_777_216.0, seed);
+        check_compare_scalar(&gpu, big, view, Data::F32 { range: 2.0 }, 0.5, seed);
+        check_where(&gpu, (col, other), (big, view), (row, view), seed);
+        check_where(&gpu, (big, view), (row, other), (big, other), seed);
+        check_cast(&gpu, big, view, seed);
     }
 }
 
@@ -1034,4 +1123,72 @@ fn where_cond_checks_dtypes() {
     let i = GpuTensor::zeros(&gpu, &[2], DType::I32).unwrap();
     let err = GpuTensor::where_cond(&m, &f, &i).unwrap_err().to_string();
     assert!(err.contains("int32"), "{err}");
+}
+
+/// Throughput probe (run by hand: `cargo test --release -p wgrad-gpu --test
+/// parity_elementwise -- --ignored --nocapture`): effective bandwidth of
+/// each kernel on 64M-element tensors, contiguous and transposed.
+#[test]
+#[ignore = "timing probe for real GPUs, not a correctness test"]
+fn throughput_probe() {
+    let Some(gpu) = common::own_gpu() else { return };
+    let rows = std::env::var("PROBE_ROWS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(8192usize);
+    let cols = 8192usize;
+    let n = rows * cols;
+    let x = GpuTensor::rand(&gpu, &[rows, cols], -2.0, 2.0, 7).unwrap();
+    let xt = x.transpose(0, 1).unwrap();
+    let m = x.gt_scalar(0.0).unwrap();
+    let y = x.neg().unwrap();
+    let col = GpuTensor::rand(&gpu, &[rows, 1], -1.0, 1.0, 8).unwrap();
+    gpu.synchronize().unwrap();
+    type Case<'a> = (&'a str, usize, Box<dyn Fn() -> GpuTensor + 'a>);
+    let cases: Vec<Case> = vec![
+        ("gelu contiguous", 2, Box::new(|| x.gelu().unwrap())),
+        ("gelu transposed", 2, Box::new(|| xt.gelu().unwrap())),
+        ("exp contiguous", 2, Box::new(|| x.exp().unwrap())),
+        ("mul_scalar", 2, Box::new(|| x.mul_scalar(1.5).unwrap())),
+        ("add broadcast col", 2, Box::new(|| x.add(&col).unwrap())),
+        ("add same shape", 3, Box::new(|| x.add(&x).unwrap())),
+        ("lt_scalar", 2, Box::new(|| x.lt_scalar(0.5).unwrap())),
+        ("lt tensor", 3, Box::new(|| x.lt(&xt).unwrap())),
+        (
+            "where_cond",
+            4,
+            Box::new(|| GpuTensor::where_cond(&m, &x, &y).unwrap()),
+        ),
+        (
+            "where_cond b transposed",
+            4,
+            Box::new(|| GpuTensor::where_cond(&m, &x, &xt).unwrap()),
+        ),
+        ("cast f32->i32", 2, Box::new(|| x.cast(DType::I32).unwrap())),
+        // Baselines from other families: a pure fill and a strided copy.
+        (
+            "fill (zeros)",
+            1,
+            Box::new(|| GpuTensor::zeros(&gpu, &[rows, cols], DType::F32).unwrap()),
+        ),
+        ("copy transposed", 2, Box::new(|| xt.contiguous().unwrap())),
+    ];
+    for (name, words, f) in &cases {
+        for _ in 0..3 {
+            drop(f());
+        }
+        gpu.synchronize().unwrap();
+        let iters = std::env::var("PROBE_ITERS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(20u32);
+        let start = std::time::Instant::now();
+        for _ in 0..iters {
+            drop(f());
+        }
+        gpu.synchronize().unwrap();
+        let secs = start.elapsed().as_secs_f64() / f64::from(iters);
+        let gbs = (n * 4 * words) as f64 / secs / 1e9;
+        println!("{name:>20}: {:8.3} ms  {gbs:8.1} GB/s", secs * 1e3);
+    }
 }

@@ -36,7 +36,7 @@ impl GpuTensor {
             &[("FROM", code(self.dtype)), ("TO", code(dtype))],
             &[&self.buffer, &out.buffer],
             params::bytes(&words),
-            out.numel() as u64,
+            (out.numel() as u64).div_ceil(families::elementwise::ELEMENTS_PER_THREAD),
         )?;
         Ok(out)
     }

@@ -106,7 +106,7 @@ impl GpuTensor {
             ],
             &[&self.buffer, &other.buffer, &out.buffer],
             params::bytes(&words),
-            out.numel() as u64,
+            (out.numel() as u64).div_ceil(families::elementwise::ELEMENTS_PER_THREAD),
         )
     }
 

@@ -81,7 +81,7 @@ impl GpuTensor {
             &[("OP", f64::from(op.code()))],
             &[&self.buffer, &out.buffer],
             params::bytes(&words),
-            out.numel() as u64,
+            (out.numel() as u64).div_ceil(families::elementwise::ELEMENTS_PER_THREAD),
         )?;
         Ok(out)
     }

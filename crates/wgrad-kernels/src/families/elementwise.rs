@@ -1,10 +1,17 @@
 //! `kernels/elementwise/`: fills and broadcasting elementwise math.
 //!
-//! Every kernel here is 1-D (`@workgroup_size(256)`, one thread per output
-//! element, grid folded by `dispatch_1d`) and reads its inputs through
-//! strided views, writing a contiguous output.
+//! Every kernel here is 1-D (`@workgroup_size(256)`, grid folded by
+//! `dispatch_1d`) and reads its inputs through strided views, writing a
+//! contiguous output. `fill` and `binary` take one element per thread; the
+//! others take [`ELEMENTS_PER_THREAD`].
 
 use crate::spec::{Access::*, KernelSpec};
+
+/// Output elements each thread of `UNARY`, `BINARY_SCALAR`, `COMPARE`,
+/// `WHERE_COND` and `CAST` handles (their WGSL `EPT`): dispatch
+/// `numel.div_ceil(ELEMENTS_PER_THREAD)` threads. Several loads in flight per
+/// thread are what lets a 1-D kernel approach HBM bandwidth on large GPUs.
+pub const ELEMENTS_PER_THREAD: u64 = 8;
 
 /// Fill a contiguous range with one 32-bit pattern. Immediates: numel, offset, bits, pad.
 pub static FILL: KernelSpec = KernelSpec {
