@@ -72,16 +72,19 @@ fn apply(lhs: f32, rhs: f32) -> f32 {
     }
 }
 
-@compute @workgroup_size(256)
-fn binary(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    let i = (wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y) * 256u + lid;
-    if i >= p.numel {
-        return;
-    }
+// Each thread handles EPT elements `tile + lid + k * 256` (coalesced per
+// instruction); a full tile issues all its loads before any store, which is
+// what keeps enough memory requests in flight (see unary.wgsl). The host
+// dispatches ceil(numel / EPT) threads.
+const EPT: u32 = 8u;
+const TILE: u32 = 2048u; // 256 * EPT
+
+// Offsets of logical element `i` in a and b (row-major walk; the outermost
+// dim needs no division, so operands the host coalesced to rank 1 cost none).
+fn offsets_of(i: u32) -> vec2<u32> {
     var rem = i;
     var ia = p.a_offset;
     var ib = p.b_offset;
-    // Row-major walk; the outermost dim needs no division (what remains is its index).
     for (var d = i32(p.rank) - 1; d > 0; d--) {
         let dim = p.shape[d];
         let k = rem % dim;
@@ -89,7 +92,32 @@ fn binary(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
         ia += k * p.a_strides[d];
         ib += k * p.b_strides[d];
     }
-    ia += rem * p.a_strides[0];
-    ib += rem * p.b_strides[0];
-    out[i] = apply(a[ia], b[ib]);
+    return vec2<u32>(ia + rem * p.a_strides[0], ib + rem * p.b_strides[0]);
+}
+
+@compute @workgroup_size(256)
+fn binary(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let tile = (wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y) * TILE;
+    let i = tile + lid;
+    if tile + TILE <= p.numel {
+        var va: array<f32, 8>;
+        var vb: array<f32, 8>;
+        for (var k = 0u; k < EPT; k++) {
+            let at = offsets_of(i + k * 256u);
+            va[k] = a[at.x];
+            vb[k] = b[at.y];
+        }
+        for (var k = 0u; k < EPT; k++) {
+            out[i + k * 256u] = apply(va[k], vb[k]);
+        }
+        return;
+    }
+    // Last, partial tile: element by element, bounds-checked.
+    for (var k = 0u; k < EPT; k++) {
+        let j = i + k * 256u;
+        if j < p.numel {
+            let at = offsets_of(j);
+            out[j] = apply(a[at.x], b[at.y]);
+        }
+    }
 }

@@ -3,6 +3,7 @@
 use wgrad_core::{BinaryOp, DType, Result, shape};
 use wgrad_kernels::families;
 
+use crate::ops::unary::coalesce;
 use crate::{GpuTensor, params};
 
 impl GpuTensor {
@@ -16,13 +17,17 @@ impl GpuTensor {
         let a = self.layout.expand(&out_shape)?;
         let b = other.layout.expand(&out_shape)?;
         let out = self.empty_like_device(name, &out_shape, DType::F32)?;
-        let words = params::strided(name, &out_shape, &[&a, &b])?;
+        if out.numel() == 0 {
+            return Ok(out);
+        }
+        let (shape, views) = coalesce(name, &out_shape, &[&a, &b])?;
+        let words = params::strided(name, &shape, &[&views[0], &views[1]])?;
         self.kernels().dispatch_1d(
             &families::elementwise::BINARY,
             &[("OP", f64::from(op.code()))],
             &[&self.buffer, &other.buffer, &out.buffer],
             params::bytes(&words),
-            out.numel() as u64,
+            (out.numel() as u64).div_ceil(families::elementwise::ELEMENTS_PER_THREAD),
         )?;
         Ok(out)
     }
