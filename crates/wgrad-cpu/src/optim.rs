@@ -1,1 +1,365 @@
-//! (in progress)
+//! Optimizer update steps (`torch.optim.SGD` and `torch.optim.Adam`/`AdamW`):
+//! the reference semantics of `kernels/optim/*.wgsl`.
+//!
+//! Each step is pure: it returns the new parameter and the new optimizer
+//! state instead of writing in place (CPU storage is immutable and shared),
+//! and the caller swaps them in. The arithmetic follows PyTorch's
+//! single-tensor implementations operation by operation and in f32, with the
+//! scalar coefficients computed in f64 first (as Python does) and rounded to
+//! f32 where PyTorch's kernels round them, so results agree to the last bits.
+
+use wgrad_core::{DType, Error, Result};
+
+use crate::tensor::{CpuTensor, expect_dtype};
+
+/// The f32 coefficients of one SGD step (see [`CpuTensor::sgd_step`]).
+#[derive(Clone, Copy)]
+struct SgdCoeffs {
+    neg_lr: f32,
+    momentum: f32,
+    one_minus_dampening: f32,
+    weight_decay: f32,
+    nesterov: bool,
+    maximize: bool,
+}
+
+/// The f32 coefficients of one Adam step (see [`CpuTensor::adam_step`]).
+#[derive(Clone, Copy)]
+struct AdamCoeffs {
+    one_minus_beta1: f32,
+    beta2: f32,
+    one_minus_beta2: f32,
+    eps: f32,
+    weight_decay: f32,
+    /// `1 - lr * weight_decay` (AdamW's decoupled decay factor).
+    decay: f32,
+    /// `-lr / (1 - beta1^t)`.
+    neg_step_size: f32,
+    /// `sqrt(1 - beta2^t)`.
+    bias_correction2_sqrt: f32,
+    decoupled: bool,
+    maximize: bool,
+}
+
+/// `torch.lerp` as ATen computes it: the formula switches at weight 0.5 so
+/// that both ends are exact.
+fn lerp(start: f32, end: f32, weight: f32) -> f32 {
+    if weight.abs() < 0.5 {
+        start + weight * (end - start)
+    } else {
+        end - (end - start) * (1.0 - weight)
+    }
+}
+
+/// `torch.maximum`: NaN-propagating (f32::max is not).
+fn nan_max(a: f32, b: f32) -> f32 {
+    if a.is_nan() || b.is_nan() {
+        f32::NAN
+    } else {
+        a.max(b)
+    }
+}
+
+/// One element of SGD: returns (new param, new momentum buffer value).
+/// `buf` is `None` on the first step, when PyTorch clones the gradient
+/// into the buffer instead of decaying it.
+fn sgd_element(p: f32, g: f32, buf: Option<f32>, c: &SgdCoeffs) -> (f32, f32) {
+    let mut d = if c.maximize { -g } else { g };
+    if c.weight_decay != 0.0 {
+        // grad.add(param, alpha=weight_decay)
+        d += c.weight_decay * p;
+    }
+    let mut new_buf = 0.0;
+    if c.momentum != 0.0 {
+        // buf.mul_(momentum).add_(grad, alpha=1 - dampening)
+        new_buf = match buf {
+            None => d,
+            Some(b) => b * c.momentum + c.one_minus_dampening * d,
+        };
+        d = if c.nesterov {
+            d + c.momentum * new_buf
+        } else {
+            new_buf
+        };
+    }
+    // param.add_(grad, alpha=-lr)
+    (p + c.neg_lr * d, new_buf)
+}
+
+/// One element of Adam: updates `(p, m, v, vmax)` in place.
+fn adam_element(
+    p: &mut f32,
+    g: f32,
+    m: &mut f32,
+    v: &mut f32,
+    vmax: Option<&mut f32>,
+    c: &AdamCoeffs,
+) {
+    let mut g = if c.maximize { -g } else { g };
+    if c.weight_decay != 0.0 {
+        if c.decoupled {
+            *p *= c.decay;
+        } else {
+            g += c.weight_decay * *p;
+        }
+    }
+    *m = lerp(*m, g, c.one_minus_beta1);
+    // exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    *v = *v * c.beta2 + c.one_minus_beta2 * g * g;
+    let second = match vmax {
+        Some(vm) => {
+            *vm = nan_max(*vm, *v);
+            *vm
+        }
+        None => *v,
+    };
+    let denom = second.sqrt() / c.bias_correction2_sqrt + c.eps;
+    // param.addcdiv_(exp_avg, denom, value=-step_size)
+    *p += c.neg_step_size * *m / denom;
+}
+
+/// Checks that an optimizer operand is F32 with the parameter's shape.
+fn check_operand(op: &'static str, param: &CpuTensor, t: &CpuTensor) -> Result<()> {
+    expect_dtype(op, t, DType::F32)?;
+    if t.shape() != param.shape() {
+        return Err(Error::ShapeMismatch {
+            op,
+            lhs: param.shape().to_vec(),
+            rhs: t.shape().to_vec(),
+        });
+    }
+    Ok(())
+}
+
+impl CpuTensor {
+    /// One `torch.optim.SGD` update of this parameter (F32) given its
+    /// gradient, returning the new parameter and the new momentum buffer
+    /// (`Some` exactly when `momentum != 0`):
+    ///
+    /// ```text
+    /// g = maximize ? -grad : grad;  g += weight_decay * param
+    /// buf = (first step) ? g : momentum * buf + (1 - dampening) * g
+    /// g = nesterov ? g + momentum * buf : buf          (when momentum != 0)
+    /// param -= lr * g
+    /// ```
+    ///
+    /// `momentum_buffer` is `None` on the first step (the buffer is then
+    /// initialised to the gradient, as PyTorch does). Hyper-parameters are
+    /// not validated here (the optimizer does that); operands may have any
+    /// strides. The results are contiguous.
+    #[allow(clippy::too_many_arguments)] // torch.optim.SGD's hyper-parameters, one argument each like torch.optim._functional.sgd
+    pub fn sgd_step(
+        &self,
+        grad: &CpuTensor,
+        momentum_buffer: Option<&CpuTensor>,
+        lr: f64,
+        momentum: f64,
+        dampening: f64,
+        weight_decay: f64,
+        nesterov: bool,
+        maximize: bool,
+    ) -> Result<(CpuTensor, Option<CpuTensor>)> {
+        const OP: &str = "sgd_step";
+        check_operand(OP, self, self)?;
+        check_operand(OP, self, grad)?;
+        if let Some(b) = momentum_buffer {
+            check_operand(OP, self, b)?;
+        }
+        let coeffs = SgdCoeffs {
+            neg_lr: (-lr) as f32,
+            momentum: momentum as f32,
+            one_minus_dampening: (1.0 - dampening) as f32,
+            weight_decay: weight_decay as f32,
+            nesterov,
+            maximize,
+        };
+        let params = self.to_vec::<f32>()?;
+        let grads = grad.to_vec::<f32>()?;
+        let bufs = momentum_buffer.map(|b| b.to_vec::<f32>()).transpose()?;
+        let mut new_params = Vec::with_capacity(params.len());
+        let mut new_bufs = Vec::with_capacity(if momentum != 0.0 { params.len() } else { 0 });
+        for (i, (&p, &g)) in params.iter().zip(&grads).enumerate() {
+            let buf = bufs.as_ref().map(|b| b[i]);
+            let (np, nb) = sgd_element(p, g, buf, &coeffs);
+            new_params.push(np);
+            if momentum != 0.0 {
+                new_bufs.push(nb);
+            }
+        }
+        let new_param = CpuTensor::from_vec(new_params, self.shape())?;
+        let new_buf = if momentum != 0.0 {
+            Some(CpuTensor::from_vec(new_bufs, self.shape())?)
+        } else {
+            None
+        };
+        Ok((new_param, new_buf))
+    }
+
+    /// One `torch.optim.Adam` update (or `AdamW` with
+    /// `decoupled_weight_decay`) of this parameter (F32) at step `step`
+    /// (1-based, already incremented for this update), returning the new
+    /// `(param, exp_avg, exp_avg_sq, max_exp_avg_sq)`:
+    ///
+    /// ```text
+    /// g = maximize ? -grad : grad
+    /// AdamW: param *= 1 - lr * weight_decay      Adam: g += weight_decay * param
+    /// m = lerp(m, g, 1 - beta1);  v = beta2 * v + (1 - beta2) * g * g
+    /// vmax = max(vmax, v)                          (amsgrad: `max_exp_avg_sq` given)
+    /// denom = sqrt(v or vmax) / sqrt(1 - beta2^t) + eps
+    /// param -= lr / (1 - beta1^t) * m / denom
+    /// ```
+    ///
+    /// The state starts at zeros (PyTorch's `zeros_like`). Hyper-parameters
+    /// are not validated here (the optimizer does that) except `step >= 1`.
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)] // torch.optim.Adam's hyper-parameters, one argument each like torch.optim._functional.adam
+    pub fn adam_step(
+        &self,
+        grad: &CpuTensor,
+        exp_avg: &CpuTensor,
+        exp_avg_sq: &CpuTensor,
+        max_exp_avg_sq: Option<&CpuTensor>,
+        step: u64,
+        lr: f64,
+        betas: (f64, f64),
+        eps: f64,
+        weight_decay: f64,
+        decoupled_weight_decay: bool,
+        maximize: bool,
+    ) -> Result<(CpuTensor, CpuTensor, CpuTensor, Option<CpuTensor>)> {
+        const OP: &str = "adam_step";
+        let coeffs = adam_coeffs(
+            OP,
+            step,
+            lr,
+            betas,
+            eps,
+            weight_decay,
+            decoupled_weight_decay,
+            maximize,
+        )?;
+        for t in [self, grad, exp_avg, exp_avg_sq]
+            .into_iter()
+            .chain(max_exp_avg_sq)
+        {
+            check_operand(OP, self, t)?;
+        }
+        let mut params = self.to_vec::<f32>()?;
+        let grads = grad.to_vec::<f32>()?;
+        let mut m = exp_avg.to_vec::<f32>()?;
+        let mut v = exp_avg_sq.to_vec::<f32>()?;
+        let mut vmax = max_exp_avg_sq.map(|t| t.to_vec::<f32>()).transpose()?;
+        for (i, (p, &g)) in params.iter_mut().zip(&grads).enumerate() {
+            let vm = vmax.as_mut().map(|x| &mut x[i]);
+            adam_element(p, g, &mut m[i], &mut v[i], vm, &coeffs);
+        }
+        let shape = self.shape();
+        let vmax = vmax.map(|x| CpuTensor::from_vec(x, shape)).transpose()?;
+        Ok((
+            CpuTensor::from_vec(params, shape)?,
+            CpuTensor::from_vec(m, shape)?,
+            CpuTensor::from_vec(v, shape)?,
+            vmax,
+        ))
+    }
+}
+
+/// Rounds Adam's step coefficients to f32 the way PyTorch does: the bias
+/// corrections are Python floats (f64) and become f32 only when a tensor
+/// op consumes them.
+#[allow(clippy::too_many_arguments)] // mirrors adam_step's hyper-parameters
+fn adam_coeffs(
+    op: &'static str,
+    step: u64,
+    lr: f64,
+    (beta1, beta2): (f64, f64),
+    eps: f64,
+    weight_decay: f64,
+    decoupled: bool,
+    maximize: bool,
+) -> Result<AdamCoeffs> {
+    if step == 0 {
+        return Err(Error::invalid(
+            op,
+            "step counts from 1 (bias correction 1 - beta^0 would divide by zero)",
+        ));
+    }
+    // Exponents beyond i32 saturate: beta^t is 0 there anyway for beta < 1.
+    let t = i32::try_from(step).unwrap_or(i32::MAX);
+    let bias_correction1 = 1.0 - beta1.powi(t);
+    let bias_correction2 = 1.0 - beta2.powi(t);
+    Ok(AdamCoeffs {
+        one_minus_beta1: (1.0 - beta1) as f32,
+        beta2: beta2 as f32,
+        one_minus_beta2: (1.0 - beta2) as f32,
+        eps: eps as f32,
+        weight_decay: weight_decay as f32,
+        decay: (1.0 - lr * weight_decay) as f32,
+        neg_step_size: (-(lr / bias_correction1)) as f32,
+        bias_correction2_sqrt: bias_correction2.sqrt() as f32,
+        decoupled,
+        maximize,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lerp_is_exact_at_both_ends() {
+        assert_eq!(lerp(3.0, 7.0, 0.0), 3.0);
+        assert_eq!(lerp(3.0, 7.0, 1.0), 7.0);
+        assert_eq!(lerp(3.0, 7.0, 0.25), 4.0);
+    }
+
+    #[test]
+    fn sgd_first_step_clones_grad_into_buffer() {
+        let p = CpuTensor::from_vec(vec![1.0f32, 2.0], &[2]).unwrap();
+        let g = CpuTensor::from_vec(vec![0.5f32, -1.0], &[2]).unwrap();
+        let (np, buf) = p
+            .sgd_step(&g, None, 0.1, 0.9, 0.5, 0.0, false, false)
+            .unwrap();
+        // First step: buf = g (dampening not applied), p -= lr * buf.
+        assert_eq!(buf.unwrap().to_vec::<f32>().unwrap(), vec![0.5, -1.0]);
+        assert_eq!(np.to_vec::<f32>().unwrap(), vec![1.0 - 0.05, 2.0 + 0.1]);
+    }
+
+    #[test]
+    fn adam_rejects_step_zero_and_shape_mismatch() {
+        let p = CpuTensor::from_vec(vec![1.0f32, 2.0], &[2]).unwrap();
+        let z = CpuTensor::from_vec(vec![0.0f32; 2], &[2]).unwrap();
+        let bad = CpuTensor::from_vec(vec![0.0f32; 3], &[3]).unwrap();
+        assert!(matches!(
+            p.adam_step(
+                &z,
+                &z,
+                &z,
+                None,
+                0,
+                1e-3,
+                (0.9, 0.999),
+                1e-8,
+                0.0,
+                false,
+                false
+            ),
+            Err(Error::InvalidArgument { .. })
+        ));
+        assert!(matches!(
+            p.adam_step(
+                &bad,
+                &z,
+                &z,
+                None,
+                1,
+                1e-3,
+                (0.9, 0.999),
+                1e-8,
+                0.0,
+                false,
+                false
+            ),
+            Err(Error::ShapeMismatch { .. })
+        ));
+    }
+}

@@ -1,1 +1,155 @@
-//! Optimizers (in progress).
+//! Optimizers, learning-rate schedulers and gradient clipping with
+//! `torch.optim` semantics and defaults, on either device.
+//!
+//! ```no_run
+//! use wgrad_autograd::optim::{Adam, AdamConfig, CosineAnnealingLR, LrScheduler, Optimizer};
+//! use wgrad_autograd::{Device, Tensor};
+//! let device = Device::best()?;
+//! let w = Tensor::randn(&[3, 2], &device)?.with_requires_grad(true)?;
+//! let mut opt = Adam::new(vec![w.clone()], AdamConfig { lr: 1e-2, ..Default::default() })?;
+//! let mut sched = CosineAnnealingLR::new(&mut opt, 100, 0.0)?;
+//! for _ in 0..100 {
+//!     opt.zero_grad();
+//!     let loss = w.square()?.sum_all()?;
+//!     loss.backward()?;
+//!     opt.step()?;
+//!     sched.step(&mut opt);
+//! }
+//! # Ok::<(), wgrad_core::Error>(())
+//! ```
+//!
+//! A GPU step records one fused update dispatch per parameter that writes
+//! the parameter's buffer and its state in place and never reads back; a
+//! CPU step computes new tensors and swaps them in with
+//! [`Tensor::set_storage`]. There is a single parameter group per optimizer.
+
+mod adam;
+mod clip;
+mod scheduler;
+mod sgd;
+
+pub use adam::{Adam, AdamConfig, AdamState, AdamW, AdamWConfig};
+pub use clip::{clip_grad_norm_, clip_grad_value_};
+pub use scheduler::{
+    ChainedScheduler, CosineAnnealingLR, ExponentialLR, LinearLR, LinearWarmup, LrScheduler,
+    SequentialLR, StepLR,
+};
+pub use sgd::{Sgd, SgdConfig, SgdState};
+
+use wgrad_core::{DType, Error, Result};
+use wgrad_cpu::CpuTensor;
+use wgrad_gpu::GpuTensor;
+
+use crate::{Device, Storage, Tensor};
+
+/// What every optimizer does (`torch.optim.Optimizer` for one parameter group).
+pub trait Optimizer {
+    /// Applies one update to every parameter that has a gradient
+    /// (parameters whose grad is `None` are skipped, as in PyTorch).
+    fn step(&mut self) -> Result<()>;
+    /// Drops every parameter's gradient (PyTorch's default `set_to_none=True`).
+    fn zero_grad(&mut self);
+    /// The current learning rate.
+    fn lr(&self) -> f64;
+    /// Sets the learning rate (what schedulers do between steps).
+    fn set_lr(&mut self, lr: f64);
+    /// The learning rate the first scheduler found (PyTorch's
+    /// `group["initial_lr"]`), shared by every scheduler of this optimizer.
+    fn initial_lr(&self) -> Option<f64>;
+    /// Records `initial_lr` (schedulers call this once, on construction).
+    fn set_initial_lr(&mut self, lr: f64);
+    /// The parameters, in the order given to the constructor.
+    fn params(&self) -> &[Tensor];
+}
+
+/// Validates the parameter list the way `torch.optim.Optimizer` does.
+pub(crate) fn check_params(op: &'static str, params: &[Tensor]) -> Result<()> {
+    if params.is_empty() {
+        return Err(Error::invalid(op, "optimizer got an empty parameter list"));
+    }
+    for (i, p) in params.iter().enumerate() {
+        if !p.is_leaf() {
+            return Err(Error::invalid(
+                op,
+                format!("can't optimize a non-leaf tensor (parameter {i}); detach() it first"),
+            ));
+        }
+        if p.dtype() != DType::F32 {
+            return Err(Error::DTypeMismatch {
+                op,
+                expected: DType::F32,
+                got: p.dtype(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Rejects a hyper-parameter that is negative or NaN (`name` as torch spells it).
+pub(crate) fn check_non_negative(op: &'static str, name: &str, value: f64) -> Result<()> {
+    if value >= 0.0 {
+        Ok(())
+    } else {
+        Err(Error::invalid(op, format!("Invalid {name}: {value}")))
+    }
+}
+
+/// The error for an operand that lives on another device than the parameter.
+pub(crate) fn device_mismatch(op: &'static str, param: &Storage, other: &Storage) -> Error {
+    Error::DeviceMismatch {
+        op,
+        lhs: param.device().to_string(),
+        rhs: other.device().to_string(),
+    }
+}
+
+/// The CPU tensor behind a state tensor of a CPU parameter.
+pub(crate) fn cpu_state(op: &'static str, param: &Storage, state: &Tensor) -> Result<CpuTensor> {
+    match state.storage() {
+        Storage::Cpu(t) => Ok(t),
+        other => Err(device_mismatch(op, param, &other)),
+    }
+}
+
+/// The GPU tensor behind a state tensor of a GPU parameter. State that is
+/// not a dense range (e.g. restored from a strided view) is replaced by a
+/// contiguous copy first, since the kernels write it in place.
+pub(crate) fn gpu_state(op: &'static str, param: &GpuTensor, state: &Tensor) -> Result<GpuTensor> {
+    match state.storage() {
+        Storage::Gpu(t) if t.device().same_device(param.device()) => {
+            if t.is_contiguous() {
+                return Ok(t);
+            }
+            let dense = t.contiguous()?;
+            state.set_storage(Storage::Gpu(dense.clone()))?;
+            Ok(dense)
+        }
+        other => Err(device_mismatch(op, &Storage::Gpu(param.clone()), &other)),
+    }
+}
+
+/// The GPU tensor behind a GPU parameter, made contiguous first when it is
+/// a strided view (once: the parameter then owns a dense buffer that later
+/// steps update in place).
+pub(crate) fn gpu_param(param: &Tensor, storage: GpuTensor) -> Result<GpuTensor> {
+    if storage.is_contiguous() {
+        return Ok(storage);
+    }
+    let dense = storage.contiguous()?;
+    param.set_storage(Storage::Gpu(dense.clone()))?;
+    Ok(dense)
+}
+
+/// A zero-filled f32 state tensor like `param` (PyTorch's `zeros_like`).
+pub(crate) fn zeros_state(param: &Storage) -> Result<Tensor> {
+    let zeros = match param {
+        Storage::Cpu(t) => Storage::Cpu(CpuTensor::zeros(t.shape(), DType::F32)?),
+        Storage::Gpu(t) => Storage::Gpu(GpuTensor::zeros(t.device(), t.shape(), DType::F32)?),
+    };
+    Ok(Tensor::from_storage_leaf(zeros))
+}
+
+/// The device a parameter list lives on (the first parameter's).
+pub(crate) fn first_device(params: &[Tensor]) -> Device {
+    params.first().map_or(Device::Cpu, Tensor::device)
+}

@@ -1,1 +1,260 @@
-//! (in progress)
+//! In-place optimizer updates: one fused dispatch per parameter
+//! (`kernels/optim/`), the GPU side of `CpuTensor::sgd_step`/`adam_step`.
+//!
+//! Unlike every other GPU op these write into existing buffers: the
+//! parameter and its optimizer state are updated where they live, so a
+//! training step allocates nothing and every tensor sharing the parameter's
+//! buffer sees the new values (as with PyTorch's in-place `param.add_`).
+
+use wgrad_core::{DType, Error, Result};
+use wgrad_kernels::families;
+
+use crate::{GpuTensor, params};
+
+const MAXIMIZE: u32 = 1;
+const WEIGHT_DECAY: u32 = 2;
+/// SGD: Nesterov momentum. Adam: decoupled (AdamW) weight decay.
+const NESTEROV_OR_DECOUPLED: u32 = 4;
+/// SGD: the momentum buffer is new and becomes the gradient.
+const FIRST: u32 = 8;
+
+/// Checks one operand of an update: F32, the parameter's shape and device.
+fn check_operand(op: &'static str, param: &GpuTensor, t: &GpuTensor) -> Result<()> {
+    param.same_device(op, t)?;
+    t.expect_dtype(op, DType::F32)?;
+    if t.shape() != param.shape() {
+        return Err(Error::ShapeMismatch {
+            op,
+            lhs: param.shape().to_vec(),
+            rhs: t.shape().to_vec(),
+        });
+    }
+    Ok(())
+}
+
+/// Checks that a tensor the kernel writes is a dense row-major range of its
+/// buffer (the kernel indexes it as `offset + i`).
+fn check_writable(op: &'static str, what: &str, t: &GpuTensor) -> Result<u32> {
+    if !t.is_contiguous() {
+        return Err(Error::invalid(
+            op,
+            format!(
+                "{what} must be contiguous to be updated in place (shape {:?}, strides {:?})",
+                t.shape(),
+                t.strides()
+            ),
+        ));
+    }
+    params::to_u32(op, "offset", t.layout.offset())
+}
+
+/// The gradient as a dense range of a buffer that no written tensor uses:
+/// a strided gradient is copied, and so is one aliasing a written buffer
+/// (a buffer cannot be bound both read-only and read-write in one dispatch).
+fn dense_grad(op: &'static str, grad: &GpuTensor, written: &[&GpuTensor]) -> Result<GpuTensor> {
+    let g = grad.contiguous()?;
+    if written.iter().any(|w| w.buffer.id() == g.buffer.id()) {
+        let copy = g.empty_like_device(op, g.shape(), DType::F32)?;
+        g.copy_into(&copy)?;
+        return Ok(copy);
+    }
+    Ok(g)
+}
+
+/// Rejects written tensors that share a buffer (their updates would race).
+fn check_distinct(op: &'static str, written: &[&GpuTensor]) -> Result<()> {
+    for (i, a) in written.iter().enumerate() {
+        if written[i + 1..]
+            .iter()
+            .any(|b| b.buffer.id() == a.buffer.id())
+        {
+            return Err(Error::invalid(
+                op,
+                "the parameter and its optimizer state must not share a buffer",
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn flag(on: bool, bit: u32) -> u32 {
+    if on { bit } else { 0 }
+}
+
+impl GpuTensor {
+    /// One `torch.optim.SGD` update of this parameter in place, with one
+    /// fused dispatch (no readback). Semantics as `CpuTensor::sgd_step`.
+    ///
+    /// `momentum_buffer` must be given exactly when `momentum != 0`; it is
+    /// updated in place, and when `init_buffer` is set (the first step) it is
+    /// not read but set to the gradient, as PyTorch initialises it. The
+    /// parameter and the buffer must be contiguous F32 tensors of the same
+    /// shape on this device (offsets are fine); the gradient may be strided
+    /// (it is then copied first).
+    #[allow(clippy::too_many_arguments)] // torch.optim.SGD's hyper-parameters, one argument each like torch.optim._functional.sgd
+    pub fn sgd_step_(
+        &self,
+        grad: &GpuTensor,
+        momentum_buffer: Option<&GpuTensor>,
+        init_buffer: bool,
+        lr: f64,
+        momentum: f64,
+        dampening: f64,
+        weight_decay: f64,
+        nesterov: bool,
+        maximize: bool,
+    ) -> Result<()> {
+        const OP: &str = "sgd_step";
+        check_operand(OP, self, self)?;
+        check_operand(OP, self, grad)?;
+        let param_offset = check_writable(OP, "the parameter", self)?;
+        let numel = params::to_u32(OP, "element count", self.numel())?;
+        let base_flags = flag(maximize, MAXIMIZE) | flag(weight_decay != 0.0, WEIGHT_DECAY);
+        let (neg_lr, wd) = ((-lr) as f32, weight_decay as f32);
+        match (momentum != 0.0, momentum_buffer) {
+            (false, None) => {
+                let g = dense_grad(OP, grad, &[self])?;
+                let words = [
+                    numel,
+                    base_flags,
+                    params::to_u32(OP, "offset", g.layout.offset())?,
+                    param_offset,
+                    neg_lr.to_bits(),
+                    wd.to_bits(),
+                ];
+                if numel == 0 {
+                    return Ok(());
+                }
+                self.kernels().dispatch_1d(
+                    &families::optim::SGD,
+                    &[],
+                    &[&g.buffer, &self.buffer],
+                    params::bytes(&words),
+                    u64::from(numel),
+                )
+            }
+            (true, Some(buf)) => {
+                check_operand(OP, self, buf)?;
+                let buf_offset = check_writable(OP, "the momentum buffer", buf)?;
+                check_distinct(OP, &[self, buf])?;
+                let g = dense_grad(OP, grad, &[self, buf])?;
+                let flags =
+                    base_flags | flag(nesterov, NESTEROV_OR_DECOUPLED) | flag(init_buffer, FIRST);
+                let words = [
+                    numel,
+                    flags,
+                    params::to_u32(OP, "offset", g.layout.offset())?,
+                    param_offset,
+                    buf_offset,
+                    neg_lr.to_bits(),
+                    wd.to_bits(),
+                    (momentum as f32).to_bits(),
+                    ((1.0 - dampening) as f32).to_bits(),
+                ];
+                if numel == 0 {
+                    return Ok(());
+                }
+                self.kernels().dispatch_1d(
+                    &families::optim::SGD_MOMENTUM,
+                    &[],
+                    &[&g.buffer, &self.buffer, &buf.buffer],
+                    params::bytes(&words),
+                    u64::from(numel),
+                )
+            }
+            (true, None) => Err(Error::invalid(OP, "momentum != 0 needs a momentum buffer")),
+            (false, Some(_)) => Err(Error::invalid(
+                OP,
+                "a momentum buffer was given but momentum is 0",
+            )),
+        }
+    }
+
+    /// One `torch.optim.Adam` update (or `AdamW` with
+    /// `decoupled_weight_decay`) of this parameter in place at step `step`
+    /// (1-based), with one fused dispatch (no readback): the parameter,
+    /// `exp_avg`, `exp_avg_sq` and, with amsgrad, `max_exp_avg_sq` are
+    /// updated in place. Semantics as `CpuTensor::adam_step`; bias
+    /// corrections are computed here in f64 and passed as immediates.
+    ///
+    /// The parameter and state must be contiguous F32 tensors of the same
+    /// shape on this device, in distinct buffers; the gradient may be strided.
+    #[allow(clippy::too_many_arguments)] // torch.optim.Adam's hyper-parameters, one argument each like torch.optim._functional.adam
+    pub fn adam_step_(
+        &self,
+        grad: &GpuTensor,
+        exp_avg: &GpuTensor,
+        exp_avg_sq: &GpuTensor,
+        max_exp_avg_sq: Option<&GpuTensor>,
+        step: u64,
+        lr: f64,
+        betas: (f64, f64),
+        eps: f64,
+        weight_decay: f64,
+        decoupled_weight_decay: bool,
+        maximize: bool,
+    ) -> Result<()> {
+        const OP: &str = "adam_step";
+        if step == 0 {
+            return Err(Error::invalid(
+                OP,
+                "step counts from 1 (bias correction 1 - beta^0 would divide by zero)",
+            ));
+        }
+        let mut written: Vec<&GpuTensor> = vec![self, exp_avg, exp_avg_sq];
+        written.extend(max_exp_avg_sq);
+        check_operand(OP, self, grad)?;
+        let mut offsets = Vec::with_capacity(written.len());
+        for (t, what) in
+            written
+                .iter()
+                .zip(["the parameter", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"])
+        {
+            check_operand(OP, self, t)?;
+            offsets.push(check_writable(OP, what, t)?);
+        }
+        check_distinct(OP, &written)?;
+        let g = dense_grad(OP, grad, &written)?;
+        let numel = params::to_u32(OP, "element count", self.numel())?;
+
+        let (beta1, beta2) = betas;
+        // Exponents beyond i32 saturate: beta^t is 0 there anyway for beta < 1.
+        let t = i32::try_from(step).unwrap_or(i32::MAX);
+        let bias_correction1 = 1.0 - beta1.powi(t);
+        let bias_correction2 = 1.0 - beta2.powi(t);
+        let flags = flag(maximize, MAXIMIZE)
+            | flag(weight_decay != 0.0, WEIGHT_DECAY)
+            | flag(decoupled_weight_decay, NESTEROV_OR_DECOUPLED);
+        let mut words = vec![
+            numel,
+            flags,
+            params::to_u32(OP, "offset", g.layout.offset())?,
+        ];
+        words.extend(&offsets);
+        words.extend(
+            [
+                1.0 - beta1,
+                beta2,
+                1.0 - beta2,
+                eps,
+                weight_decay,
+                1.0 - lr * weight_decay,
+                -(lr / bias_correction1),
+                bias_correction2.sqrt(),
+            ]
+            .map(|x| (x as f32).to_bits()),
+        );
+        if numel == 0 {
+            return Ok(());
+        }
+        let spec = if max_exp_avg_sq.is_some() {
+            &families::optim::ADAM_AMSGRAD
+        } else {
+            &families::optim::ADAM
+        };
+        let mut buffers = vec![&g.buffer];
+        buffers.extend(written.iter().map(|t| &t.buffer));
+        self.kernels()
+            .dispatch_1d(spec, &[], &buffers, params::bytes(&words), u64::from(numel))
+    }
+}

@@ -1,5 +1,56 @@
-//! `kernels/optim/` kernel specs.
+//! `kernels/optim/`: fused optimizer updates.
+//!
+//! Each kernel updates one parameter in place: one thread per element
+//! (1-D, `@workgroup_size(256)`, grid folded by `dispatch_1d`) reads the
+//! gradient, the parameter and its optimizer state and writes the parameter
+//! and the state, so a step is one dispatch per parameter. Hyper-parameters
+//! and bias corrections arrive as immediates; `flags` bits are documented in
+//! each file. Variants with extra state (momentum, amsgrad) are separate
+//! files because a spec's binding count is fixed.
 
-use crate::spec::KernelSpec;
+use crate::spec::{Access::*, KernelSpec};
 
-pub static ALL: &[&KernelSpec] = &[];
+/// SGD without momentum. Bindings: grad, param (rw).
+/// Immediates: numel, flags, grad_offset, param_offset, neg_lr, weight_decay.
+pub static SGD: KernelSpec = KernelSpec {
+    file: "optim/sgd.wgsl",
+    entry: "sgd",
+    bindings: &[Read, ReadWrite],
+    immediate_bytes: 24,
+    uses_fault: false,
+};
+
+/// SGD with momentum (and Nesterov). Bindings: grad, param (rw), buffer (rw).
+/// Immediates: numel, flags, grad_offset, param_offset, buf_offset, neg_lr,
+/// weight_decay, momentum, one_minus_dampening.
+pub static SGD_MOMENTUM: KernelSpec = KernelSpec {
+    file: "optim/sgd_momentum.wgsl",
+    entry: "sgd_momentum",
+    bindings: &[Read, ReadWrite, ReadWrite],
+    immediate_bytes: 36,
+    uses_fault: false,
+};
+
+/// Adam/AdamW. Bindings: grad, param (rw), exp_avg (rw), exp_avg_sq (rw).
+/// Immediates: numel, flags, 4 offsets, one_minus_beta1, beta2,
+/// one_minus_beta2, eps, weight_decay, decay, neg_step_size, bias_correction2_sqrt.
+pub static ADAM: KernelSpec = KernelSpec {
+    file: "optim/adam.wgsl",
+    entry: "adam",
+    bindings: &[Read, ReadWrite, ReadWrite, ReadWrite],
+    immediate_bytes: 56,
+    uses_fault: false,
+};
+
+/// Adam/AdamW with amsgrad. Bindings: grad, param, exp_avg, exp_avg_sq,
+/// max_exp_avg_sq (all but grad rw). Immediates: as [`ADAM`] with a fifth offset.
+pub static ADAM_AMSGRAD: KernelSpec = KernelSpec {
+    file: "optim/adam_amsgrad.wgsl",
+    entry: "adam_amsgrad",
+    bindings: &[Read, ReadWrite, ReadWrite, ReadWrite, ReadWrite],
+    immediate_bytes: 60,
+    uses_fault: false,
+};
+
+/// Every kernel of this family.
+pub static ALL: &[&KernelSpec] = &[&SGD, &SGD_MOMENTUM, &ADAM, &ADAM_AMSGRAD];

@@ -1,0 +1,382 @@
+//! `torch.optim.Adam` and `torch.optim.AdamW` (Adam with decoupled weight
+//! decay), including amsgrad and maximize.
+
+use wgrad_core::{Error, Result};
+
+use super::{
+    Optimizer, check_non_negative, check_params, cpu_state, device_mismatch, gpu_param, gpu_state,
+    zeros_state,
+};
+use crate::{Storage, Tensor};
+
+/// Hyper-parameters of [`Adam`], with `torch.optim.Adam`'s defaults.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AdamConfig {
+    /// Learning rate (>= 0). Default 1e-3.
+    pub lr: f64,
+    /// Decay rates of the first and second moment estimates, each in
+    /// `[0, 1)`. Default (0.9, 0.999).
+    pub betas: (f64, f64),
+    /// Added to the denominator for stability (>= 0). Default 1e-8.
+    pub eps: f64,
+    /// L2 penalty added to the gradient (>= 0). Default 0.
+    pub weight_decay: f64,
+    /// Use the running maximum of the second moment (AMSGrad). Default off.
+    pub amsgrad: bool,
+    /// Maximize the objective instead of minimizing it. Default off.
+    pub maximize: bool,
+}
+
+impl Default for AdamConfig {
+    fn default() -> Self {
+        AdamConfig {
+            lr: 1e-3,
+            betas: (0.9, 0.999),
+            eps: 1e-8,
+            weight_decay: 0.0,
+            amsgrad: false,
+            maximize: false,
+        }
+    }
+}
+
+/// Hyper-parameters of [`AdamW`], with `torch.optim.AdamW`'s defaults (as
+/// [`AdamConfig`] but `weight_decay = 1e-2`, applied as `param *= 1 - lr * wd`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AdamWConfig {
+    /// Learning rate (>= 0). Default 1e-3.
+    pub lr: f64,
+    /// Moment decay rates, each in `[0, 1)`. Default (0.9, 0.999).
+    pub betas: (f64, f64),
+    /// Denominator term (>= 0). Default 1e-8.
+    pub eps: f64,
+    /// Decoupled weight decay coefficient (>= 0). Default 1e-2.
+    pub weight_decay: f64,
+    /// AMSGrad. Default off.
+    pub amsgrad: bool,
+    /// Maximize the objective. Default off.
+    pub maximize: bool,
+}
+
+impl Default for AdamWConfig {
+    fn default() -> Self {
+        AdamWConfig {
+            lr: 1e-3,
+            betas: (0.9, 0.999),
+            eps: 1e-8,
+            weight_decay: 1e-2,
+            amsgrad: false,
+            maximize: false,
+        }
+    }
+}
+
+/// Per-parameter state of [`Adam`]/[`AdamW`] (PyTorch's `state[p]`),
+/// created on the first step that finds a gradient.
+#[derive(Clone, Debug)]
+pub struct AdamState {
+    /// Updates applied so far (the `t` of the bias corrections).
+    pub step: u64,
+    /// First moment estimate `m`.
+    pub exp_avg: Tensor,
+    /// Second moment estimate `v`.
+    pub exp_avg_sq: Tensor,
+    /// Running maximum of `v` (amsgrad only).
+    pub max_exp_avg_sq: Option<Tensor>,
+}
+
+/// Adam (`torch.optim.Adam`).
+pub struct Adam {
+    params: Vec<Tensor>,
+    config: AdamConfig,
+    /// AdamW's decoupled weight decay instead of an L2 term in the gradient.
+    decoupled: bool,
+    state: Vec<Option<AdamState>>,
+    initial_lr: Option<f64>,
+}
+
+/// Validates Adam's hyper-parameters the way torch does (`ValueError` there).
+fn check_config(op: &'static str, c: &AdamConfig) -> Result<()> {
+    check_non_negative(op, "learning rate", c.lr)?;
+    check_non_negative(op, "epsilon value", c.eps)?;
+    for (i, beta) in [c.betas.0, c.betas.1].into_iter().enumerate() {
+        if !(0.0..1.0).contains(&beta) {
+            return Err(Error::invalid(
+                op,
+                format!("Invalid beta parameter at index {i}: {beta}"),
+            ));
+        }
+    }
+    check_non_negative(op, "weight_decay value", c.weight_decay)
+}
+
+impl Adam {
+    /// An optimizer over `params` (F32 leaves). Invalid hyper-parameters are
+    /// `InvalidArgument`, as torch raises `ValueError`.
+    pub fn new(params: Vec<Tensor>, config: AdamConfig) -> Result<Adam> {
+        Adam::build("Adam", params, config, false)
+    }
+
+    fn build(
+        op: &'static str,
+        params: Vec<Tensor>,
+        config: AdamConfig,
+        decoupled: bool,
+    ) -> Result<Adam> {
+        check_params(op, &params)?;
+        check_config(op, &config)?;
+        let state = vec![None; params.len()];
+        Ok(Adam {
+            params,
+            config,
+            decoupled,
+            state,
+            initial_lr: None,
+        })
+    }
+
+    fn op(&self) -> &'static str {
+        if self.decoupled { "AdamW" } else { "Adam" }
+    }
+
+    /// The hyper-parameters.
+    pub fn config(&self) -> &AdamConfig {
+        &self.config
+    }
+
+    /// Per-parameter state, in parameter order (`None` before the first
+    /// step that found a gradient for that parameter).
+    pub fn state(&self) -> &[Option<AdamState>] {
+        &self.state
+    }
+
+    /// Mutable per-parameter state (to restore a checkpoint). Restored
+    /// tensors must be F32 with their parameter's shape and device.
+    pub fn state_mut(&mut self) -> &mut [Option<AdamState>] {
+        &mut self.state
+    }
+
+    /// Updates one parameter with gradient storage `grad`.
+    fn update(&self, param: &Tensor, grad: Storage, slot: &mut Option<AdamState>) -> Result<()> {
+        let op = self.op();
+        let c = &self.config;
+        let param_storage = param.storage();
+        if !param_storage.device().same(&grad.device()) {
+            return Err(device_mismatch(op, &param_storage, &grad));
+        }
+        // Lazy state, as torch creates it on the first step with a gradient;
+        // kept aside until the update succeeded.
+        let fresh = match slot {
+            Some(_) => None,
+            None => Some(AdamState {
+                step: 0,
+                exp_avg: zeros_state(&param_storage)?,
+                exp_avg_sq: zeros_state(&param_storage)?,
+                max_exp_avg_sq: if c.amsgrad {
+                    Some(zeros_state(&param_storage)?)
+                } else {
+                    None
+                },
+            }),
+        };
+        let state = slot
+            .as_ref()
+            .or(fresh.as_ref())
+            .ok_or_else(|| Error::invalid(op, "optimizer state missing"))?;
+        if c.amsgrad && state.max_exp_avg_sq.is_none() {
+            return Err(Error::invalid(
+                op,
+                "amsgrad is on but the state has no max_exp_avg_sq (restored from a run without amsgrad?)",
+            ));
+        }
+        let max_sq = if c.amsgrad {
+            state.max_exp_avg_sq.as_ref()
+        } else {
+            None
+        };
+        let step = state.step + 1;
+        match (param_storage, grad) {
+            (Storage::Cpu(p), Storage::Cpu(g)) => {
+                let ps = Storage::Cpu(p.clone());
+                let m = cpu_state(op, &ps, &state.exp_avg)?;
+                let v = cpu_state(op, &ps, &state.exp_avg_sq)?;
+                let vmax = max_sq.map(|t| cpu_state(op, &ps, t)).transpose()?;
+                let (np, nm, nv, nvmax) = p.adam_step(
+                    &g,
+                    &m,
+                    &v,
+                    vmax.as_ref(),
+                    step,
+                    c.lr,
+                    c.betas,
+                    c.eps,
+                    c.weight_decay,
+                    self.decoupled,
+                    c.maximize,
+                )?;
+                param.set_storage(Storage::Cpu(np))?;
+                state.exp_avg.set_storage(Storage::Cpu(nm))?;
+                state.exp_avg_sq.set_storage(Storage::Cpu(nv))?;
+                if let (Some(t), Some(x)) = (max_sq, nvmax) {
+                    t.set_storage(Storage::Cpu(x))?;
+                }
+            }
+            (Storage::Gpu(p), Storage::Gpu(g)) => {
+                let p = gpu_param(param, p)?;
+                let m = gpu_state(op, &p, &state.exp_avg)?;
+                let v = gpu_state(op, &p, &state.exp_avg_sq)?;
+                let vmax = max_sq.map(|t| gpu_state(op, &p, t)).transpose()?;
+                p.adam_step_(
+                    &g,
+                    &m,
+                    &v,
+                    vmax.as_ref(),
+                    step,
+                    c.lr,
+                    c.betas,
+                    c.eps,
+                    c.weight_decay,
+                    self.decoupled,
+                    c.maximize,
+                )?;
+            }
+            (p, g) => return Err(device_mismatch(op, &p, &g)),
+        }
+        if let Some(s) = fresh {
+            *slot = Some(s);
+        }
+        if let Some(s) = slot.as_mut() {
+            s.step = step;
+        }
+        Ok(())
+    }
+}
+
+impl Optimizer for Adam {
+    fn step(&mut self) -> Result<()> {
+        let mut state = std::mem::take(&mut self.state);
+        let result = self
+            .params
+            .iter()
+            .zip(&mut state)
+            .try_for_each(|(param, slot)| match param.grad() {
+                Some(grad) => self.update(param, grad.storage(), slot),
+                None => Ok(()),
+            });
+        self.state = state;
+        result
+    }
+
+    fn zero_grad(&mut self) {
+        for p in &self.params {
+            p.zero_grad();
+        }
+    }
+
+    fn lr(&self) -> f64 {
+        self.config.lr
+    }
+
+    fn set_lr(&mut self, lr: f64) {
+        self.config.lr = lr;
+    }
+
+    fn initial_lr(&self) -> Option<f64> {
+        self.initial_lr
+    }
+
+    fn set_initial_lr(&mut self, lr: f64) {
+        self.initial_lr = Some(lr);
+    }
+
+    fn params(&self) -> &[Tensor] {
+        &self.params
+    }
+}
+
+/// AdamW (`torch.optim.AdamW`): Adam whose weight decay shrinks the
+/// parameter directly (`param *= 1 - lr * weight_decay`) instead of adding
+/// an L2 term to the gradient.
+pub struct AdamW {
+    inner: Adam,
+}
+
+impl AdamW {
+    /// An optimizer over `params` (F32 leaves). Invalid hyper-parameters are
+    /// `InvalidArgument`.
+    pub fn new(params: Vec<Tensor>, config: AdamWConfig) -> Result<AdamW> {
+        let AdamWConfig {
+            lr,
+            betas,
+            eps,
+            weight_decay,
+            amsgrad,
+            maximize,
+        } = config;
+        let config = AdamConfig {
+            lr,
+            betas,
+            eps,
+            weight_decay,
+            amsgrad,
+            maximize,
+        };
+        Ok(AdamW {
+            inner: Adam::build("AdamW", params, config, true)?,
+        })
+    }
+
+    /// The hyper-parameters.
+    pub fn config(&self) -> AdamWConfig {
+        let AdamConfig {
+            lr,
+            betas,
+            eps,
+            weight_decay,
+            amsgrad,
+            maximize,
+        } = self.inner.config;
+        AdamWConfig {
+            lr,
+            betas,
+            eps,
+            weight_decay,
+            amsgrad,
+            maximize,
+        }
+    }
+
+    /// Per-parameter state, in parameter order.
+    pub fn state(&self) -> &[Option<AdamState>] {
+        self.inner.state()
+    }
+
+    /// Mutable per-parameter state (to restore a checkpoint).
+    pub fn state_mut(&mut self) -> &mut [Option<AdamState>] {
+        self.inner.state_mut()
+    }
+}
+
+impl Optimizer for AdamW {
+    fn step(&mut self) -> Result<()> {
+        self.inner.step()
+    }
+    fn zero_grad(&mut self) {
+        self.inner.zero_grad();
+    }
+    fn lr(&self) -> f64 {
+        self.inner.lr()
+    }
+    fn set_lr(&mut self, lr: f64) {
+        self.inner.set_lr(lr);
+    }
+    fn initial_lr(&self) -> Option<f64> {
+        self.inner.initial_lr()
+    }
+    fn set_initial_lr(&mut self, lr: f64) {
+        self.inner.set_initial_lr(lr);
+    }
+    fn params(&self) -> &[Tensor] {
+        self.inner.params()
+    }
+}
