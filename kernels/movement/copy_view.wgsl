@@ -27,14 +27,14 @@ fn copy_to_view(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
         return;
     }
     var rem = i;
-    var from = p.src_offset;
-    var to = p.dst_offset;
+    var src_at = p.src_offset;
+    var dst_at = p.dst_offset;
     for (var d = i32(p.rank) - 1; d >= 0; d--) {
         let dim = p.shape[d];
         let k = rem % dim;
         rem /= dim;
-        from += k * p.src_strides[d];
-        to += k * p.dst_strides[d];
+        src_at += k * p.src_strides[d];
+        dst_at += k * p.dst_strides[d];
     }
-    dst[to] = src[from];
+    dst[dst_at] = src[src_at];
 }

@@ -35,7 +35,7 @@ fn one_hot(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     if i >= p.numel {
         return;
     }
-    let class = i % p.cols;
+    let col = i % p.cols;
     var rem = i / p.cols;
     var at = p.label_offset;
     for (var d = i32(p.rank) - 1; d >= 0; d--) {
@@ -45,12 +45,12 @@ fn one_hot(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     }
     let label = labels[at];
     let bad = label < 0 || u32(label) >= p.classes;
-    if bad && class == 0u {
+    if bad && col == 0u {
         atomicStore(&fault[1], bitcast<u32>(label));
         atomicStore(&fault[2], p.classes);
         atomicStore(&fault[0], FAULT_ONE_HOT);
     }
     if p.classes > 0u {
-        out[i] = select(0u, p.one, !bad && u32(label) == class);
+        out[i] = select(0u, p.one, !bad && u32(label) == col);
     }
 }

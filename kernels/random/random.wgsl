@@ -125,11 +125,11 @@ fn rand_normal(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
         return;
     }
     let mean = bitcast<f32>(p.a);
-    let std = bitcast<f32>(p.b);
+    let sd = bitcast<f32>(p.b);
     // u1 in (0, 1]: the log is finite (u1 >= 2^-24 is a normal float).
     let u1 = 1.0 - bits_to_unit(random_bits(0u, i));
     let u2 = bits_to_unit(random_bits(1u, i));
     let r = sqrt(-2.0 * ln(u1));
     let angle = unfused(6.28318530717958647692 * u2);
-    out[i] = mean + std * r * cos_angle(angle);
+    out[i] = mean + sd * r * cos_angle(angle);
 }

@@ -1,1 +1,161 @@
-//! (in progress)
+//! Index-driven data movement: `index_select`, `gather` and `one_hot`.
+//!
+//! Shapes, dtypes and axes are checked on the host. Index *values* live on
+//! the device and checking them here would need a readback, so the kernels
+//! check them: an index outside its dimension sets the device fault (codes
+//! 1, 2, 3 of `wgrad_device::FaultCode`) and is clamped, and the next
+//! readback returns `Error::IndexOutOfRange` naming the op.
+
+use wgrad_core::shape::{check_rank, normalize_axis};
+use wgrad_core::{DType, Error, MAX_RANK, Result};
+use wgrad_kernels::families;
+
+use crate::{GpuTensor, params};
+
+/// `values` as a zero-padded `array<u32, 6>` of immediates.
+fn padded(op: &'static str, values: &[usize]) -> Result<[u32; MAX_RANK]> {
+    let mut out = [0u32; MAX_RANK];
+    for (o, &v) in out.iter_mut().zip(values) {
+        *o = params::to_u32(op, "dimension or stride", v)?;
+    }
+    Ok(out)
+}
+
+impl GpuTensor {
+    /// Picks the slices `index[0], index[1], ...` along `axis`
+    /// (`torch.index_select`). `index` is 1-D I32 (any strides); the result
+    /// has `index.len()` entries on `axis`. Works for every dtype.
+    pub fn index_select(&self, axis: isize, index: &GpuTensor) -> Result<GpuTensor> {
+        const OP: &str = "index_select";
+        self.same_device(OP, index)?;
+        index.expect_dtype(OP, DType::I32)?;
+        if index.rank() != 1 {
+            return Err(Error::invalid(
+                OP,
+                format!("index must be 1-D, got shape {:?}", index.shape()),
+            ));
+        }
+        let a = normalize_axis(OP, axis, self.rank())?;
+        let mut out_shape = self.shape().to_vec();
+        out_shape[a] = index.shape()[0];
+        let out = self.empty_like_device(OP, &out_shape, self.dtype)?;
+        if out.numel() == 0 {
+            return Ok(out);
+        }
+        let mut words = vec![
+            params::to_u32(OP, "element count", out.numel())?,
+            self.rank() as u32,
+            params::to_u32(OP, "offset", self.layout.offset())?,
+            params::to_u32(OP, "offset", index.layout.offset())?,
+            a as u32,
+            params::to_u32(OP, "dimension", self.shape()[a])?,
+            params::to_u32(OP, "stride", index.strides()[0])?,
+            0,
+        ];
+        words.extend(padded(OP, &out_shape)?);
+        words.extend(padded(OP, self.strides())?);
+        self.kernels().dispatch_1d(
+            &families::movement::INDEX_SELECT,
+            &[],
+            &[&self.buffer, &index.buffer, &out.buffer],
+            params::bytes(&words),
+            out.numel() as u64,
+        )?;
+        Ok(out)
+    }
+
+    /// `torch.gather`: `out[i][j][k] = self[index[i][j][k]][j][k]` for
+    /// `axis = 0` (likewise for other axes). `index` is I32 with the same
+    /// rank, no larger than `self` on the other axes; the output has the
+    /// index's shape and `self`'s dtype (any).
+    pub fn gather(&self, axis: isize, index: &GpuTensor) -> Result<GpuTensor> {
+        const OP: &str = "gather";
+        self.same_device(OP, index)?;
+        index.expect_dtype(OP, DType::I32)?;
+        let a = normalize_axis(OP, axis, self.rank())?;
+        let fits = index.rank() == self.rank()
+            && index
+                .shape()
+                .iter()
+                .zip(self.shape())
+                .enumerate()
+                .all(|(d, (&i, &s))| d == a || i <= s);
+        if !fits {
+            return Err(Error::ShapeMismatch {
+                op: OP,
+                lhs: self.shape().to_vec(),
+                rhs: index.shape().to_vec(),
+            });
+        }
+        let out = self.empty_like_device(OP, index.shape(), self.dtype)?;
+        if out.numel() == 0 {
+            return Ok(out);
+        }
+        let mut words = vec![
+            params::to_u32(OP, "element count", out.numel())?,
+            self.rank() as u32,
+            params::to_u32(OP, "offset", self.layout.offset())?,
+            params::to_u32(OP, "offset", index.layout.offset())?,
+            a as u32,
+            params::to_u32(OP, "dimension", self.shape()[a])?,
+            0,
+            0,
+        ];
+        words.extend(padded(OP, index.shape())?);
+        words.extend(padded(OP, self.strides())?);
+        words.extend(padded(OP, index.strides())?);
+        self.kernels().dispatch_1d(
+            &families::movement::GATHER,
+            &[],
+            &[&self.buffer, &index.buffer, &out.buffer],
+            params::bytes(&words),
+            out.numel() as u64,
+        )?;
+        Ok(out)
+    }
+
+    /// One-hot encoding of I32 labels in `0..num_classes`: appends a dim of
+    /// size `num_classes` holding 1 at the label and 0 elsewhere, in `dtype`.
+    pub fn one_hot(&self, num_classes: usize, dtype: DType) -> Result<GpuTensor> {
+        const OP: &str = "one_hot";
+        self.expect_dtype(OP, DType::I32)?;
+        let mut out_shape = self.shape().to_vec();
+        out_shape.push(num_classes);
+        check_rank(OP, &out_shape)?;
+        let out = self.empty_like_device(OP, &out_shape, dtype)?;
+        let rows = self.numel();
+        if rows == 0 {
+            return Ok(out);
+        }
+        // With no classes every label is out of range; one checking thread
+        // per label still runs so that the fault reports one of them.
+        let cols = num_classes.max(1);
+        let threads = rows
+            .checked_mul(cols)
+            .ok_or_else(|| Error::invalid(OP, format!("shape {out_shape:?} is too large")))?;
+        let one = match dtype {
+            DType::F32 => 1.0f32.to_bits(),
+            DType::I32 | DType::U32 => 1,
+        };
+        let mut words = vec![
+            params::to_u32(OP, "element count", threads)?,
+            self.rank() as u32,
+            params::to_u32(OP, "offset", self.layout.offset())?,
+            params::to_u32(OP, "class count", num_classes)?,
+            params::to_u32(OP, "class count", cols)?,
+            one,
+            0,
+            0,
+        ];
+        words.extend(padded(OP, self.shape())?);
+        words.extend(padded(OP, self.strides())?);
+        self.kernels().dispatch_1d(
+            &families::movement::ONE_HOT,
+            &[],
+            &[&self.buffer, &out.buffer],
+            params::bytes(&words),
+            threads as u64,
+        )?;
+        Ok(out)
+    }
+}

@@ -1,1 +1,79 @@
-//! (in progress)
+//! `rand` / `randn`: the counter-based generator of `wgrad_core::random`.
+
+use wgrad_core::random::seed_keys;
+use wgrad_core::{DType, Error, Result, shape};
+use wgrad_device::GpuDevice;
+use wgrad_kernels::{KernelCache, KernelSpec, families};
+
+use crate::{GpuTensor, params};
+
+impl GpuTensor {
+    /// Uniform f32 values in `[low, high)`; element `i` is
+    /// `wgrad_core::random::uniform(seed_keys(seed), i, low, high)`, bit for
+    /// bit the same as `CpuTensor::rand`.
+    pub fn rand(
+        device: &GpuDevice,
+        shape: &[usize],
+        low: f32,
+        high: f32,
+        seed: u64,
+    ) -> Result<GpuTensor> {
+        Self::random(
+            device,
+            "rand",
+            &families::random::RAND_UNIFORM,
+            shape,
+            [low, high],
+            seed,
+        )
+    }
+
+    /// Normal f32 values with `mean` and `std` (Box–Muller); element `i` is
+    /// `wgrad_core::random::normal(seed_keys(seed), i, mean, std)` up to a few
+    /// f32 ulps (the kernel's own log/cos versus the host's libm).
+    pub fn randn(
+        device: &GpuDevice,
+        shape: &[usize],
+        mean: f32,
+        std: f32,
+        seed: u64,
+    ) -> Result<GpuTensor> {
+        Self::random(
+            device,
+            "randn",
+            &families::random::RAND_NORMAL,
+            shape,
+            [mean, std],
+            seed,
+        )
+    }
+
+    fn random(
+        device: &GpuDevice,
+        op: &'static str,
+        spec: &'static KernelSpec,
+        shape: &[usize],
+        [a, b]: [f32; 2],
+        seed: u64,
+    ) -> Result<GpuTensor> {
+        shape::check_rank(op, shape)?;
+        let n = shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d));
+        // The counter is 32 bits on both devices; larger tensors would repeat.
+        let n = n.and_then(|n| u32::try_from(n).ok()).ok_or_else(|| {
+            Error::invalid(op, format!("shape {shape:?} has more than 2^32 elements"))
+        })?;
+        let kernels = KernelCache::of(device)?;
+        let out = Self::empty_on(&kernels, op, shape, DType::F32)?;
+        let [k0, k1] = seed_keys(seed);
+        // The last word must be 0: the kernel XORs it in to block FMA contraction.
+        let words = [n, k0, k1, a.to_bits(), b.to_bits(), 0];
+        kernels.dispatch_1d(
+            spec,
+            &[],
+            &[&out.buffer],
+            params::bytes(&words),
+            u64::from(n),
+        )?;
+        Ok(out)
+    }
+}
