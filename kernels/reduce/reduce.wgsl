@@ -4,9 +4,9 @@
 // The host permutes the input so the kept axes come first and the reduced
 // axes last (a view, no copy): output row `row` reduces the `inner` elements
 // whose kept coordinates unravel from `row`. Each workgroup of 256 threads
-// serves 256 / LANES rows with LANES threads per row; every thread folds a
-// strided slice of its row, then the LANES partials meet in a workgroup-memory
-// tree. Long rows may be split into `chunks` pieces of `chunk_len` elements
+// serves 256 / lanes rows with `lanes` threads per row; every thread folds a
+// strided slice of its row, then the `lanes` partials meet in a
+// workgroup-memory tree. Long rows may be split into `chunks` pieces of `chunk_len` elements
 // (virtual row `v` = chunk `v / rows` of row `v % rows`): that pass writes
 // chunk-major partials [chunks, rows] which a second dispatch of this kernel
 // reduces (arg ops carry their indices through `aux`).
@@ -97,19 +97,48 @@ fn arg_better(va: f32, ia: u32, vb: f32, ib: u32) -> bool {
     return vb < va;
 }
 
-// Element offset of flat element `e` of a row whose kept part starts at `base`.
-fn element_at(base: u32, e: u32) -> u32 {
-    if p.rank == p.kept_rank + 1u {
-        return base + e * p.strides[p.kept_rank];
-    }
-    var rem = e;
-    var at = base;
-    for (var d = i32(p.rank) - 1; d >= i32(p.kept_rank); d--) {
+// Offset, relative to the row's start, of index `o` over the reduced dims
+// other than the innermost one (the host always leaves at least one reduced dim).
+fn outer_offset(o: u32) -> u32 {
+    var rem = o;
+    var at = 0u;
+    for (var d = i32(p.rank) - 2; d >= i32(p.kept_rank); d--) {
         let dim = p.shape[d];
         at += (rem % dim) * p.strides[d];
         rem /= dim;
     }
     return at;
+}
+
+// Folds element `x`, flat index `e` within its row, stored at offset `at`.
+fn fold(acc: ptr<function, f32>, acc_idx: ptr<function, u32>, x: f32, e: u32, at: u32, mean: f32) {
+    if is_arg() {
+        // A thread meets its elements in increasing index order (the
+        // partials of a split row too: they are chunk-major), so a tie keeps
+        // the current pick; only a strictly better value or a first NaN wins.
+        let a = *acc;
+        var wins = *acc_idx == NO_INDEX;
+        if !wins && !is_nan(a) {
+            if OP == 3u {
+                wins = is_nan(x) || x > a;
+            } else {
+                wins = is_nan(x) || x < a;
+            }
+        }
+        if wins {
+            *acc = x;
+            if (p.flags & FLAG_IDX_FROM_AUX) != 0u {
+                *acc_idx = aux[at];
+            } else {
+                *acc_idx = e;
+            }
+        }
+    } else if OP == 5u {
+        let d = x - mean;
+        *acc += d * d;
+    } else {
+        *acc = combine(*acc, x);
+    }
 }
 
 // acc / divisor, spelling out division by zero (var with n <= correction):
@@ -165,24 +194,44 @@ fn reduce_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
         if OP == 5u {
             mean = bitcast<f32>(aux[row]);
         }
-        let from_aux = (p.flags & FLAG_IDX_FROM_AUX) != 0u;
-        for (var e = start + t; e < end; e += lanes) {
-            let at = element_at(base, e);
-            let x = src[at];
-            if is_arg() {
-                var ix = e;
-                if from_aux {
-                    ix = aux[at];
-                }
-                if arg_better(acc, acc_idx, x, ix) {
-                    acc = x;
-                    acc_idx = ix;
-                }
-            } else if OP == 5u {
-                let d = x - mean;
-                acc += d * d;
+        // Walk e = start + t, start + t + lanes, ... keeping (o, i) = e split
+        // into the outer reduced index and the innermost one, so the
+        // divisions happen only when i wraps past the innermost dim.
+        let n_last = p.shape[p.rank - 1u];
+        let s_last = p.strides[p.rank - 1u];
+        let step3 = 3u * lanes;
+        var e = start + t;
+        var i = e % n_last;
+        var o = e / n_last;
+        var ob = base + outer_offset(o);
+        loop {
+            if e >= end {
+                break;
+            }
+            if e + step3 < end && i + step3 < n_last {
+                // Four loads in flight before any is used.
+                let a0 = ob + i * s_last;
+                let ds = lanes * s_last;
+                let x0 = src[a0];
+                let x1 = src[a0 + ds];
+                let x2 = src[a0 + 2u * ds];
+                let x3 = src[a0 + 3u * ds];
+                fold(&acc, &acc_idx, x0, e, a0, mean);
+                fold(&acc, &acc_idx, x1, e + lanes, a0 + ds, mean);
+                fold(&acc, &acc_idx, x2, e + 2u * lanes, a0 + 2u * ds, mean);
+                fold(&acc, &acc_idx, x3, e + step3, a0 + 3u * ds, mean);
+                e += 4u * lanes;
+                i += 4u * lanes;
             } else {
-                acc = combine(acc, x);
+                let a = ob + i * s_last;
+                fold(&acc, &acc_idx, src[a], e, a, mean);
+                e += lanes;
+                i += lanes;
+            }
+            if i >= n_last {
+                o += i / n_last;
+                i %= n_last;
+                ob = base + outer_offset(o);
             }
         }
     }

@@ -40,6 +40,10 @@ fn is_nan(x: f32) -> bool {
     return (bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0u;
 }
 
+fn neg_inf() -> f32 {
+    return bitcast<f32>(0xff800000u);
+}
+
 fn nan_max(a: f32, b: f32) -> f32 {
     if is_nan(a) || is_nan(b) {
         return bitcast<f32>(0x7fc00000u);
@@ -54,6 +58,24 @@ fn rescale(m_old: f32, m: f32) -> f32 {
         return 1.0;
     }
     return exp(m_old - m);
+}
+
+// Folds x into the running (max m, sum s of exp(x_i - m)).
+fn online(m: ptr<function, f32>, s: ptr<function, f32>, x: f32) {
+    let m_new = nan_max(*m, x);
+    // A -inf element adds exp(-inf) = 0; skipping it keeps an all -inf
+    // prefix from turning the sum into NaN.
+    if x != neg_inf() || is_nan(x) {
+        *s = *s * rescale(*m, m_new) + exp(x - m_new);
+    }
+    *m = m_new;
+}
+
+fn finish(x: f32, row_max: f32, total: f32, log_total: f32) -> f32 {
+    if LOG == 1u {
+        return x - row_max - log_total;
+    }
+    return exp(x - row_max) / total;
 }
 
 @compute @workgroup_size(256)
@@ -76,7 +98,7 @@ fn softmax_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
 
     var in_base = p.offset;
     var out_base = 0u;
-    var m = bitcast<f32>(0xff800000u); // -inf
+    var m = neg_inf();
     var s = 0.0;
     if live {
         var rem = row;
@@ -87,15 +109,29 @@ fn softmax_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
             in_base += k * p.in_strides[d];
             out_base += k * p.out_strides[d];
         }
-        for (var e = t; e < p.n; e += lanes) {
-            let x = src[in_base + e * p.in_axis_stride];
-            let m_new = nan_max(m, x);
-            // A -inf element adds exp(-inf) = 0; skipping it keeps an
-            // all -inf prefix from turning the sum into NaN.
-            if x != bitcast<f32>(0xff800000u) || is_nan(x) {
-                s = s * rescale(m, m_new) + exp(x - m_new);
+        // Four loads in flight before they are folded in.
+        let st = p.in_axis_stride;
+        let step3 = 3u * lanes;
+        var e = t;
+        loop {
+            if e + step3 < p.n {
+                let at = in_base + e * st;
+                let ds = lanes * st;
+                let x0 = src[at];
+                let x1 = src[at + ds];
+                let x2 = src[at + 2u * ds];
+                let x3 = src[at + 3u * ds];
+                online(&m, &s, x0);
+                online(&m, &s, x1);
+                online(&m, &s, x2);
+                online(&m, &s, x3);
+                e += 4u * lanes;
+            } else if e < p.n {
+                online(&m, &s, src[in_base + e * st]);
+                e += lanes;
+            } else {
+                break;
             }
-            m = m_new;
         }
     }
 
@@ -118,15 +154,31 @@ fn softmax_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
         let row_max = smax[r * lanes];
         let total = ssum[r * lanes];
         let log_total = log(total);
-        for (var e = t; e < p.n; e += lanes) {
-            let x = src[in_base + e * p.in_axis_stride];
-            var y: f32;
-            if LOG == 1u {
-                y = x - row_max - log_total;
+        let st = p.in_axis_stride;
+        let so = p.out_axis_stride;
+        let step3 = 3u * lanes;
+        var e = t;
+        loop {
+            if e + step3 < p.n {
+                let at = in_base + e * st;
+                let ds = lanes * st;
+                let x0 = src[at];
+                let x1 = src[at + ds];
+                let x2 = src[at + 2u * ds];
+                let x3 = src[at + 3u * ds];
+                let ot = out_base + e * so;
+                let dso = lanes * so;
+                out[ot] = finish(x0, row_max, total, log_total);
+                out[ot + dso] = finish(x1, row_max, total, log_total);
+                out[ot + 2u * dso] = finish(x2, row_max, total, log_total);
+                out[ot + 3u * dso] = finish(x3, row_max, total, log_total);
+                e += 4u * lanes;
+            } else if e < p.n {
+                out[out_base + e * so] = finish(src[in_base + e * st], row_max, total, log_total);
+                e += lanes;
             } else {
-                y = exp(x - row_max) / total;
+                break;
             }
-            out[out_base + e * p.out_axis_stride] = y;
         }
     }
 }

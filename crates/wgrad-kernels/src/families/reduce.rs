@@ -29,4 +29,31 @@ pub static SOFTMAX_ROWS: KernelSpec = KernelSpec {
     uses_fault: false,
 };
 
-pub static ALL: &[&KernelSpec] = &[&REDUCE_ROWS, &SOFTMAX_ROWS];
+/// First pass of softmax over few long rows: (max, sum of exp) per chunk.
+/// Bindings: src, unused alias of src, stats. Immediates: rows, n,
+/// kept_rank, offset, in_axis_stride, out_axis_stride, lanes, flags,
+/// chunks, chunk_len, shape[6], in_strides[6], out_strides[6].
+pub static SOFTMAX_PARTIAL: KernelSpec = KernelSpec {
+    file: "reduce/softmax_split.wgsl",
+    entry: "softmax_partial",
+    bindings: &[Read, Read, ReadWrite],
+    immediate_bytes: 112,
+    uses_fault: false,
+};
+
+/// Second pass: merge a row's chunk statistics and write one chunk.
+/// Bindings: src, stats, out. Immediates as [`SOFTMAX_PARTIAL`].
+pub static SOFTMAX_WRITE: KernelSpec = KernelSpec {
+    file: "reduce/softmax_split.wgsl",
+    entry: "softmax_write",
+    bindings: &[Read, Read, ReadWrite],
+    immediate_bytes: 112,
+    uses_fault: false,
+};
+
+pub static ALL: &[&KernelSpec] = &[
+    &REDUCE_ROWS,
+    &SOFTMAX_ROWS,
+    &SOFTMAX_PARTIAL,
+    &SOFTMAX_WRITE,
+];
