@@ -67,5 +67,57 @@ pub fn all(device: &Device, quick: bool) -> Result<Vec<Workload>> {
             run: Box::new(move || x.matmul(&y).map(drop)),
         });
     }
+    out.extend(training(device, quick)?);
+    Ok(out)
+}
+
+/// A training step of an MLP (Linear+ReLU stack, cross-entropy, Adam lr 1e-3),
+/// in `async` mode (no readback in the loop) or `sync` mode (loss read back
+/// every step, as a logging loop does).
+pub fn mlp_step(name: &str, sizes: &[usize], batch: usize, sync: bool, device: &Device) -> Result<Workload> {
+    use wgrad::nn::loss::{CrossEntropyOptions, cross_entropy};
+    use wgrad::nn::{Linear, Module, ReLU, Sequential};
+    use wgrad::optim::{Adam, AdamConfig, Optimizer};
+
+    manual_seed(0);
+    let mut model = Sequential::new();
+    for (i, pair) in sizes.windows(2).enumerate() {
+        model = model.add(Linear::new(pair[0], pair[1], true, device)?);
+        if i + 2 < sizes.len() {
+            model = model.add(ReLU::new());
+        }
+    }
+    let mut opt = Adam::new(model.parameters(), AdamConfig::default())?;
+    let x = random(&[batch, sizes[0]], 11, device)?;
+    let classes = sizes[sizes.len() - 1];
+    let y = Tensor::from_vec((0..batch).map(|i| (i % classes) as i32).collect::<Vec<_>>(), &[batch], device)?;
+    Ok(Workload {
+        name: format!("{name} {}", if sync { "sync" } else { "async" }),
+        amount: 0.0,
+        unit: "ms",
+        iters: 20,
+        run: Box::new(move || {
+            opt.zero_grad();
+            let loss = cross_entropy(&model.forward(&x)?, &y, CrossEntropyOptions::default())?;
+            loss.backward()?;
+            opt.step()?;
+            if sync {
+                loss.item()?;
+            }
+            Ok(())
+        }),
+    })
+}
+
+/// W1 (784-256-256-10, batch 128) and W2 (784-1024-1024-10, batch 1024), both modes.
+pub fn training(device: &Device, quick: bool) -> Result<Vec<Workload>> {
+    let w2_batch = if quick { 128 } else { 1024 };
+    let mut out = Vec::new();
+    for sync in [false, true] {
+        out.push(mlp_step("W1", &[784, 256, 256, 10], 128, sync, device)?);
+    }
+    for sync in [false, true] {
+        out.push(mlp_step("W2", &[784, 1024, 1024, 10], w2_batch, sync, device)?);
+    }
     Ok(out)
 }

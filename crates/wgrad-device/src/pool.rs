@@ -91,10 +91,16 @@ impl BufferPool {
                 .lock()
                 .map_err(|_| Error::Device("buffer pool lock poisoned".into()))?;
             if let Some(list) = free.get_mut(&class) {
-                let pos = match first_use {
-                    FirstUse::Recorded => list.len().checked_sub(1),
-                    FirstUse::Upload => list.iter().rposition(|b| b.released_epoch < epoch),
-                };
+                // Lowest id first: which buffer an op gets then depends only on
+                // which buffers are free, not on the order they were freed, so a
+                // repeating program (a training loop) settles into repeating
+                // buffer assignments and its bind groups come from the cache.
+                let pos = list
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, b)| first_use == FirstUse::Recorded || b.released_epoch < epoch)
+                    .min_by_key(|(_, b)| b.id)
+                    .map(|(i, _)| i);
                 if let Some(pos) = pos {
                     let entry = list.swap_remove(pos);
                     StatCounters::bump(&self.stats.pool_hits, 1);

@@ -1,0 +1,75 @@
+//! The GPU execution model, measured through `DeviceStats`: a training step
+//! (forward, backward, optimizer step) reads nothing back, and after warm-up
+//! creates no buffers, bind groups or pipelines and submits only when the
+//! loss is read.
+
+use wgrad_autograd::optim::{Adam, AdamConfig, Optimizer};
+use wgrad_autograd::{Device, Tensor};
+use wgrad_gpu::GpuDevice;
+use wgrad_nn::loss::{CrossEntropyOptions, cross_entropy};
+use wgrad_nn::{Linear, Module, ReLU, Sequential};
+
+/// A private device: the shared one is used by tests running in parallel.
+fn own_gpu() -> Option<GpuDevice> {
+    match GpuDevice::new() {
+        Ok(g) => Some(g),
+        Err(e) => {
+            assert!(std::env::var("WGRAD_REQUIRE_GPU").as_deref() != Ok("1"), "WGRAD_REQUIRE_GPU=1 but no GPU: {e}");
+            eprintln!("gpu-test: SKIPPED (no GPU adapter: {e})");
+            None
+        }
+    }
+}
+
+#[test]
+fn training_step_is_readback_free_and_allocation_free_after_warm_up() {
+    let Some(gpu) = own_gpu() else { return };
+    let device = Device::Gpu(gpu.clone());
+    wgrad_autograd::manual_seed(3);
+    let model = Sequential::new()
+        .add(Linear::new(32, 64, true, &device).unwrap())
+        .add(ReLU::new())
+        .add(Linear::new(64, 10, true, &device).unwrap());
+    let mut opt = Adam::new(model.parameters(), AdamConfig::default()).unwrap();
+    let x = Tensor::randn_with(&[16, 32], 0.0, 1.0, 1, &device).unwrap();
+    let y = Tensor::from_vec((0..16).map(|i| i % 10).collect::<Vec<i32>>(), &[16], &device).unwrap();
+    let step = |opt: &mut Adam| {
+        opt.zero_grad();
+        let loss = cross_entropy(&model.forward(&x).unwrap(), &y, CrossEntropyOptions::default()).unwrap();
+        loss.backward().unwrap();
+        opt.step().unwrap();
+        loss
+    };
+
+    // Warm-up runs the loop exactly as measured below (the previous step's
+    // loss, and with it its graph, alive while the next step runs), so the
+    // pool and the bind-group cache see the same pattern.
+    let before_any = gpu.stats();
+    let mut last = None;
+    for _ in 0..3 {
+        last = Some(step(&mut opt));
+    }
+    let warm_up = gpu.stats().since(&before_any);
+    assert_eq!(warm_up.readbacks, 0, "forward/backward/step must not read back: {warm_up:?}");
+    gpu.synchronize().unwrap();
+
+    let steady_start = gpu.stats();
+    for _ in 0..3 {
+        last = Some(step(&mut opt));
+    }
+    let steady = gpu.stats().since(&steady_start);
+    assert_eq!(steady.readbacks, 0, "{steady:?}");
+    assert_eq!(steady.bytes_downloaded, 0, "{steady:?}");
+    assert_eq!(steady.bytes_uploaded, 0, "no host data goes up in a step: {steady:?}");
+    assert_eq!(steady.buffers_created, 0, "pool must serve every buffer: {steady:?}");
+    assert_eq!(steady.bind_groups_created, 0, "bind groups must come from the cache: {steady:?}");
+    assert_eq!(steady.pipelines_created, 0, "{steady:?}");
+    assert_eq!(steady.submits, 0, "recording only; nothing to submit until a readback: {steady:?}");
+    assert!(steady.dispatches > 0);
+
+    let loss = last.unwrap().item().unwrap();
+    assert!(loss.is_finite());
+    let with_read = gpu.stats().since(&steady_start);
+    assert_eq!(with_read.readbacks, 1, "{with_read:?}");
+    assert_eq!(with_read.submits, 1, "one submit per readback: {with_read:?}");
+}
