@@ -1,1 +1,167 @@
-//! (in progress)
+//! Fused cross-entropy (log-softmax + NLL per sample) and its gradient:
+//! the reference semantics of `kernels/nn/cross_entropy*.wgsl`.
+//!
+//! Fusing matters for the GPU (one pass over the logits instead of a
+//! log-softmax tensor, a gather and their backward); here it is simply the
+//! clearest statement of `torch.nn.functional.cross_entropy(reduction='none')`
+//! with class-index targets, `label_smoothing` and `ignore_index`.
+
+use ndarray::{ArrayViewD, Axis};
+use wgrad_core::{DType, Error, Result};
+
+use crate::tensor::{CpuTensor, expect_dtype};
+
+impl CpuTensor {
+    /// Per-sample cross-entropy of logits `[N, C]` (F32, any strides)
+    /// against class indices `target` `[N]` (I32):
+    /// `loss_n = -(1 - ls) * logp[n, t_n] - ls / C * sum_c logp[n, c]`
+    /// with `logp = log_softmax(logits, 1)`, and 0 where
+    /// `t_n == ignore_index`. A target outside `0..C` that is not
+    /// `ignore_index` is `IndexOutOfRange`.
+    pub fn cross_entropy(
+        &self,
+        target: &CpuTensor,
+        label_smoothing: f32,
+        ignore_index: i32,
+    ) -> Result<Self> {
+        const OP: &str = "cross_entropy";
+        let (n, c) = check_inputs(OP, self, target, label_smoothing)?;
+        let targets = checked_targets(OP, target, c, ignore_index)?;
+        let logits = self.as_f32()?;
+        let mut out = vec![0.0f32; n];
+        for (row, (o, t)) in out.iter_mut().zip(&targets).enumerate() {
+            let Some(t) = *t else { continue };
+            let lane = dense_row(&logits, row);
+            let (m, log_total) = max_and_log_sum_exp(&lane);
+            let logp = |x: f32| (x - m) - log_total;
+            let mut loss = -(1.0 - label_smoothing) * logp(lane[t]);
+            // Skipped at 0 so a -inf logit (a masked class) cannot turn the
+            // unused smoothing term into 0 * inf = NaN.
+            if label_smoothing != 0.0 {
+                let sum_logp: f32 = lane.iter().map(|&x| logp(x)).sum();
+                loss -= label_smoothing / c as f32 * sum_logp;
+            }
+            *o = loss;
+        }
+        CpuTensor::from_vec(out, &[n])
+    }
+
+    /// Gradient of [`cross_entropy`](Self::cross_entropy) w.r.t. the logits
+    /// given the per-sample upstream gradient `grad` `[N]` (F32):
+    /// `dlogits[n, c] = grad_n * (softmax[n, c] - (1 - ls) * [c == t_n] - ls / C)`,
+    /// with all-zero rows for ignored samples. The result is contiguous `[N, C]`.
+    pub fn cross_entropy_backward(
+        &self,
+        target: &CpuTensor,
+        grad: &CpuTensor,
+        label_smoothing: f32,
+        ignore_index: i32,
+    ) -> Result<Self> {
+        const OP: &str = "cross_entropy_backward";
+        let (n, c) = check_inputs(OP, self, target, label_smoothing)?;
+        expect_dtype(OP, grad, DType::F32)?;
+        if grad.shape() != [n] {
+            return Err(Error::ShapeMismatch {
+                op: OP,
+                lhs: vec![n],
+                rhs: grad.shape().to_vec(),
+            });
+        }
+        let targets = checked_targets(OP, target, c, ignore_index)?;
+        let logits = self.as_f32()?;
+        let grads = grad.to_vec::<f32>()?;
+        let uniform = label_smoothing / c.max(1) as f32;
+        let mut out = vec![0.0f32; n * c];
+        for (row, (dst, t)) in out.chunks_mut(c.max(1)).zip(&targets).enumerate() {
+            let Some(t) = *t else { continue };
+            let lane = dense_row(&logits, row);
+            let (m, log_total) = max_and_log_sum_exp(&lane);
+            let total = log_total.exp();
+            let g = grads[row];
+            for (k, (d, &x)) in dst.iter_mut().zip(&lane).enumerate() {
+                let hit = if k == t { 1.0 - label_smoothing } else { 0.0 };
+                *d = g * ((x - m).exp() / total - hit - uniform);
+            }
+        }
+        CpuTensor::from_vec(out, &[n, c])
+    }
+}
+
+/// Row `row` of a 2-D strided view, staged into a dense lane (rows may be
+/// strided when the logits are a transposed view).
+fn dense_row(logits: &ArrayViewD<'_, f32>, row: usize) -> Vec<f32> {
+    logits.index_axis(Axis(0), row).iter().copied().collect()
+}
+
+/// Validates logits `[N, C]` F32, target `[N]` I32 and the smoothing
+/// factor; returns `(N, C)`.
+fn check_inputs(
+    op: &'static str,
+    logits: &CpuTensor,
+    target: &CpuTensor,
+    label_smoothing: f32,
+) -> Result<(usize, usize)> {
+    expect_dtype(op, logits, DType::F32)?;
+    expect_dtype(op, target, DType::I32)?;
+    let &[n, c] = logits.shape() else {
+        return Err(Error::invalid(
+            op,
+            format!("logits must be 2-D [N, C], got shape {:?}", logits.shape()),
+        ));
+    };
+    if target.shape() != [n] {
+        return Err(Error::ShapeMismatch {
+            op,
+            lhs: logits.shape().to_vec(),
+            rhs: target.shape().to_vec(),
+        });
+    }
+    // Same range check as torch (which also rejects NaN).
+    if !(0.0..=1.0).contains(&label_smoothing) {
+        return Err(Error::invalid(
+            op,
+            format!("label_smoothing must be in [0, 1], got {label_smoothing}"),
+        ));
+    }
+    Ok((n, c))
+}
+
+/// The class of every sample (`None` for ignored ones); any other target
+/// outside `0..classes` is an error.
+fn checked_targets(
+    op: &'static str,
+    target: &CpuTensor,
+    classes: usize,
+    ignore_index: i32,
+) -> Result<Vec<Option<usize>>> {
+    target
+        .to_vec::<i32>()?
+        .into_iter()
+        .map(|t| {
+            if t == ignore_index {
+                return Ok(None);
+            }
+            match usize::try_from(t) {
+                Ok(u) if u < classes => Ok(Some(u)),
+                _ => Err(Error::IndexOutOfRange {
+                    op,
+                    index: i64::from(t),
+                    size: classes,
+                }),
+            }
+        })
+        .collect()
+}
+
+/// `(max, ln(sum(exp(x - max))))` of a lane; NaN propagates through the max.
+fn max_and_log_sum_exp(lane: &[f32]) -> (f32, f32) {
+    let m = lane.iter().copied().fold(f32::NEG_INFINITY, |m, x| {
+        if m.is_nan() || x.is_nan() {
+            f32::NAN
+        } else {
+            m.max(x)
+        }
+    });
+    let total: f32 = lane.iter().map(|&x| (x - m).exp()).sum();
+    (m, total.ln())
+}

@@ -1,3 +1,43 @@
-//! Neural-network building blocks on top of `wgrad-autograd` (in progress).
+//! Neural-network building blocks on top of `wgrad-autograd`, after
+//! `torch.nn`: the [`Module`] trait and layers ([`Linear`], [`Embedding`],
+//! [`LayerNorm`], [`Dropout`], activations, [`Sequential`]), parameter
+//! initialisation ([`init`]), loss functions ([`loss`]), and data loading
+//! ([`data`]).
+//!
+//! ```no_run
+//! use wgrad_autograd::{Device, Tensor};
+//! use wgrad_nn::loss::{CrossEntropyOptions, cross_entropy};
+//! use wgrad_nn::{Linear, Module, ReLU, Sequential};
+//! let device = Device::best()?;
+//! let model = Sequential::new()
+//!     .add(Linear::new(784, 128, true, &device)?)
+//!     .add(ReLU::new())
+//!     .add(Linear::new(128, 10, true, &device)?);
+//! let x = Tensor::randn(&[32, 784], &device)?;
+//! let y = Tensor::from_vec(vec![3i32; 32], &[32], &device)?;
+//! let loss = cross_entropy(&model.forward(&x)?, &y, CrossEntropyOptions::default())?;
+//! loss.backward()?;
+//! # Ok::<(), wgrad_core::Error>(())
+//! ```
 
+mod activation;
 pub mod data;
+mod dropout;
+mod embedding;
+mod flatten;
+pub mod init;
+mod layer_norm;
+mod linear;
+pub mod loss;
+mod module;
+mod sequential;
+
+pub use activation::{GELU, LeakyReLU, ReLU, SiLU, Sigmoid, Tanh};
+pub use dropout::Dropout;
+pub use embedding::Embedding;
+pub use flatten::Flatten;
+pub use layer_norm::LayerNorm;
+pub use linear::Linear;
+pub use loss::{CrossEntropyOptions, Reduction};
+pub use module::Module;
+pub use sequential::Sequential;

@@ -1,1 +1,162 @@
-//! (in progress)
+//! Fused cross-entropy (log-softmax + NLL per sample) and its gradient.
+//!
+//! One dispatch each (`kernels/nn/cross_entropy*.wgsl`): every row of the
+//! logits is read by a few threads that fold (max, sum of exp) together in
+//! workgroup memory, so neither a log-softmax tensor nor a gather is ever
+//! materialised. Targets are checked on the device: an out-of-range class
+//! raises the device fault, reported by the next readback.
+
+use wgrad_core::{DType, Error, Result};
+use wgrad_kernels::families;
+
+use crate::{GpuTensor, params};
+
+/// Threads per workgroup of the cross-entropy kernels.
+const WG: usize = 256;
+
+/// Validates logits `[N, C]` F32, target `[N]` I32 and the smoothing factor;
+/// returns `(N, C)`.
+fn check_inputs(
+    op: &'static str,
+    logits: &GpuTensor,
+    target: &GpuTensor,
+    label_smoothing: f32,
+) -> Result<(usize, usize)> {
+    logits.same_device(op, target)?;
+    logits.expect_dtype(op, DType::F32)?;
+    target.expect_dtype(op, DType::I32)?;
+    let &[n, c] = logits.shape() else {
+        return Err(Error::invalid(
+            op,
+            format!("logits must be 2-D [N, C], got shape {:?}", logits.shape()),
+        ));
+    };
+    if target.shape() != [n] {
+        return Err(Error::ShapeMismatch {
+            op,
+            lhs: logits.shape().to_vec(),
+            rhs: target.shape().to_vec(),
+        });
+    }
+    // Same range check as torch (which also rejects NaN).
+    if !(0.0..=1.0).contains(&label_smoothing) {
+        return Err(Error::invalid(
+            op,
+            format!("label_smoothing must be in [0, 1], got {label_smoothing}"),
+        ));
+    }
+    Ok((n, c))
+}
+
+/// Threads per row: enough to give each thread one class of a small row,
+/// a full workgroup for rows of 256 classes or more.
+fn lanes_for(classes: usize) -> usize {
+    classes.max(1).next_power_of_two().min(WG)
+}
+
+/// The kernels' shared immediate block (see `CrossEntropyParams` in the WGSL).
+fn immediates(
+    op: &'static str,
+    logits: &GpuTensor,
+    target: &GpuTensor,
+    grad: Option<&GpuTensor>,
+    label_smoothing: f32,
+    ignore_index: i32,
+) -> Result<[u32; 12]> {
+    let (n, c) = (logits.shape()[0], logits.shape()[1]);
+    let u = |what, v| params::to_u32(op, what, v);
+    let (g_offset, g_stride) = match grad {
+        Some(g) => (
+            u("offset", g.layout.offset())?,
+            u("stride", g.strides()[0])?,
+        ),
+        None => (0, 0),
+    };
+    Ok([
+        u("row count", n)?,
+        u("class count", c)?,
+        u("offset", logits.layout.offset())?,
+        u("stride", logits.strides()[0])?,
+        u("stride", logits.strides()[1])?,
+        u("offset", target.layout.offset())?,
+        u("stride", target.strides()[0])?,
+        lanes_for(c) as u32,
+        label_smoothing.to_bits(),
+        ignore_index as u32,
+        g_offset,
+        g_stride,
+    ])
+}
+
+impl GpuTensor {
+    /// Per-sample cross-entropy of logits `[N, C]` (F32, any strides)
+    /// against class indices `target` `[N]` (I32), like
+    /// `torch.nn.functional.cross_entropy(..., reduction='none')`:
+    /// `loss_n = -(1 - ls) * logp[n, t_n] - ls / C * sum_c logp[n, c]`, and 0
+    /// where `t_n == ignore_index`. A target outside `0..C` (other than
+    /// `ignore_index`) sets the device fault; the next readback returns
+    /// `IndexOutOfRange`.
+    pub fn cross_entropy(
+        &self,
+        target: &GpuTensor,
+        label_smoothing: f32,
+        ignore_index: i32,
+    ) -> Result<GpuTensor> {
+        const OP: &str = "cross_entropy";
+        let (n, c) = check_inputs(OP, self, target, label_smoothing)?;
+        let out = self.empty_like_device(OP, &[n], DType::F32)?;
+        if n == 0 {
+            return Ok(out);
+        }
+        let words = immediates(OP, self, target, None, label_smoothing, ignore_index)?;
+        let rows_per_group = WG / lanes_for(c);
+        self.kernels().dispatch_groups(
+            &families::nn::CROSS_ENTROPY,
+            &[],
+            &[&self.buffer, &target.buffer, &out.buffer],
+            params::bytes(&words),
+            n.div_ceil(rows_per_group) as u64,
+        )?;
+        Ok(out)
+    }
+
+    /// Gradient of [`cross_entropy`](Self::cross_entropy) w.r.t. the logits
+    /// given the per-sample upstream gradient `grad` `[N]` (F32):
+    /// `dlogits[n, c] = grad_n * (softmax[n, c] - (1 - ls) * [c == t_n] - ls / C)`,
+    /// all-zero rows for ignored samples; a contiguous `[N, C]`.
+    pub fn cross_entropy_backward(
+        &self,
+        target: &GpuTensor,
+        grad: &GpuTensor,
+        label_smoothing: f32,
+        ignore_index: i32,
+    ) -> Result<GpuTensor> {
+        const OP: &str = "cross_entropy_backward";
+        let (n, c) = check_inputs(OP, self, target, label_smoothing)?;
+        self.same_device(OP, grad)?;
+        grad.expect_dtype(OP, DType::F32)?;
+        if grad.shape() != [n] {
+            return Err(Error::ShapeMismatch {
+                op: OP,
+                lhs: vec![n],
+                rhs: grad.shape().to_vec(),
+            });
+        }
+        let out = self.empty_like_device(OP, &[n, c], DType::F32)?;
+        // With no classes there is no gradient to write; the forward pass
+        // already reported any target that was not ignored.
+        if n == 0 || c == 0 {
+            return Ok(out);
+        }
+        let words = immediates(OP, self, target, Some(grad), label_smoothing, ignore_index)?;
+        let rows_per_group = WG / lanes_for(c);
+        self.kernels().dispatch_groups(
+            &families::nn::CROSS_ENTROPY_BACKWARD,
+            &[],
+            &[&self.buffer, &target.buffer, &grad.buffer, &out.buffer],
+            params::bytes(&words),
+            n.div_ceil(rows_per_group) as u64,
+        )?;
+        Ok(out)
+    }
+}

@@ -1,0 +1,477 @@
+//! Fused cross-entropy (forward and backward) on the GPU vs the CPU
+//! reference: random sizes (one class up to rows longer than a workgroup),
+//! strided logits/targets/gradients, label smoothing, ignored targets,
+//! extreme and -inf logits; device faults for out-of-range targets; errors.
+
+mod common;
+
+use proptest::prelude::*;
+use wgrad_core::{DType, Error, random};
+use wgrad_cpu::CpuTensor;
+use wgrad_device::GpuDevice;
+use wgrad_gpu::GpuTensor;
+
+/// How the logits `[N, C]` are laid out.
+#[derive(Clone, Copy, Debug)]
+enum View {
+    Dense,
+    /// Stored as `[C, N]` and transposed (column stride 1 is gone).
+    Transposed,
+    /// Rows and columns narrowed out of a larger buffer (offset, padded rows).
+    Narrowed,
+}
+
+fn view_strategy() -> impl Strategy<Value = View> {
+    prop_oneof![
+        Just(View::Dense),
+        Just(View::Transposed),
+        Just(View::Narrowed)
+    ]
+}
+
+/// Uniform values in `[lo, hi)` from a seed (reproducible, no host RNG state).
+fn values(n: usize, lo: f32, hi: f32, seed: u64) -> Vec<f32> {
+    let keys = random::seed_keys(seed);
+    (0..n as u32)
+        .map(|i| random::uniform(keys, i, lo, hi))
+        .collect()
+}
+
+/// The same logical `[n, c]` logits on both devices, laid out as `view`.
+fn logits_pair(
+    gpu: &GpuDevice,
+    n: usize,
+    c: usize,
+    view: View,
+    scale: f32,
+    seed: u64,
+) -> (CpuTensor, GpuTensor) {
+    match view {
+        View::Dense => {
+            let v = values(n * c, -scale, scale, seed);
+            (
+                CpuTensor::from_vec(v.clone(), &[n, c]).unwrap(),
+                GpuTensor::from_vec(gpu, v, &[n, c]).unwrap(),
+            )
+        }
+        View::Transposed => {
+            let v = values(n * c, -scale, scale, seed);
+            let cpu = CpuTensor::from_vec(v.clone(), &[c, n])
+                .unwrap()
+                .transpose(0, 1)
+                .unwrap();
+            let gpu = GpuTensor::from_vec(gpu, v, &[c, n])
+                .unwrap()
+                .transpose(0, 1)
+                .unwrap();
+            (cpu, gpu)
+        }
+        View::Narrowed => {
+            let (rn, rc) = (n + 2, c + 3);
+            let v = values(rn * rc, -scale, scale, seed);
+            let cut = |t: CpuTensor| t.narrow(0, 1, n).unwrap().narrow(1, 2, c).unwrap();
+            let cpu = cut(CpuTensor::from_vec(v.clone(), &[rn, rc]).unwrap());
+            let g = GpuTensor::from_vec(gpu, v, &[rn, rc])
+                .unwrap()
+                .narrow(0, 1, n)
+                .unwrap()
+                .narrow(1, 2, c)
+                .unwrap();
+            (cpu, g)
+        }
+    }
+}
+
+/// Targets in `0..c`, every `ignore_every`-th one set to `ignore`. With
+/// `strided`, the targets are every other element of a longer vector.
+fn targets_pair(
+    gpu: &GpuDevice,
+    n: usize,
+    c: usize,
+    ignore: i32,
+    ignore_every: usize,
+    strided: bool,
+    seed: u64,
+) -> (CpuTensor, GpuTensor) {
+    let keys = random::seed_keys(seed);
+    let t: Vec<i32> = (0..n)
+        .map(|i| {
+            if ignore_every > 0 && i.is_multiple_of(ignore_every) {
+                ignore
+            } else {
+                (random::uniform(keys, i as u32, 0.0, c as f32) as i32).min(c as i32 - 1)
+            }
+        })
+        .collect();
+    if !strided {
+        return (
+            CpuTensor::from_vec(t.clone(), &[n]).unwrap(),
+            GpuTensor::from_vec(gpu, t, &[n]).unwrap(),
+        );
+    }
+    let padded: Vec<i32> = t.iter().flat_map(|&x| [x, 12345]).collect();
+    let cpu = CpuTensor::from_vec(padded.clone(), &[n, 2])
+        .unwrap()
+        .narrow(1, 0, 1)
+        .unwrap()
+        .squeeze(1)
+        .unwrap();
+    let g = GpuTensor::from_vec(gpu, padded, &[n, 2])
+        .unwrap()
+        .narrow(1, 0, 1)
+        .unwrap()
+        .squeeze(1)
+        .unwrap();
+    (cpu, g)
+}
+
+fn gpu_f32(t: &GpuTensor) -> Vec<f32> {
+    t.to_vec_blocking::<f32>().unwrap()
+}
+
+fn cpu_f32(t: &CpuTensor) -> Vec<f32> {
+    t.to_vec::<f32>().unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+
+    #[test]
+    fn cross_entropy_forward_backward_match_cpu(
+        n in 0usize..40,
+        c in prop_oneof![1usize..12, 250usize..700],
+        view in view_strategy(),
+        strided_targets in any::<bool>(),
+        smoothing in prop_oneof![Just(0.0f32), Just(0.1f32), 0.0f32..1.0],
+        ignore in prop_oneof![Just(-100i32), Just(0i32)],
+        ignore_every in 0usize..4,
+        scale in prop_oneof![Just(3.0f32), Just(60.0f32)],
+        seed in any::<u64>(),
+    ) {
+        let Some(gpu) = common::gpu() else { return Ok(()) };
+        let (cx, gx) = logits_pair(&gpu, n, c, view, scale, seed);
+        let (ct, gt) = targets_pair(&gpu, n, c, ignore, ignore_every, strided_targets, seed ^ 1);
+
+        let want = cpu_f32(&cx.cross_entropy(&ct, smoothing, ignore).unwrap());
+        let got = gpu_f32(&gx.cross_entropy(&gt, smoothing, ignore).unwrap());
+        // Sums of up to ~700 exps in a different order, then a log.
+        common::assert_close(&got, &want, 2e-5, "cross_entropy");
+
+        // Upstream gradient: a strided view (every other element) half the time.
+        let g = values(2 * n, -2.0, 2.0, seed ^ 2);
+        let (cg, gg) = if seed.is_multiple_of(2) {
+            (CpuTensor::from_vec(g[..n].to_vec(), &[n]).unwrap(), GpuTensor::from_vec(&gpu, g[..n].to_vec(), &[n]).unwrap())
+        } else {
+            let pick = |t: CpuTensor| t.narrow(1, 1, 1).unwrap().squeeze(1).unwrap();
+            let gg = GpuTensor::from_vec(&gpu, g.clone(), &[n, 2]).unwrap().narrow(1, 1, 1).unwrap().squeeze(1).unwrap();
+            (pick(CpuTensor::from_vec(g, &[n, 2]).unwrap()), gg)
+        };
+        let want = cpu_f32(&cx.cross_entropy_backward(&ct, &cg, smoothing, ignore).unwrap());
+        let got = gx.cross_entropy_backward(&gt, &gg, smoothing, ignore).unwrap();
+        prop_assert_eq!(got.shape(), &[n, c]);
+        prop_assert!(got.is_contiguous());
+        common::assert_close(&gpu_f32(&got), &want, 1e-5, "cross_entropy_backward");
+    }
+}
+
+#[test]
+fn cross_entropy_known_values() {
+    let Some(gpu) = common::gpu() else { return };
+    // log(e^1 + e^2 + e^3) = 3.4076059644; row 1 is row 0 shifted by -2.
+    let x = GpuTensor::from_vec(&gpu, vec![1.0f32, 2.0, 3.0, 1.0, 0.0, -1.0], &[2, 3]).unwrap();
+    let t = GpuTensor::from_vec(&gpu, vec![2i32, 1], &[2]).unwrap();
+    common::assert_close(
+        &gpu_f32(&x.cross_entropy(&t, 0.0, -100).unwrap()),
+        &[0.40760596, 1.407606],
+        1e-6,
+        "plain",
+    );
+    // ls = 0.1: 0.9 * nll + 0.1 / 3 * (sum of -logp = 4.2228179).
+    common::assert_close(
+        &gpu_f32(&x.cross_entropy(&t, 0.1, -100).unwrap()),
+        &[0.50760596, 1.407606],
+        1e-6,
+        "smoothed",
+    );
+    // Ignoring class 1 zeroes row 1 (loss and gradient).
+    common::assert_close(
+        &gpu_f32(&x.cross_entropy(&t, 0.1, 1).unwrap()),
+        &[0.50760596, 0.0],
+        1e-6,
+        "ignored",
+    );
+    let g = GpuTensor::from_vec(&gpu, vec![0.5f32, 0.5], &[2]).unwrap();
+    let d = gpu_f32(&x.cross_entropy_backward(&t, &g, 0.0, 1).unwrap());
+    common::assert_close(
+        &d,
+        &[0.04501529, 0.12236424, -0.16737952, 0.0, 0.0, 0.0],
+        1e-6,
+        "backward",
+    );
+}
+
+#[test]
+fn cross_entropy_extreme_logits_stay_finite() {
+    let Some(gpu) = common::gpu() else { return };
+    // Huge logits would overflow a naive exp; a -inf logit (a masked class)
+    // must not turn the loss or its gradient into NaN, with or without smoothing
+    // (with smoothing the loss is +inf, as in torch, since logp = -inf there).
+    let x = vec![
+        1000.0f32,
+        -1000.0,
+        f32::NEG_INFINITY,
+        0.5,
+        88.0,
+        89.0,
+        90.0,
+        -5.0,
+    ];
+    let cx = CpuTensor::from_vec(x.clone(), &[2, 4]).unwrap();
+    let gx = GpuTensor::from_vec(&gpu, x, &[2, 4]).unwrap();
+    let ct = CpuTensor::from_vec(vec![0i32, 3], &[2]).unwrap();
+    let gt = GpuTensor::from_vec(&gpu, vec![0i32, 3], &[2]).unwrap();
+    let want = cpu_f32(&cx.cross_entropy(&ct, 0.0, -100).unwrap());
+    let got = gpu_f32(&gx.cross_entropy(&gt, 0.0, -100).unwrap());
+    assert!(got.iter().all(|v| v.is_finite()), "{got:?}");
+    common::assert_close(&got, &want, 1e-5, "extreme forward");
+    let cg = CpuTensor::from_vec(vec![1.0f32, 1.0], &[2]).unwrap();
+    let gg = GpuTensor::from_vec(&gpu, vec![1.0f32, 1.0], &[2]).unwrap();
+    let want = cpu_f32(&cx.cross_entropy_backward(&ct, &cg, 0.3, -100).unwrap());
+    let got = gpu_f32(&gx.cross_entropy_backward(&gt, &gg, 0.3, -100).unwrap());
+    assert!(got.iter().all(|v| v.is_finite()), "{got:?}");
+    common::assert_close(&got, &want, 1e-5, "extreme backward");
+    let smoothed = gpu_f32(&gx.cross_entropy(&gt, 0.3, -100).unwrap());
+    assert_eq!(smoothed[0], f32::INFINITY);
+    assert!(smoothed[1].is_finite());
+}
+
+#[test]
+fn cross_entropy_nan_logit_propagates() {
+    let Some(gpu) = common::gpu() else { return };
+    let x = GpuTensor::from_vec(&gpu, vec![0.0f32, f32::NAN, 1.0, 2.0], &[2, 2]).unwrap();
+    let t = GpuTensor::from_vec(&gpu, vec![0i32, 0], &[2]).unwrap();
+    let got = gpu_f32(&x.cross_entropy(&t, 0.0, -100).unwrap());
+    assert!(got[0].is_nan() && got[1].is_finite(), "{got:?}");
+}
+
+#[test]
+fn out_of_range_target_faults_the_next_readback() {
+    // A private device: the fault is per device, and tests on the shared
+    // one run in parallel.
+    let Some(gpu) = common::own_gpu() else { return };
+    let x = GpuTensor::from_vec(&gpu, vec![0.0f32; 6], &[2, 3]).unwrap();
+    let g = GpuTensor::from_vec(&gpu, vec![1.0f32; 2], &[2]).unwrap();
+    for (bad, backward) in [(3i32, false), (-1, false), (7, true), (-2, true)] {
+        let t = GpuTensor::from_vec(&gpu, vec![0i32, bad], &[2]).unwrap();
+        let out = if backward {
+            x.cross_entropy_backward(&t, &g, 0.0, -100).unwrap()
+        } else {
+            x.cross_entropy(&t, 0.0, -100).unwrap()
+        };
+        let err = out.to_vec_blocking::<f32>().unwrap_err();
+        match &err {
+            Error::IndexOutOfRange { op, index, size } => {
+                assert!(op.contains("cross_entropy"), "{err}");
+                assert_eq!((*index, *size), (i64::from(bad), 3), "{err}");
+            }
+            other => panic!("expected IndexOutOfRange, got {other}"),
+        }
+        // The readback that reported the fault cleared it.
+        assert_eq!(
+            gpu_f32(
+                &x.cross_entropy(
+                    &GpuTensor::from_vec(&gpu, vec![0i32, 2], &[2]).unwrap(),
+                    0.0,
+                    -100
+                )
+                .unwrap()
+            )
+            .len(),
+            2
+        );
+    }
+    // ignore_index is exempt even when it lies outside 0..C.
+    let t = GpuTensor::from_vec(&gpu, vec![-100i32, 1], &[2]).unwrap();
+    assert_eq!(gpu_f32(&x.cross_entropy(&t, 0.0, -100).unwrap())[0], 0.0);
+    // No classes: a target that is not ignored is out of range.
+    let empty = GpuTensor::zeros(&gpu, &[2, 0], DType::F32).unwrap();
+    let t = GpuTensor::from_vec(&gpu, vec![-100i32, 0], &[2]).unwrap();
+    assert!(matches!(
+        empty
+            .cross_entropy(&t, 0.0, -100)
+            .unwrap()
+            .to_vec_blocking::<f32>(),
+        Err(Error::IndexOutOfRange {
+            index: 0,
+            size: 0,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn cpu_rejects_out_of_range_targets() {
+    let x = CpuTensor::from_vec(vec![0.0f32; 6], &[2, 3]).unwrap();
+    let t = CpuTensor::from_vec(vec![0i32, 3], &[2]).unwrap();
+    let g = CpuTensor::from_vec(vec![1.0f32; 2], &[2]).unwrap();
+    assert!(matches!(
+        x.cross_entropy(&t, 0.0, -100),
+        Err(Error::IndexOutOfRange {
+            index: 3,
+            size: 3,
+            ..
+        })
+    ));
+    assert!(matches!(
+        x.cross_entropy_backward(&t, &g, 0.0, -100),
+        Err(Error::IndexOutOfRange {
+            index: 3,
+            size: 3,
+            ..
+        })
+    ));
+    // ... unless it is the ignore_index.
+    assert_eq!(
+        x.cross_entropy(&t, 0.0, 3)
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap()[1],
+        0.0
+    );
+}
+
+#[test]
+fn empty_batches() {
+    let Some(gpu) = common::gpu() else { return };
+    let x = GpuTensor::zeros(&gpu, &[0, 5], DType::F32).unwrap();
+    let t = GpuTensor::zeros(&gpu, &[0], DType::I32).unwrap();
+    let g = GpuTensor::zeros(&gpu, &[0], DType::F32).unwrap();
+    assert_eq!(x.cross_entropy(&t, 0.0, -100).unwrap().shape(), &[0]);
+    assert_eq!(
+        x.cross_entropy_backward(&t, &g, 0.0, -100).unwrap().shape(),
+        &[0, 5]
+    );
+}
+
+#[test]
+fn cross_entropy_errors() {
+    let Some(gpu) = common::gpu() else { return };
+    let x = GpuTensor::zeros(&gpu, &[2, 3], DType::F32).unwrap();
+    let t = GpuTensor::zeros(&gpu, &[2], DType::I32).unwrap();
+    let g = GpuTensor::zeros(&gpu, &[2], DType::F32).unwrap();
+    let cx = CpuTensor::zeros(&[2, 3], DType::F32).unwrap();
+    let ct = CpuTensor::zeros(&[2], DType::I32).unwrap();
+
+    // Logits must be 2-D.
+    let x3 = GpuTensor::zeros(&gpu, &[2, 3, 1], DType::F32).unwrap();
+    let e = x3.cross_entropy(&t, 0.0, -100).unwrap_err().to_string();
+    assert!(e.contains("[2, 3, 1]"), "{e}");
+    let e = CpuTensor::zeros(&[6], DType::F32)
+        .unwrap()
+        .cross_entropy(&ct, 0.0, -100)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("[6]"), "{e}");
+    // Target length must be N.
+    let t3 = GpuTensor::zeros(&gpu, &[3], DType::I32).unwrap();
+    assert!(
+        matches!(x.cross_entropy(&t3, 0.0, -100), Err(Error::ShapeMismatch { ref lhs, ref rhs, .. }) if lhs == &[2, 3] && rhs == &[3])
+    );
+    assert!(matches!(
+        cx.cross_entropy(&CpuTensor::zeros(&[3], DType::I32).unwrap(), 0.0, -100),
+        Err(Error::ShapeMismatch { .. })
+    ));
+    // Dtypes: F32 logits, I32 targets, F32 grad.
+    let tf = GpuTensor::zeros(&gpu, &[2], DType::F32).unwrap();
+    assert!(matches!(
+        x.cross_entropy(&tf, 0.0, -100),
+        Err(Error::DTypeMismatch {
+            expected: DType::I32,
+            got: DType::F32,
+            ..
+        })
+    ));
+    let xi = GpuTensor::zeros(&gpu, &[2, 3], DType::I32).unwrap();
+    assert!(matches!(
+        xi.cross_entropy(&t, 0.0, -100),
+        Err(Error::DTypeMismatch {
+            expected: DType::F32,
+            ..
+        })
+    ));
+    assert!(matches!(
+        x.cross_entropy_backward(&t, &t, 0.0, -100),
+        Err(Error::DTypeMismatch { .. })
+    ));
+    // Grad shape must be [N].
+    let g3 = GpuTensor::zeros(&gpu, &[2, 1], DType::F32).unwrap();
+    assert!(matches!(
+        x.cross_entropy_backward(&t, &g3, 0.0, -100),
+        Err(Error::ShapeMismatch { .. })
+    ));
+    assert!(matches!(
+        cx.cross_entropy_backward(&ct, &CpuTensor::zeros(&[3], DType::F32).unwrap(), 0.0, -100),
+        Err(Error::ShapeMismatch { .. })
+    ));
+    // Smoothing outside [0, 1] (and NaN).
+    for ls in [-0.1f32, 1.5, f32::NAN] {
+        let e = x.cross_entropy(&t, ls, -100).unwrap_err().to_string();
+        assert!(e.contains("label_smoothing"), "{e}");
+        assert!(cx.cross_entropy(&ct, ls, -100).is_err());
+        assert!(x.cross_entropy_backward(&t, &g, ls, -100).is_err());
+    }
+}
+
+/// Throughput of the fused kernels on a large-vocabulary batch (run with
+/// `--ignored --nocapture` on a real GPU; lavapipe would take long). Checks
+/// a few rows against the CPU so a fast wrong kernel cannot pass.
+#[test]
+#[ignore]
+fn bench_cross_entropy_large() {
+    let Some(gpu) = common::gpu() else { return };
+    let (n, c) = (4096usize, 32000usize);
+    let x = GpuTensor::randn(&gpu, &[n, c], 0.0, 3.0, 1).unwrap();
+    let labels: Vec<i32> = (0..n).map(|i| ((i * 7919) % c) as i32).collect();
+    let t = GpuTensor::from_vec(&gpu, labels.clone(), &[n]).unwrap();
+    let g = GpuTensor::ones(&gpu, &[n], DType::F32).unwrap();
+    let run = |iters: usize| {
+        let start = std::time::Instant::now();
+        for _ in 0..iters {
+            let _ = x.cross_entropy(&t, 0.1, -100).unwrap();
+            let _ = x.cross_entropy_backward(&t, &g, 0.1, -100).unwrap();
+        }
+        gpu.synchronize().unwrap();
+        start.elapsed().as_secs_f64() / iters as f64
+    };
+    run(2);
+    let per = run(20);
+    // Forward reads the logits twice (max/sum, then logp with smoothing),
+    // backward reads them twice and writes once.
+    let bytes = (n * c * 4 * 5) as f64;
+    println!(
+        "cross_entropy fwd+bwd [{n}, {c}]: {:.3} ms, ~{:.0} GB/s effective",
+        per * 1e3,
+        bytes / per / 1e9
+    );
+    let rows = 3;
+    let got = x
+        .narrow(0, 0, rows)
+        .unwrap()
+        .cross_entropy(&t.narrow(0, 0, rows).unwrap(), 0.1, -100)
+        .unwrap();
+    let cx = CpuTensor::from_vec(
+        x.narrow(0, 0, rows)
+            .unwrap()
+            .to_vec_blocking::<f32>()
+            .unwrap(),
+        &[rows, c],
+    )
+    .unwrap();
+    let ct = CpuTensor::from_vec(labels[..rows].to_vec(), &[rows]).unwrap();
+    common::assert_close(
+        &gpu_f32(&got),
+        &cpu_f32(&cx.cross_entropy(&ct, 0.1, -100).unwrap()),
+        1e-4,
+        "large rows",
+    );
+}

@@ -1,0 +1,73 @@
+//! [`Dropout`]: random zeroing during training (`torch.nn.Dropout`).
+
+use wgrad_autograd::{Device, Tensor, next_seed};
+use wgrad_core::{Error, Result};
+
+use crate::Module;
+
+/// In training mode, zeroes each element with probability `p` and scales
+/// the survivors by `1 / (1 - p)` so the expected value is unchanged; in
+/// evaluation mode, the identity.
+///
+/// The mask is drawn on the tensor's device from the counter-based RNG
+/// seeded by `wgrad_autograd::next_seed()`, so runs are reproducible under
+/// `manual_seed` and a CPU and a GPU run drop the same elements.
+#[derive(Clone, Debug)]
+pub struct Dropout {
+    p: f32,
+    training: bool,
+}
+
+impl Dropout {
+    /// A dropout layer with drop probability `p` in `[0, 1]`, in training mode.
+    pub fn new(p: f32) -> Result<Self> {
+        if !(0.0..=1.0).contains(&p) {
+            return Err(Error::invalid(
+                "Dropout",
+                format!("dropout probability has to be between 0 and 1, but got {p}"),
+            ));
+        }
+        Ok(Dropout { p, training: true })
+    }
+
+    /// The drop probability.
+    pub fn p(&self) -> f32 {
+        self.p
+    }
+}
+
+impl Module for Dropout {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        if !self.training || self.p == 0.0 {
+            return Ok(x.clone());
+        }
+        if self.p == 1.0 {
+            // Everything is dropped; the 1/(1-p) scale would be infinite and
+            // turn the masked gradient into 0 * inf = NaN.
+            return x.mul_scalar(0.0);
+        }
+        let device = x.device();
+        // u >= p keeps an element with probability 1 - p (u is in [0, 1)).
+        let keep =
+            Tensor::rand_with(&x.shape(), 0.0, 1.0, next_seed(), &device)?.ge_scalar(self.p)?;
+        let scaled = x.mul_scalar(1.0 / (1.0 - self.p))?;
+        let zero = Tensor::zeros(&[], &device)?;
+        Tensor::where_cond(&keep, &scaled, &zero)
+    }
+
+    fn named_parameters(&self) -> Vec<(String, Tensor)> {
+        Vec::new()
+    }
+
+    fn train(&mut self, on: bool) {
+        self.training = on;
+    }
+
+    fn is_training(&self) -> bool {
+        self.training
+    }
+
+    fn to_device(&mut self, _device: &Device) -> Result<()> {
+        Ok(())
+    }
+}

@@ -1,0 +1,117 @@
+//! [`LayerNorm`]: normalisation over the trailing dims (`torch.nn.LayerNorm`).
+
+use wgrad_autograd::{Device, Tensor};
+use wgrad_core::{Error, Result};
+
+use crate::module::{Module, moved_parameter};
+
+/// `y = (x - mean) / sqrt(var + eps) * weight + bias`, with the mean and the
+/// biased variance (correction 0) taken over the last
+/// `normalized_shape.len()` dims, whose sizes must equal `normalized_shape`.
+/// `weight` (ones) and `bias` (zeros) have `normalized_shape` and exist
+/// only with `elementwise_affine`.
+pub struct LayerNorm {
+    normalized_shape: Vec<usize>,
+    eps: f32,
+    /// Per-element scale, when affine.
+    pub weight: Option<Tensor>,
+    /// Per-element shift, when affine.
+    pub bias: Option<Tensor>,
+    training: bool,
+}
+
+impl LayerNorm {
+    /// A layer normalising over `normalized_shape` (torch's defaults:
+    /// `eps = 1e-5`, `elementwise_affine = true`).
+    pub fn new(
+        normalized_shape: &[usize],
+        eps: f32,
+        elementwise_affine: bool,
+        device: &Device,
+    ) -> Result<Self> {
+        if normalized_shape.is_empty() {
+            return Err(Error::invalid(
+                "LayerNorm",
+                "normalized_shape must have at least one dim",
+            ));
+        }
+        let (weight, bias) = if elementwise_affine {
+            (
+                Some(Tensor::ones(normalized_shape, device)?.with_requires_grad(true)?),
+                Some(Tensor::zeros(normalized_shape, device)?.with_requires_grad(true)?),
+            )
+        } else {
+            (None, None)
+        };
+        Ok(LayerNorm {
+            normalized_shape: normalized_shape.to_vec(),
+            eps,
+            weight,
+            bias,
+            training: true,
+        })
+    }
+
+    /// The normalised trailing shape.
+    pub fn normalized_shape(&self) -> &[usize] {
+        &self.normalized_shape
+    }
+
+    /// The epsilon added to the variance.
+    pub fn eps(&self) -> f32 {
+        self.eps
+    }
+}
+
+impl Module for LayerNorm {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let shape = x.shape();
+        let k = self.normalized_shape.len();
+        if shape.len() < k || shape[shape.len() - k..] != self.normalized_shape[..] {
+            return Err(Error::ShapeMismatch {
+                op: "layer_norm",
+                lhs: shape,
+                rhs: self.normalized_shape.clone(),
+            });
+        }
+        let axes: Vec<isize> = (-(k as isize)..0).collect();
+        let mean = x.mean(&axes, true)?;
+        let var = x.var(&axes, 0, true)?;
+        let normalized = x.sub(&mean)?.mul(&var.add_scalar(self.eps)?.rsqrt()?)?;
+        match (&self.weight, &self.bias) {
+            (Some(w), Some(b)) => normalized.mul(w)?.add(b),
+            (Some(w), None) => normalized.mul(w),
+            (None, Some(b)) => normalized.add(b),
+            (None, None) => Ok(normalized),
+        }
+    }
+
+    fn named_parameters(&self) -> Vec<(String, Tensor)> {
+        let mut out = Vec::new();
+        if let Some(w) = &self.weight {
+            out.push(("weight".to_string(), w.clone()));
+        }
+        if let Some(b) = &self.bias {
+            out.push(("bias".to_string(), b.clone()));
+        }
+        out
+    }
+
+    fn train(&mut self, on: bool) {
+        self.training = on;
+    }
+
+    fn is_training(&self) -> bool {
+        self.training
+    }
+
+    fn to_device(&mut self, device: &Device) -> Result<()> {
+        if let Some(w) = &self.weight {
+            self.weight = Some(moved_parameter(w, device)?);
+        }
+        if let Some(b) = &self.bias {
+            self.bias = Some(moved_parameter(b, device)?);
+        }
+        Ok(())
+    }
+}

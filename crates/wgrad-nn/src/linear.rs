@@ -1,0 +1,114 @@
+//! [`Linear`]: `y = x W^T + b` (`torch.nn.Linear`).
+
+use wgrad_autograd::{Device, Tensor};
+use wgrad_core::Result;
+
+use crate::init::{self, FanMode, Nonlinearity};
+use crate::module::{Module, moved_parameter};
+
+/// A fully connected layer: `forward(x) = x @ weight^T + bias` over the last
+/// dim of `x` (any leading batch dims). `weight` is `[out, in]` and `bias`
+/// `[out]`, as in PyTorch.
+pub struct Linear {
+    /// `[out_features, in_features]`.
+    pub weight: Tensor,
+    /// `[out_features]`, when the layer has one.
+    pub bias: Option<Tensor>,
+    training: bool,
+}
+
+impl Linear {
+    /// A layer with PyTorch's default initialisation: the weight from
+    /// `kaiming_uniform_(a = sqrt(5))`, i.e. `U(-1/sqrt(in), 1/sqrt(in))`,
+    /// and the bias from the same range. Drawn from the default generator
+    /// (see `wgrad_autograd::manual_seed`), identically on every device.
+    pub fn new(
+        in_features: usize,
+        out_features: usize,
+        bias: bool,
+        device: &Device,
+    ) -> Result<Self> {
+        let weight = Tensor::zeros(&[out_features, in_features], device)?;
+        init::kaiming_uniform_(
+            &weight,
+            5f32.sqrt(),
+            FanMode::FanIn,
+            Nonlinearity::LeakyRelu,
+        )?;
+        let bias = if bias {
+            let b = Tensor::zeros(&[out_features], device)?;
+            let bound = if in_features > 0 {
+                1.0 / (in_features as f32).sqrt()
+            } else {
+                0.0
+            };
+            init::uniform_(&b, -bound, bound)?;
+            Some(b.with_requires_grad(true)?)
+        } else {
+            None
+        };
+        Ok(Linear {
+            weight: weight.with_requires_grad(true)?,
+            bias,
+            training: true,
+        })
+    }
+
+    /// A layer over given parameters (`weight` `[out, in]`, `bias` `[out]`).
+    pub fn from_parameters(weight: Tensor, bias: Option<Tensor>) -> Self {
+        Linear {
+            weight,
+            bias,
+            training: true,
+        }
+    }
+
+    /// `in_features`.
+    pub fn in_features(&self) -> usize {
+        self.weight.shape().get(1).copied().unwrap_or(0)
+    }
+
+    /// `out_features`.
+    pub fn out_features(&self) -> usize {
+        self.weight.shape().first().copied().unwrap_or(0)
+    }
+}
+
+impl Module for Linear {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        // A single sample [in] is a batch of one, as torch.matmul promotes it.
+        if x.rank() == 1 {
+            return self.forward(&x.unsqueeze(0)?)?.squeeze(0);
+        }
+        // The transpose is free: matmul_t reads W through swapped strides.
+        let y = x.matmul_t(&self.weight, false, true)?;
+        match &self.bias {
+            Some(b) => y.add(b),
+            None => Ok(y),
+        }
+    }
+
+    fn named_parameters(&self) -> Vec<(String, Tensor)> {
+        let mut out = vec![("weight".to_string(), self.weight.clone())];
+        if let Some(b) = &self.bias {
+            out.push(("bias".to_string(), b.clone()));
+        }
+        out
+    }
+
+    fn train(&mut self, on: bool) {
+        self.training = on;
+    }
+
+    fn is_training(&self) -> bool {
+        self.training
+    }
+
+    fn to_device(&mut self, device: &Device) -> Result<()> {
+        self.weight = moved_parameter(&self.weight, device)?;
+        if let Some(b) = &self.bias {
+            self.bias = Some(moved_parameter(b, device)?);
+        }
+        Ok(())
+    }
+}

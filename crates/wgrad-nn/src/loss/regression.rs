@@ -1,0 +1,45 @@
+//! Regression losses: mean squared error, L1, smooth L1.
+
+use wgrad_autograd::Tensor;
+use wgrad_core::{Error, Result};
+
+use super::{Reduction, same_shape};
+
+/// `(input - target)^2` reduced (`torch.nn.functional.mse_loss`).
+pub fn mse_loss(input: &Tensor, target: &Tensor, reduction: Reduction) -> Result<Tensor> {
+    same_shape("mse_loss", input, target)?;
+    reduction.apply(input.sub(target)?.square()?)
+}
+
+/// `|input - target|` reduced (`torch.nn.functional.l1_loss`).
+pub fn l1_loss(input: &Tensor, target: &Tensor, reduction: Reduction) -> Result<Tensor> {
+    same_shape("l1_loss", input, target)?;
+    reduction.apply(input.sub(target)?.abs()?)
+}
+
+/// Smooth L1 (`torch.nn.functional.smooth_l1_loss`): with `d = |input -
+/// target|`, `0.5 * d^2 / beta` where `d < beta` and `d - 0.5 * beta`
+/// elsewhere; `beta = 0` is the L1 loss. torch's default `beta` is 1.
+pub fn smooth_l1_loss(
+    input: &Tensor,
+    target: &Tensor,
+    beta: f32,
+    reduction: Reduction,
+) -> Result<Tensor> {
+    same_shape("smooth_l1_loss", input, target)?;
+    if beta.is_nan() || beta < 0.0 {
+        return Err(Error::invalid(
+            "smooth_l1_loss",
+            format!("beta must be >= 0, got {beta}"),
+        ));
+    }
+    let d = input.sub(target)?.abs()?;
+    if beta == 0.0 {
+        return reduction.apply(d);
+    }
+    let quadratic = d.square()?.mul_scalar(0.5 / beta)?;
+    let linear = d.sub_scalar(0.5 * beta)?;
+    // Both branches stay finite, so the masked-out one adds a zero gradient.
+    let losses = Tensor::where_cond(&d.lt_scalar(beta)?, &quadratic, &linear)?;
+    reduction.apply(losses)
+}

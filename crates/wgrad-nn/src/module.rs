@@ -1,0 +1,97 @@
+//! The [`Module`] trait: a layer or model with parameters, a forward pass and
+//! a train/eval mode, like `torch.nn.Module`.
+
+use wgrad_autograd::{Device, Tensor};
+use wgrad_core::Result;
+
+/// A building block of a model: maps an input tensor to an output tensor and
+/// owns the parameters it learns.
+///
+/// Parameter names follow PyTorch's `state_dict` keys (`weight`, `bias`;
+/// `0.weight`, `2.bias` inside a [`Sequential`](crate::Sequential)), so a
+/// checkpoint's layout reads the same in both.
+pub trait Module {
+    /// Applies the module to `x`.
+    fn forward(&self, x: &Tensor) -> Result<Tensor>;
+
+    /// Every learnable tensor with its dotted name, in registration order.
+    fn named_parameters(&self) -> Vec<(String, Tensor)>;
+
+    /// Every learnable tensor, in the order of
+    /// [`named_parameters`](Self::named_parameters) (what an optimizer takes).
+    fn parameters(&self) -> Vec<Tensor> {
+        self.named_parameters()
+            .into_iter()
+            .map(|(_, t)| t)
+            .collect()
+    }
+
+    /// Switches training mode on or off (`module.train(on)` in PyTorch).
+    /// Containers pass it on to their children; the default does nothing,
+    /// which suits modules whose forward pass does not depend on the mode.
+    fn train(&mut self, _on: bool) {}
+
+    /// Switches to evaluation mode (`module.eval()`): `train(false)`.
+    fn eval(&mut self) {
+        self.train(false);
+    }
+
+    /// Whether the module is in training mode (modules start in it).
+    fn is_training(&self) -> bool;
+
+    /// Moves every parameter to `device`. Moved parameters are new leaf
+    /// tensors (optimizers must be built after the move, as in PyTorch).
+    fn to_device(&mut self, device: &Device) -> Result<()>;
+
+    /// Drops the gradient of every parameter (`zero_grad(set_to_none=True)`).
+    fn zero_grad(&self) {
+        for p in self.parameters() {
+            p.zero_grad();
+        }
+    }
+
+    /// Total number of learnable scalars.
+    fn num_parameters(&self) -> usize {
+        self.parameters().iter().map(Tensor::numel).sum()
+    }
+}
+
+impl<M: Module + ?Sized> Module for Box<M> {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        (**self).forward(x)
+    }
+    fn named_parameters(&self) -> Vec<(String, Tensor)> {
+        (**self).named_parameters()
+    }
+    fn parameters(&self) -> Vec<Tensor> {
+        (**self).parameters()
+    }
+    fn train(&mut self, on: bool) {
+        (**self).train(on);
+    }
+    fn eval(&mut self) {
+        (**self).eval();
+    }
+    fn is_training(&self) -> bool {
+        (**self).is_training()
+    }
+    fn to_device(&mut self, device: &Device) -> Result<()> {
+        (**self).to_device(device)
+    }
+    fn zero_grad(&self) {
+        (**self).zero_grad();
+    }
+    fn num_parameters(&self) -> usize {
+        (**self).num_parameters()
+    }
+}
+
+/// A copy of the parameter `p` on `device`: a new leaf with the same
+/// `requires_grad` (no-op when it is already there).
+pub(crate) fn moved_parameter(p: &Tensor, device: &Device) -> Result<Tensor> {
+    if p.device().same(device) {
+        return Ok(p.clone());
+    }
+    // `detach` first so the copy is a leaf rather than a `ToDevice` node.
+    p.detach().to(device)?.with_requires_grad(p.requires_grad())
+}

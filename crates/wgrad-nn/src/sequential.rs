@@ -1,0 +1,111 @@
+//! [`Sequential`]: modules applied one after another (`torch.nn.Sequential`).
+
+use wgrad_autograd::{Device, Tensor};
+use wgrad_core::Result;
+
+use crate::Module;
+
+/// A chain of modules; `forward` feeds each one's output to the next.
+/// Parameters are named `"{index}.{name}"` (`0.weight`, `2.bias`), with
+/// parameterless modules (activations, dropout) still taking an index.
+///
+/// ```no_run
+/// use wgrad_autograd::Device;
+/// use wgrad_nn::{Linear, Module, ReLU, Sequential};
+/// let device = Device::Cpu;
+/// let mlp = Sequential::new()
+///     .add(Linear::new(4, 8, true, &device)?)
+///     .add(ReLU::new())
+///     .add(Linear::new(8, 2, true, &device)?);
+/// assert_eq!(mlp.named_parameters()[2].0, "2.weight");
+/// # Ok::<(), wgrad_core::Error>(())
+/// ```
+pub struct Sequential {
+    layers: Vec<Box<dyn Module>>,
+    training: bool,
+}
+
+impl Sequential {
+    /// An empty chain (its forward is the identity), in training mode.
+    pub fn new() -> Self {
+        Sequential {
+            layers: Vec::new(),
+            training: true,
+        }
+    }
+
+    /// Appends `module` (builder form of [`push`](Self::push)).
+    #[allow(clippy::should_implement_trait)] // `add` mirrors torch's `add_module`, not `+`
+    pub fn add(mut self, module: impl Module + 'static) -> Self {
+        self.push(module);
+        self
+    }
+
+    /// Appends `module`; it takes on the chain's current mode.
+    pub fn push(&mut self, module: impl Module + 'static) {
+        let mut module: Box<dyn Module> = Box::new(module);
+        module.train(self.training);
+        self.layers.push(module);
+    }
+
+    /// Number of modules.
+    pub fn len(&self) -> usize {
+        self.layers.len()
+    }
+
+    /// Whether the chain has no modules.
+    pub fn is_empty(&self) -> bool {
+        self.layers.is_empty()
+    }
+
+    /// The module at `index`.
+    pub fn get(&self, index: usize) -> Option<&dyn Module> {
+        self.layers.get(index).map(|m| &**m)
+    }
+}
+
+impl Default for Sequential {
+    fn default() -> Self {
+        Sequential::new()
+    }
+}
+
+impl Module for Sequential {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let mut h = x.clone();
+        for layer in &self.layers {
+            h = layer.forward(&h)?;
+        }
+        Ok(h)
+    }
+
+    fn named_parameters(&self) -> Vec<(String, Tensor)> {
+        self.layers
+            .iter()
+            .enumerate()
+            .flat_map(|(i, layer)| {
+                layer
+                    .named_parameters()
+                    .into_iter()
+                    .map(move |(name, t)| (format!("{i}.{name}"), t))
+            })
+            .collect()
+    }
+
+    fn train(&mut self, on: bool) {
+        self.training = on;
+        for layer in &mut self.layers {
+            layer.train(on);
+        }
+    }
+
+    fn is_training(&self) -> bool {
+        self.training
+    }
+
+    fn to_device(&mut self, device: &Device) -> Result<()> {
+        self.layers
+            .iter_mut()
+            .try_for_each(|layer| layer.to_device(device))
+    }
+}

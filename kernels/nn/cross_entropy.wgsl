@@ -1,0 +1,157 @@
+// Per-sample cross-entropy of logits [N, C] against class indices [N]
+// (torch.nn.functional.cross_entropy with reduction='none'), fused into one
+// pass per row: an online (max, sum of exp) fold per thread, a
+// workgroup-memory tree to combine them, then (only with label smoothing) a
+// second tree for sum_c logp, and one thread per row writes
+//   loss = -(1 - ls) * logp[t] - ls / C * sum_c logp[c]   (0 if t == ignore_index).
+//
+// A workgroup of 256 threads serves 256 / lanes rows with `lanes` threads
+// per row (lanes: a power of two in 1..=256, chosen from C by the host).
+// Logits and target are strided views; the output is contiguous.
+// Bindings: 0 logits (read), 1 target (read, i32), 2 out (read_write), 3 fault.
+// A target outside 0..C that is not ignore_index raises fault code 5 and is
+// clamped, so the kernel never reads out of bounds.
+
+struct CrossEntropyParams {
+    rows: u32,
+    n: u32,              // classes C
+    x_offset: u32,
+    x_row_stride: u32,
+    x_col_stride: u32,
+    t_offset: u32,
+    t_stride: u32,
+    lanes: u32,
+    smoothing: u32,      // f32 bits
+    ignore_index: u32,   // i32 bits
+    g_offset: u32,       // backward only
+    g_stride: u32,       // backward only
+}
+
+const WG: u32 = 256u;
+const FAULT_CROSS_ENTROPY_TARGET: u32 = 5u;
+
+var<immediate> p: CrossEntropyParams;
+
+@group(0) @binding(0) var<storage, read> logits: array<f32>;
+@group(0) @binding(1) var<storage, read> labels: array<i32>;
+@group(0) @binding(2) var<storage, read_write> out: array<f32>;
+@group(0) @binding(3) var<storage, read_write> fault: array<atomic<u32>, 4>;
+
+var<workgroup> smax: array<f32, 256>;
+var<workgroup> ssum: array<f32, 256>;
+
+fn is_nan(x: f32) -> bool {
+    // WGSL may assume no NaNs in comparisons; test the bit pattern instead.
+    let bits = bitcast<u32>(x);
+    return (bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0u;
+}
+
+fn nan_max(a: f32, b: f32) -> f32 {
+    if is_nan(a) || is_nan(b) {
+        return bitcast<f32>(0x7fc00000u);
+    }
+    return max(a, b);
+}
+
+// Factor that moves a sum of exp(x - m_old) onto the new maximum m. Equal
+// maxima (also both -inf, where m_old - m would be NaN) need no rescaling.
+fn rescale(m_old: f32, m: f32) -> f32 {
+    if m_old == m {
+        return 1.0;
+    }
+    return exp(m_old - m);
+}
+
+@compute @workgroup_size(256)
+fn cross_entropy_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let group = wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y;
+    let lanes = p.lanes;
+    let per_group = WG / lanes;
+    let t = lid % lanes;
+    let r = lid / lanes;
+    let row = group * per_group + r;
+    let live = row < p.rows;
+    let base = p.x_offset + row * p.x_row_stride;
+    let smoothing = bitcast<f32>(p.smoothing);
+
+    var m = bitcast<f32>(0xff800000u); // -inf
+    var s = 0.0;
+    if live {
+        for (var e = t; e < p.n; e += lanes) {
+            let x = logits[base + e * p.x_col_stride];
+            let m_new = nan_max(m, x);
+            // A -inf element adds exp(-inf) = 0; skipping it keeps an
+            // all -inf prefix from turning the sum into NaN.
+            if x != bitcast<f32>(0xff800000u) || is_nan(x) {
+                s = s * rescale(m, m_new) + exp(x - m_new);
+            }
+            m = m_new;
+        }
+    }
+
+    let slot = r * lanes + t;
+    smax[slot] = m;
+    ssum[slot] = s;
+    workgroupBarrier();
+    for (var step = lanes / 2u; step > 0u; step /= 2u) {
+        if t < step {
+            let m_a = smax[slot];
+            let m_b = smax[slot + step];
+            let m_new = nan_max(m_a, m_b);
+            ssum[slot] = ssum[slot] * rescale(m_a, m_new) + ssum[slot + step] * rescale(m_b, m_new);
+            smax[slot] = m_new;
+        }
+        workgroupBarrier();
+    }
+    let row_max = smax[r * lanes];
+    let log_total = log(ssum[r * lanes]);
+
+    // sum_c logp[c], only needed with smoothing (and skipped without it so a
+    // -inf logit cannot make the unused term NaN). `smoothing` is an
+    // immediate, so the barriers below stay in uniform control flow.
+    var sum_logp = 0.0;
+    if smoothing != 0.0 {
+        var acc = 0.0;
+        if live {
+            for (var e = t; e < p.n; e += lanes) {
+                acc += (logits[base + e * p.x_col_stride] - row_max) - log_total;
+            }
+        }
+        // Everyone has read smax/ssum above; ssum is reused for the second tree.
+        workgroupBarrier();
+        ssum[slot] = acc;
+        workgroupBarrier();
+        for (var step = lanes / 2u; step > 0u; step /= 2u) {
+            if t < step {
+                ssum[slot] += ssum[slot + step];
+            }
+            workgroupBarrier();
+        }
+        sum_logp = ssum[r * lanes];
+    }
+
+    if live && t == 0u {
+        let tgt = labels[p.t_offset + row * p.t_stride];
+        var loss = 0.0;
+        if tgt != bitcast<i32>(p.ignore_index) {
+            var k = u32(0);
+            if tgt < 0 || u32(tgt) >= p.n {
+                atomicStore(&fault[1], bitcast<u32>(tgt));
+                atomicStore(&fault[2], p.n);
+                atomicStore(&fault[0], FAULT_CROSS_ENTROPY_TARGET);
+                k = u32(clamp(tgt, 0, i32(max(p.n, 1u)) - 1));
+            } else {
+                k = u32(tgt);
+            }
+            // No classes: nothing to read (the fault above reports it).
+            if p.n > 0u {
+                let logp_t = (logits[base + k * p.x_col_stride] - row_max) - log_total;
+                loss = -(1.0 - smoothing) * logp_t;
+                if smoothing != 0.0 {
+                    loss -= smoothing / f32(p.n) * sum_logp;
+                }
+            }
+        }
+        out[row] = loss;
+    }
+}
