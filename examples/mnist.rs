@@ -33,7 +33,13 @@ fn run(flags: &common::Flags) -> Result<()> {
         .add(Linear::new(256, 256, true, device)?)
         .add(ReLU::new())
         .add(Linear::new(256, 10, true, device)?);
-    let mut opt = Adam::new(wgrad::nn::Module::parameters(&model), AdamConfig { lr: flags.lr, ..Default::default() })?;
+    let mut opt = Adam::new(
+        wgrad::nn::Module::parameters(&model),
+        AdamConfig {
+            lr: flags.lr,
+            ..Default::default()
+        },
+    )?;
     common::train(&mut model, &mut opt, &train, &test, "test", flags)?;
     Ok(())
 }

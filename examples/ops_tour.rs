@@ -13,7 +13,9 @@ fn tour() -> Vec<(&'static str, Op)> {
         ("a * b", |a, b| a.mul(b)),
         ("gelu(a)", |a, _| a.gelu()),
         ("sigmoid(a) - tanh(b)", |a, b| a.sigmoid()?.sub(&b.tanh()?)),
-        ("where(a > b, a, b)", |a, b| Tensor::where_cond(&a.gt(b)?, a, b)),
+        ("where(a > b, a, b)", |a, b| {
+            Tensor::where_cond(&a.gt(b)?, a, b)
+        }),
         ("sum over rows", |a, _| a.sum(&[0], false)),
         ("var over cols", |a, _| a.var(&[1], 1, true)),
         ("max over all", |a, _| a.max(&[], false)),
@@ -21,7 +23,9 @@ fn tour() -> Vec<(&'static str, Op)> {
         ("log_softmax(a^T, 0)", |a, _| a.t()?.log_softmax(0)),
         ("a @ b^T", |a, b| a.matmul_t(b, false, true)),
         ("concat([a, b], 1)", |a, b| Tensor::cat(&[a, b], 1)),
-        ("argmax(a, 1) as f32", |a, _| a.argmax(1, false)?.cast(DType::F32)),
+        ("argmax(a, 1) as f32", |a, _| {
+            a.argmax(1, false)?.cast(DType::F32)
+        }),
     ]
 }
 
@@ -61,7 +65,14 @@ fn main() -> Result<()> {
         );
     }
     if gpu.is_some() {
-        println!("{}", if all_agree { "CPU and GPU agree on every op" } else { "CPU and GPU DISAGREE" });
+        println!(
+            "{}",
+            if all_agree {
+                "CPU and GPU agree on every op"
+            } else {
+                "CPU and GPU DISAGREE"
+            }
+        );
         if !all_agree {
             std::process::exit(1);
         }

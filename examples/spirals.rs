@@ -22,7 +22,13 @@ fn run(flags: &common::Flags) -> Result<()> {
         .add(Linear::new(128, 128, true, device)?)
         .add(ReLU::new())
         .add(Linear::new(128, 2, true, device)?);
-    let mut opt = Adam::new(wgrad::nn::Module::parameters(&model), AdamConfig { lr: flags.lr, ..Default::default() })?;
+    let mut opt = Adam::new(
+        wgrad::nn::Module::parameters(&model),
+        AdamConfig {
+            lr: flags.lr,
+            ..Default::default()
+        },
+    )?;
     let data = synthetic::two_spirals(500, 0.05, flags.seed);
     // The target is fitting the spirals: report accuracy on the training set.
     common::train(&mut model, &mut opt, &data, &data, "train", flags)?;

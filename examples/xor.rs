@@ -30,8 +30,17 @@ fn main() {
 
 fn run(flags: &common::Flags) -> Result<()> {
     let device = &flags.device;
-    let mut model = Sequential::new().add(Linear::new(2, 8, true, device)?).add(Tanh::new()).add(Linear::new(8, 2, true, device)?);
-    let mut opt = Adam::new(wgrad::nn::Module::parameters(&model), AdamConfig { lr: flags.lr, ..Default::default() })?;
+    let mut model = Sequential::new()
+        .add(Linear::new(2, 8, true, device)?)
+        .add(Tanh::new())
+        .add(Linear::new(8, 2, true, device)?);
+    let mut opt = Adam::new(
+        wgrad::nn::Module::parameters(&model),
+        AdamConfig {
+            lr: flags.lr,
+            ..Default::default()
+        },
+    )?;
     let train = xor_points(512, flags.seed)?;
     let test = xor_points(256, flags.seed + 1)?;
     common::train(&mut model, &mut opt, &train, &test, "test", flags)?;

@@ -3,9 +3,9 @@
 
 use std::time::Instant;
 
+use wgrad::nn::Module;
 use wgrad::nn::data::{DataLoader, Dataset};
 use wgrad::nn::loss::{CrossEntropyOptions, cross_entropy};
-use wgrad::nn::Module;
 use wgrad::optim::Optimizer;
 use wgrad::prelude::*;
 
@@ -23,16 +23,42 @@ pub struct Flags {
 /// Parses `--device auto|cpu|gpu --seed N --epochs N --batch-size N --lr X [--data DIR]`.
 pub fn parse_flags(default_epochs: usize, default_batch: usize, default_lr: f64) -> Flags {
     let mut device = "auto".to_string();
-    let mut flags = Flags { device: Device::Cpu, seed: 0, epochs: default_epochs, batch_size: default_batch, lr: default_lr, data: None };
+    let mut flags = Flags {
+        device: Device::Cpu,
+        seed: 0,
+        epochs: default_epochs,
+        batch_size: default_batch,
+        lr: default_lr,
+        data: None,
+    };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
-        let mut value = || args.next().unwrap_or_else(|| usage(&format!("{flag} needs a value")));
+        let mut value = || {
+            args.next()
+                .unwrap_or_else(|| usage(&format!("{flag} needs a value")))
+        };
         match flag.as_str() {
             "--device" => device = value(),
-            "--seed" => flags.seed = value().parse().unwrap_or_else(|_| usage("--seed takes an integer")),
-            "--epochs" => flags.epochs = value().parse().unwrap_or_else(|_| usage("--epochs takes an integer")),
-            "--batch-size" => flags.batch_size = value().parse().unwrap_or_else(|_| usage("--batch-size takes an integer")),
-            "--lr" => flags.lr = value().parse().unwrap_or_else(|_| usage("--lr takes a number")),
+            "--seed" => {
+                flags.seed = value()
+                    .parse()
+                    .unwrap_or_else(|_| usage("--seed takes an integer"))
+            }
+            "--epochs" => {
+                flags.epochs = value()
+                    .parse()
+                    .unwrap_or_else(|_| usage("--epochs takes an integer"))
+            }
+            "--batch-size" => {
+                flags.batch_size = value()
+                    .parse()
+                    .unwrap_or_else(|_| usage("--batch-size takes an integer"))
+            }
+            "--lr" => {
+                flags.lr = value()
+                    .parse()
+                    .unwrap_or_else(|_| usage("--lr takes a number"))
+            }
             "--data" => flags.data = Some(value()),
             "-h" | "--help" => usage(""),
             other => usage(&format!("unknown flag {other}")),
@@ -51,13 +77,20 @@ fn usage(problem: &str) -> ! {
     if !problem.is_empty() {
         eprintln!("error: {problem}");
     }
-    eprintln!("flags: --device auto|cpu|gpu  --seed N  --epochs N  --batch-size N  --lr X  [--data DIR]");
+    eprintln!(
+        "flags: --device auto|cpu|gpu  --seed N  --epochs N  --batch-size N  --lr X  [--data DIR]"
+    );
     std::process::exit(if problem.is_empty() { 0 } else { 2 });
 }
 
 /// Mean loss and accuracy of `model` over `data`. Sums stay on the device;
 /// one readback at the end.
-pub fn evaluate(model: &mut dyn Module, data: &Dataset, batch_size: usize, device: &Device) -> Result<(f32, f32)> {
+pub fn evaluate(
+    model: &mut dyn Module,
+    data: &Dataset,
+    batch_size: usize,
+    device: &Device,
+) -> Result<(f32, f32)> {
     let _no_grad = no_grad();
     model.eval();
     let loader = DataLoader::new(data, batch_size)?;
@@ -66,9 +99,18 @@ pub fn evaluate(model: &mut dyn Module, data: &Dataset, batch_size: usize, devic
     for batch in loader.epoch(0, device) {
         let (x, y) = batch?;
         let logits = model.forward(&x)?;
-        let options = CrossEntropyOptions { reduction: wgrad::nn::Reduction::Sum, ..Default::default() };
+        let options = CrossEntropyOptions {
+            reduction: wgrad::nn::Reduction::Sum,
+            ..Default::default()
+        };
         loss_sum = loss_sum.add(&cross_entropy(&logits, &y, options)?)?;
-        correct = correct.add(&logits.argmax(1, false)?.eq(&y)?.cast(DType::F32)?.sum_all()?)?;
+        correct = correct.add(
+            &logits
+                .argmax(1, false)?
+                .eq(&y)?
+                .cast(DType::F32)?
+                .sum_all()?,
+        )?;
     }
     model.train(true);
     let n = data.len().max(1) as f32;
@@ -77,7 +119,14 @@ pub fn evaluate(model: &mut dyn Module, data: &Dataset, batch_size: usize, devic
 
 /// Trains for `flags.epochs`, printing one line per epoch, and returns the
 /// final (loss, accuracy) on `eval_on`.
-pub fn train(model: &mut dyn Module, opt: &mut dyn Optimizer, train_data: &Dataset, eval_on: &Dataset, eval_name: &str, flags: &Flags) -> Result<(f32, f32)> {
+pub fn train(
+    model: &mut dyn Module,
+    opt: &mut dyn Optimizer,
+    train_data: &Dataset,
+    eval_on: &Dataset,
+    eval_name: &str,
+    flags: &Flags,
+) -> Result<(f32, f32)> {
     let loader = DataLoader::new(train_data, flags.batch_size)?.shuffle(flags.seed);
     let device = &flags.device;
     for epoch in 0..flags.epochs {
@@ -95,7 +144,14 @@ pub fn train(model: &mut dyn Module, opt: &mut dyn Optimizer, train_data: &Datas
             let _no_grad = no_grad();
             let batch_len = y.numel() as f32;
             loss_sum = loss_sum.add(&loss.detach().mul_scalar(batch_len)?)?;
-            correct = correct.add(&logits.detach().argmax(1, false)?.eq(&y)?.cast(DType::F32)?.sum_all()?)?;
+            correct = correct.add(
+                &logits
+                    .detach()
+                    .argmax(1, false)?
+                    .eq(&y)?
+                    .cast(DType::F32)?
+                    .sum_all()?,
+            )?;
         }
         let n = train_data.len().max(1) as f32;
         let (loss, accuracy) = (loss_sum.item()? / n, correct.item()? / n);

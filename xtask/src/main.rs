@@ -48,9 +48,26 @@ const EXAMPLES: &[Example] = &[
         takes_device: false,
         needs_gpu: false,
     },
-    // To add when they land (with autograd / nn):
-    // Example { name: "xor", args: &["--epochs", "2"], takes_device: true, needs_gpu: false },
-    // Example { name: "mnist", args: &[<a short run>], takes_device: true, needs_gpu: false },
+    // The training examples, shortened: CI checks they run end to end on the
+    // device; their defaults reach the accuracy targets (see README).
+    Example {
+        name: "xor",
+        args: &["--epochs", "5"],
+        takes_device: true,
+        needs_gpu: false,
+    },
+    Example {
+        name: "spirals",
+        args: &["--epochs", "5"],
+        takes_device: true,
+        needs_gpu: false,
+    },
+    Example {
+        name: "mnist",
+        args: &["--epochs", "1"],
+        takes_device: true,
+        needs_gpu: false,
+    },
 ];
 
 const USAGE: &str = "\

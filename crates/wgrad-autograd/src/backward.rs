@@ -16,7 +16,10 @@ impl Tensor {
         if self.numel() != 1 {
             return Err(Error::invalid(
                 "backward",
-                format!("grad can be implicitly created only for one-element outputs, got shape {:?}; use backward_with", self.shape()),
+                format!(
+                    "grad can be implicitly created only for one-element outputs, got shape {:?}; use backward_with",
+                    self.shape()
+                ),
             ));
         }
         let seed = Storage::full(&self.shape(), 1.0, DType::F32, &self.device())?;
@@ -26,20 +29,29 @@ impl Tensor {
     /// Backward with an explicit upstream gradient of this tensor's shape.
     pub fn backward_with(&self, grad: &Tensor) -> Result<()> {
         if grad.shape() != self.shape() {
-            return Err(Error::ShapeMismatch { op: "backward_with", lhs: self.shape(), rhs: grad.shape() });
+            return Err(Error::ShapeMismatch {
+                op: "backward_with",
+                lhs: self.shape(),
+                rhs: grad.shape(),
+            });
         }
         self.backward_with_storage(grad.storage())
     }
 
     fn backward_with_storage(&self, seed: Storage) -> Result<()> {
         if !self.requires_grad() {
-            return Err(Error::invalid("backward", "tensor does not require grad and has no grad_fn"));
+            return Err(Error::invalid(
+                "backward",
+                "tensor does not require grad and has no grad_fn",
+            ));
         }
         let order = self.topological_order();
         let mut grads: HashMap<u64, Storage> = HashMap::new();
         grads.insert(self.id(), seed);
         for tensor in order.iter().rev() {
-            let Some(grad) = grads.remove(&tensor.id()) else { continue };
+            let Some(grad) = grads.remove(&tensor.id()) else {
+                continue;
+            };
             let Some(node) = tensor.node() else {
                 tensor.accumulate_grad(grad)?;
                 continue;
@@ -88,24 +100,46 @@ impl Tensor {
 }
 
 /// The gradient of each input of `op` given the output's gradient `g`.
-fn input_gradients(op: &Op, g: &Storage, output: &Tensor, inputs: &[Tensor]) -> Result<Vec<Option<Storage>>> {
+fn input_gradients(
+    op: &Op,
+    g: &Storage,
+    output: &Tensor,
+    inputs: &[Tensor],
+) -> Result<Vec<Option<Storage>>> {
     let x = |i: usize| inputs[i].storage();
     let shape_of = |i: usize| inputs[i].shape();
     Ok(match op {
         Op::Binary(bop) => {
             let (a, b) = (x(0), x(1));
             let (ga, gb) = binary_grads(*bop, g, &a, &b, &output.storage())?;
-            vec![Some(ga.sum_to_shape(&shape_of(0))?), Some(gb.sum_to_shape(&shape_of(1))?)]
+            vec![
+                Some(ga.sum_to_shape(&shape_of(0))?),
+                Some(gb.sum_to_shape(&shape_of(1))?),
+            ]
         }
-        Op::BinaryScalar { op, scalar, scalar_on_left } => {
-            vec![Some(scalar_grad(*op, *scalar, *scalar_on_left, g, &x(0), &output.storage())?)]
+        Op::BinaryScalar {
+            op,
+            scalar,
+            scalar_on_left,
+        } => {
+            vec![Some(scalar_grad(
+                *op,
+                *scalar,
+                *scalar_on_left,
+                g,
+                &x(0),
+                &output.storage(),
+            )?)]
         }
         Op::Unary(uop) => vec![Some(g.unary_backward(&x(0), *uop)?)],
         Op::Where { mask } => {
             let zero = Storage::full(&[], 0.0, DType::F32, &g.device())?;
             let ga = Storage::where_cond(mask, g, &zero)?;
             let gb = Storage::where_cond(mask, &zero, g)?;
-            vec![Some(ga.sum_to_shape(&shape_of(0))?), Some(gb.sum_to_shape(&shape_of(1))?)]
+            vec![
+                Some(ga.sum_to_shape(&shape_of(0))?),
+                Some(gb.sum_to_shape(&shape_of(1))?),
+            ]
         }
         Op::Reshape | Op::Contiguous => vec![Some(g.reshape(&as_isize(&shape_of(0)))?)],
         Op::Transpose(a, b) => vec![Some(g.transpose(*a, *b)?)],
@@ -169,26 +203,48 @@ fn input_gradients(op: &Op, g: &Storage, output: &Tensor, inputs: &[Tensor]) -> 
             let out = expand_reduced(&output.storage(), &in_shape, axes, *keepdim)?;
             let mask = xs.compare(&out, CompareOp::Eq)?.cast(DType::F32)?;
             let count = mask.sum(axes, true)?;
-            let share = expand_reduced(g, &in_shape, axes, *keepdim)?.binary(&mask, BinaryOp::Mul)?;
+            let share =
+                expand_reduced(g, &in_shape, axes, *keepdim)?.binary(&mask, BinaryOp::Mul)?;
             vec![Some(share.binary(&count, BinaryOp::Div)?)]
         }
-        Op::Var { axes, correction, keepdim } => {
+        Op::Var {
+            axes,
+            correction,
+            keepdim,
+        } => {
             let in_shape = shape_of(0);
             let xs = x(0);
             let n = reduced_count(&in_shape, axes)?;
             let denom = (n as f32 - *correction as f32).max(0.0);
             let mean = xs.mean(axes, true)?;
             let centered = xs.binary(&mean, BinaryOp::Sub)?;
-            let scale = expand_reduced(g, &in_shape, axes, *keepdim)?.binary_scalar(BinaryOp::Mul, 2.0 / denom, false)?;
+            let scale = expand_reduced(g, &in_shape, axes, *keepdim)?.binary_scalar(
+                BinaryOp::Mul,
+                2.0 / denom,
+                false,
+            )?;
             vec![Some(centered.binary(&scale, BinaryOp::Mul)?)]
         }
-        Op::Softmax { axis, log } => vec![Some(g.softmax_backward(&output.storage(), *axis, *log)?)],
+        Op::Softmax { axis, log } => {
+            vec![Some(g.softmax_backward(&output.storage(), *axis, *log)?)]
+        }
         Op::MatmulT { trans_a, trans_b } => {
             let (a, b) = (x(0), x(1));
             let (ta, tb) = (*trans_a, *trans_b);
-            let ga = if ta { b.matmul_t(g, tb, true)? } else { g.matmul_t(&b, false, !tb)? };
-            let gb = if tb { g.matmul_t(&a, true, ta)? } else { a.matmul_t(g, !ta, false)? };
-            vec![Some(ga.sum_to_shape(&shape_of(0))?), Some(gb.sum_to_shape(&shape_of(1))?)]
+            let ga = if ta {
+                b.matmul_t(g, tb, true)?
+            } else {
+                g.matmul_t(&b, false, !tb)?
+            };
+            let gb = if tb {
+                g.matmul_t(&a, true, ta)?
+            } else {
+                a.matmul_t(g, !ta, false)?
+            };
+            vec![
+                Some(ga.sum_to_shape(&shape_of(0))?),
+                Some(gb.sum_to_shape(&shape_of(1))?),
+            ]
         }
         Op::IndexSelect { axis, index } => {
             let base = Storage::full(&shape_of(0), 0.0, DType::F32, &g.device())?;
@@ -199,8 +255,17 @@ fn input_gradients(op: &Op, g: &Storage, output: &Tensor, inputs: &[Tensor]) -> 
             vec![Some(base.scatter_add(*axis, index, g)?)]
         }
         Op::ToDevice => vec![Some(g.to_device(&inputs[0].device())?)],
-        Op::CrossEntropy { target, label_smoothing, ignore_index } => {
-            vec![Some(x(0).cross_entropy_backward(target, g, *label_smoothing, *ignore_index)?)]
+        Op::CrossEntropy {
+            target,
+            label_smoothing,
+            ignore_index,
+        } => {
+            vec![Some(x(0).cross_entropy_backward(
+                target,
+                g,
+                *label_smoothing,
+                *ignore_index,
+            )?)]
         }
     })
 }
@@ -215,7 +280,12 @@ fn reduced_count(in_shape: &[usize], axes: &[isize]) -> Result<usize> {
 }
 
 /// Broadcasts a reduction's gradient (or output) back over the reduced axes.
-fn expand_reduced(g: &Storage, in_shape: &[usize], axes: &[isize], keepdim: bool) -> Result<Storage> {
+fn expand_reduced(
+    g: &Storage,
+    in_shape: &[usize],
+    axes: &[isize],
+    keepdim: bool,
+) -> Result<Storage> {
     let axes = shape::normalize_axes("reduce", axes, in_shape.len())?;
     let kept = if keepdim {
         g.clone()
@@ -226,7 +296,13 @@ fn expand_reduced(g: &Storage, in_shape: &[usize], axes: &[isize], keepdim: bool
     kept.expand(in_shape)
 }
 
-fn binary_grads(op: BinaryOp, g: &Storage, a: &Storage, b: &Storage, out: &Storage) -> Result<(Storage, Storage)> {
+fn binary_grads(
+    op: BinaryOp,
+    g: &Storage,
+    a: &Storage,
+    b: &Storage,
+    out: &Storage,
+) -> Result<(Storage, Storage)> {
     use BinaryOp::*;
     Ok(match op {
         Add => (g.clone(), g.clone()),
@@ -240,15 +316,25 @@ fn binary_grads(op: BinaryOp, g: &Storage, a: &Storage, b: &Storage, out: &Stora
         }
         Pow => {
             // d/da = b * a^(b-1); d/db = out * ln(a)
-            let ga = g.binary(&b.binary(&a.binary(&b.binary_scalar(Sub, 1.0, false)?, Pow)?, Mul)?, Mul)?;
+            let ga = g.binary(
+                &b.binary(&a.binary(&b.binary_scalar(Sub, 1.0, false)?, Pow)?, Mul)?,
+                Mul,
+            )?;
             let gb = g.binary(&out.binary(&a.unary(UnaryOp::Log)?, Mul)?, Mul)?;
             (ga, gb)
         }
         Maximum | Minimum => {
             // The winner takes the gradient; ties split it evenly (as PyTorch does).
-            let winner = if op == Maximum { CompareOp::Gt } else { CompareOp::Lt };
+            let winner = if op == Maximum {
+                CompareOp::Gt
+            } else {
+                CompareOp::Lt
+            };
             let wins_a = a.compare(b, winner)?.cast(DType::F32)?;
-            let ties = a.compare(b, CompareOp::Eq)?.cast(DType::F32)?.binary_scalar(Mul, 0.5, false)?;
+            let ties = a
+                .compare(b, CompareOp::Eq)?
+                .cast(DType::F32)?
+                .binary_scalar(Mul, 0.5, false)?;
             let share_a = wins_a.binary(&ties, Add)?;
             let share_b = share_a.binary_scalar(Sub, 1.0, true)?;
             (g.binary(&share_a, Mul)?, g.binary(&share_b, Mul)?)
@@ -256,7 +342,14 @@ fn binary_grads(op: BinaryOp, g: &Storage, a: &Storage, b: &Storage, out: &Stora
     })
 }
 
-fn scalar_grad(op: BinaryOp, s: f32, scalar_on_left: bool, g: &Storage, x: &Storage, out: &Storage) -> Result<Storage> {
+fn scalar_grad(
+    op: BinaryOp,
+    s: f32,
+    scalar_on_left: bool,
+    g: &Storage,
+    x: &Storage,
+    out: &Storage,
+) -> Result<Storage> {
     use BinaryOp::*;
     match (op, scalar_on_left) {
         (Add, _) => Ok(g.clone()),
@@ -267,13 +360,24 @@ fn scalar_grad(op: BinaryOp, s: f32, scalar_on_left: bool, g: &Storage, x: &Stor
         // d(s/x)/dx = -s/x^2 = -out/x
         (Div, true) => g.binary(&out.binary(x, Div)?, Mul)?.unary(UnaryOp::Neg),
         // d(x^s)/dx = s * x^(s-1)
-        (Pow, false) => g.binary(&x.binary_scalar(Pow, s - 1.0, false)?.binary_scalar(Mul, s, false)?, Mul),
+        (Pow, false) => g.binary(
+            &x.binary_scalar(Pow, s - 1.0, false)?
+                .binary_scalar(Mul, s, false)?,
+            Mul,
+        ),
         // d(s^x)/dx = out * ln(s)
         (Pow, true) => g.binary(&out.binary_scalar(Mul, s.ln(), false)?, Mul),
         (Maximum | Minimum, _) => {
-            let winner = if op == Maximum { CompareOp::Gt } else { CompareOp::Lt };
+            let winner = if op == Maximum {
+                CompareOp::Gt
+            } else {
+                CompareOp::Lt
+            };
             let wins = x.compare_scalar(winner, s)?.cast(DType::F32)?;
-            let ties = x.compare_scalar(CompareOp::Eq, s)?.cast(DType::F32)?.binary_scalar(Mul, 0.5, false)?;
+            let ties = x
+                .compare_scalar(CompareOp::Eq, s)?
+                .cast(DType::F32)?
+                .binary_scalar(Mul, 0.5, false)?;
             g.binary(&wins.binary(&ties, Add)?, Mul)
         }
     }

@@ -25,7 +25,10 @@ impl Device {
             Some("cpu") => return Ok(Device::Cpu),
             Some("gpu") => return Device::gpu(),
             Some(other) if !other.is_empty() && other != "auto" => {
-                return Err(Error::invalid("Device::best", format!("WGRAD_DEVICE={other:?}; expected cpu, gpu or auto")));
+                return Err(Error::invalid(
+                    "Device::best",
+                    format!("WGRAD_DEVICE={other:?}; expected cpu, gpu or auto"),
+                ));
             }
             _ => {}
         }
@@ -44,7 +47,10 @@ impl Device {
             "auto" => Device::best(),
             "cpu" => Ok(Device::Cpu),
             "gpu" => Device::gpu(),
-            other => Err(Error::invalid("Device::parse", format!("unknown device {other:?}; expected auto, cpu or gpu"))),
+            other => Err(Error::invalid(
+                "Device::parse",
+                format!("unknown device {other:?}; expected auto, cpu or gpu"),
+            )),
         }
     }
 

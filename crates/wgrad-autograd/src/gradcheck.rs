@@ -23,7 +23,11 @@ pub struct GradcheckOptions {
 
 impl Default for GradcheckOptions {
     fn default() -> Self {
-        GradcheckOptions { eps: 1e-3, atol: 2e-3, rtol: 2e-2 }
+        GradcheckOptions {
+            eps: 1e-3,
+            atol: 2e-3,
+            rtol: 2e-2,
+        }
     }
 }
 
@@ -49,39 +53,66 @@ impl GradcheckReport {
         if self.passed() {
             return Ok(());
         }
-        let (input, element, analytic, numeric) = self.worst_at.unwrap_or((0, 0, f64::NAN, f64::NAN));
+        let (input, element, analytic, numeric) =
+            self.worst_at.unwrap_or((0, 0, f64::NAN, f64::NAN));
         Err(Error::invalid(
             "gradcheck",
-            format!("input {input} element {element}: analytic {analytic:.6} vs numeric {numeric:.6} (tolerances atol {} rtol {})", self.options.atol, self.options.rtol),
+            format!(
+                "input {input} element {element}: analytic {analytic:.6} vs numeric {numeric:.6} (tolerances atol {} rtol {})",
+                self.options.atol, self.options.rtol
+            ),
         ))
     }
 }
 
 fn weighted_sum(out: &Tensor, weights: &[f64]) -> Result<f64> {
     let values = out.to_vec::<f32>()?;
-    Ok(values.iter().zip(weights).map(|(&v, &w)| f64::from(v) * w).sum())
+    Ok(values
+        .iter()
+        .zip(weights)
+        .map(|(&v, &w)| f64::from(v) * w)
+        .sum())
 }
 
 /// Checks the gradients of `f` at `inputs` (every input that requires grad).
 /// Inputs should be small: each element costs two evaluations of `f`.
-pub fn gradcheck(f: impl Fn(&[Tensor]) -> Result<Tensor>, inputs: &[Tensor], options: GradcheckOptions) -> Result<GradcheckReport> {
+pub fn gradcheck(
+    f: impl Fn(&[Tensor]) -> Result<Tensor>,
+    inputs: &[Tensor],
+    options: GradcheckOptions,
+) -> Result<GradcheckReport> {
     for t in inputs {
         t.zero_grad();
     }
     let out = f(inputs)?;
     let keys = random::seed_keys(0x6772_6164);
-    let weights: Vec<f64> = (0..out.numel() as u32).map(|i| f64::from(random::uniform(keys, i, 0.5, 1.5))).collect();
-    let weight_tensor = Tensor::from_vec(weights.iter().map(|&w| w as f32).collect(), &out.shape(), &out.device())?;
+    let weights: Vec<f64> = (0..out.numel() as u32)
+        .map(|i| f64::from(random::uniform(keys, i, 0.5, 1.5)))
+        .collect();
+    let weight_tensor = Tensor::from_vec(
+        weights.iter().map(|&w| w as f32).collect(),
+        &out.shape(),
+        &out.device(),
+    )?;
     let loss = out.mul(&weight_tensor)?.sum_all()?;
     loss.backward()?;
 
-    let mut report = GradcheckReport { worst_excess: f64::NEG_INFINITY, worst_at: None, checked: 0, options };
+    let mut report = GradcheckReport {
+        worst_excess: f64::NEG_INFINITY,
+        worst_at: None,
+        checked: 0,
+        options,
+    };
     for (which, input) in inputs.iter().enumerate() {
         if !input.requires_grad() {
             continue;
         }
         if input.dtype() != DType::F32 {
-            return Err(Error::DTypeMismatch { op: "gradcheck", expected: DType::F32, got: input.dtype() });
+            return Err(Error::DTypeMismatch {
+                op: "gradcheck",
+                expected: DType::F32,
+                got: input.dtype(),
+            });
         }
         let analytic = match input.grad() {
             Some(g) => g.to_vec::<f32>()?,
@@ -98,7 +129,17 @@ pub fn gradcheck(f: impl Fn(&[Tensor]) -> Result<Tensor>, inputs: &[Tensor], opt
                 values[element] = (f64::from(values[element]) + delta) as f32;
                 let moved_to = f64::from(values[element]);
                 let perturbed = Tensor::from_vec(values, &shape, &device)?;
-                let args: Vec<Tensor> = inputs.iter().enumerate().map(|(i, t)| if i == which { perturbed.clone() } else { t.clone() }).collect();
+                let args: Vec<Tensor> = inputs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| {
+                        if i == which {
+                            perturbed.clone()
+                        } else {
+                            t.clone()
+                        }
+                    })
+                    .collect();
                 Ok((weighted_sum(&f(&args)?, &weights)?, moved_to))
             };
             let (plus, x_plus) = evaluate(options.eps)?;
@@ -106,7 +147,11 @@ pub fn gradcheck(f: impl Fn(&[Tensor]) -> Result<Tensor>, inputs: &[Tensor], opt
             let numeric = (plus - minus) / (x_plus - x_minus);
             let a = f64::from(analytic[element]);
             let excess = (a - numeric).abs() - options.rtol * numeric.abs();
-            let excess = if excess.is_nan() { f64::INFINITY } else { excess };
+            let excess = if excess.is_nan() {
+                f64::INFINITY
+            } else {
+                excess
+            };
             report.checked += 1;
             if excess > report.worst_excess {
                 report.worst_excess = excess;

@@ -38,7 +38,11 @@ macro_rules! pair_dispatch {
 }
 
 fn mismatch(op: &'static str, a: &Storage, b: &Storage) -> Error {
-    Error::DeviceMismatch { op, lhs: a.device().to_string(), rhs: b.device().to_string() }
+    Error::DeviceMismatch {
+        op,
+        lhs: a.device().to_string(),
+        rhs: b.device().to_string(),
+    }
 }
 
 impl Storage {
@@ -72,7 +76,11 @@ impl Storage {
         }
     }
 
-    pub fn from_vec<T: Element + bytemuck::Pod>(data: Vec<T>, shape: &[usize], device: &Device) -> Result<Storage> {
+    pub fn from_vec<T: Element + bytemuck::Pod>(
+        data: Vec<T>,
+        shape: &[usize],
+        device: &Device,
+    ) -> Result<Storage> {
         match device {
             Device::Cpu => Ok(Storage::Cpu(CpuTensor::from_vec(data, shape)?)),
             Device::Gpu(g) => Ok(Storage::Gpu(GpuTensor::from_vec(g, data, shape)?)),
@@ -90,21 +98,39 @@ impl Storage {
         Storage::full(self.shape(), 0.0, self.dtype(), &self.device())
     }
 
-    pub fn arange(start: f64, end: f64, step: f64, dtype: DType, device: &Device) -> Result<Storage> {
+    pub fn arange(
+        start: f64,
+        end: f64,
+        step: f64,
+        dtype: DType,
+        device: &Device,
+    ) -> Result<Storage> {
         match device {
             Device::Cpu => Ok(Storage::Cpu(CpuTensor::arange(start, end, step, dtype)?)),
             Device::Gpu(g) => Ok(Storage::Gpu(GpuTensor::arange(g, start, end, step, dtype)?)),
         }
     }
 
-    pub fn rand(shape: &[usize], low: f32, high: f32, seed: u64, device: &Device) -> Result<Storage> {
+    pub fn rand(
+        shape: &[usize],
+        low: f32,
+        high: f32,
+        seed: u64,
+        device: &Device,
+    ) -> Result<Storage> {
         match device {
             Device::Cpu => Ok(Storage::Cpu(CpuTensor::rand(shape, low, high, seed)?)),
             Device::Gpu(g) => Ok(Storage::Gpu(GpuTensor::rand(g, shape, low, high, seed)?)),
         }
     }
 
-    pub fn randn(shape: &[usize], mean: f32, std: f32, seed: u64, device: &Device) -> Result<Storage> {
+    pub fn randn(
+        shape: &[usize],
+        mean: f32,
+        std: f32,
+        seed: u64,
+        device: &Device,
+    ) -> Result<Storage> {
         match device {
             Device::Cpu => Ok(Storage::Cpu(CpuTensor::randn(shape, mean, std, seed)?)),
             Device::Gpu(g) => Ok(Storage::Gpu(GpuTensor::randn(g, shape, mean, std, seed)?)),
@@ -154,7 +180,9 @@ impl Storage {
         unary_dispatch!(self, t => t.contiguous())
     }
     pub fn concat(parts: &[&Storage], axis: isize) -> Result<Storage> {
-        let first = parts.first().ok_or_else(|| Error::invalid("concat", "needs at least one tensor"))?;
+        let first = parts
+            .first()
+            .ok_or_else(|| Error::invalid("concat", "needs at least one tensor"))?;
         match first {
             Storage::Cpu(_) => {
                 let ts = parts
@@ -183,7 +211,12 @@ impl Storage {
     pub fn binary(&self, other: &Storage, op: BinaryOp) -> Result<Storage> {
         pair_dispatch!(op.name(), self, other, a, b => a.binary(b, op))
     }
-    pub fn binary_scalar(&self, op: BinaryOp, scalar: f32, scalar_on_left: bool) -> Result<Storage> {
+    pub fn binary_scalar(
+        &self,
+        op: BinaryOp,
+        scalar: f32,
+        scalar_on_left: bool,
+    ) -> Result<Storage> {
         unary_dispatch!(self, t => t.binary_scalar(op, scalar, scalar_on_left))
     }
     pub fn compare(&self, other: &Storage, op: CompareOp) -> Result<Storage> {
@@ -194,8 +227,12 @@ impl Storage {
     }
     pub fn where_cond(mask: &Storage, a: &Storage, b: &Storage) -> Result<Storage> {
         match (mask, a, b) {
-            (Storage::Cpu(m), Storage::Cpu(x), Storage::Cpu(y)) => Ok(Storage::Cpu(CpuTensor::where_cond(m, x, y)?)),
-            (Storage::Gpu(m), Storage::Gpu(x), Storage::Gpu(y)) => Ok(Storage::Gpu(GpuTensor::where_cond(m, x, y)?)),
+            (Storage::Cpu(m), Storage::Cpu(x), Storage::Cpu(y)) => {
+                Ok(Storage::Cpu(CpuTensor::where_cond(m, x, y)?))
+            }
+            (Storage::Gpu(m), Storage::Gpu(x), Storage::Gpu(y)) => {
+                Ok(Storage::Gpu(GpuTensor::where_cond(m, x, y)?))
+            }
             (m, x, y) => {
                 let odd = if m.device().same(&x.device()) { y } else { x };
                 Err(mismatch("where", m, odd))
@@ -261,30 +298,53 @@ impl Storage {
     }
     pub fn index_add(&self, axis: isize, index: &Storage, src: &Storage) -> Result<Storage> {
         match (self, index, src) {
-            (Storage::Cpu(b), Storage::Cpu(i), Storage::Cpu(s)) => Ok(Storage::Cpu(b.index_add(axis, i, s)?)),
-            (Storage::Gpu(b), Storage::Gpu(i), Storage::Gpu(s)) => Ok(Storage::Gpu(b.index_add(axis, i, s)?)),
+            (Storage::Cpu(b), Storage::Cpu(i), Storage::Cpu(s)) => {
+                Ok(Storage::Cpu(b.index_add(axis, i, s)?))
+            }
+            (Storage::Gpu(b), Storage::Gpu(i), Storage::Gpu(s)) => {
+                Ok(Storage::Gpu(b.index_add(axis, i, s)?))
+            }
             (b, _, s) => Err(mismatch("index_add", b, s)),
         }
     }
     pub fn scatter_add(&self, axis: isize, index: &Storage, src: &Storage) -> Result<Storage> {
         match (self, index, src) {
-            (Storage::Cpu(b), Storage::Cpu(i), Storage::Cpu(s)) => Ok(Storage::Cpu(b.scatter_add(axis, i, s)?)),
-            (Storage::Gpu(b), Storage::Gpu(i), Storage::Gpu(s)) => Ok(Storage::Gpu(b.scatter_add(axis, i, s)?)),
+            (Storage::Cpu(b), Storage::Cpu(i), Storage::Cpu(s)) => {
+                Ok(Storage::Cpu(b.scatter_add(axis, i, s)?))
+            }
+            (Storage::Gpu(b), Storage::Gpu(i), Storage::Gpu(s)) => {
+                Ok(Storage::Gpu(b.scatter_add(axis, i, s)?))
+            }
             (b, _, s) => Err(mismatch("scatter_add", b, s)),
         }
     }
 
     /// Per-sample cross-entropy of logits `[N, C]` against I32 targets `[N]`
     /// (fused log-softmax + NLL; targets equal to `ignore_index` give 0).
-    pub fn cross_entropy(&self, target: &Storage, label_smoothing: f32, ignore_index: i32) -> Result<Storage> {
+    pub fn cross_entropy(
+        &self,
+        target: &Storage,
+        label_smoothing: f32,
+        ignore_index: i32,
+    ) -> Result<Storage> {
         pair_dispatch!("cross_entropy", self, target, x, t => x.cross_entropy(t, label_smoothing, ignore_index))
     }
     /// Gradient of [`cross_entropy`](Self::cross_entropy) w.r.t. the logits given the
     /// per-sample upstream gradient `grad` `[N]`.
-    pub fn cross_entropy_backward(&self, target: &Storage, grad: &Storage, label_smoothing: f32, ignore_index: i32) -> Result<Storage> {
+    pub fn cross_entropy_backward(
+        &self,
+        target: &Storage,
+        grad: &Storage,
+        label_smoothing: f32,
+        ignore_index: i32,
+    ) -> Result<Storage> {
         match (self, target, grad) {
-            (Storage::Cpu(x), Storage::Cpu(t), Storage::Cpu(g)) => Ok(Storage::Cpu(x.cross_entropy_backward(t, g, label_smoothing, ignore_index)?)),
-            (Storage::Gpu(x), Storage::Gpu(t), Storage::Gpu(g)) => Ok(Storage::Gpu(x.cross_entropy_backward(t, g, label_smoothing, ignore_index)?)),
+            (Storage::Cpu(x), Storage::Cpu(t), Storage::Cpu(g)) => Ok(Storage::Cpu(
+                x.cross_entropy_backward(t, g, label_smoothing, ignore_index)?,
+            )),
+            (Storage::Gpu(x), Storage::Gpu(t), Storage::Gpu(g)) => Ok(Storage::Gpu(
+                x.cross_entropy_backward(t, g, label_smoothing, ignore_index)?,
+            )),
             (x, t, _) => Err(mismatch("cross_entropy", x, t)),
         }
     }
@@ -296,18 +356,25 @@ impl Storage {
         if g == shape {
             return Ok(self.clone());
         }
-        let lead = g.len().checked_sub(shape.len()).ok_or_else(|| Error::ShapeMismatch {
-            op: "sum_to_shape",
-            lhs: g.to_vec(),
-            rhs: shape.to_vec(),
-        })?;
+        let lead = g
+            .len()
+            .checked_sub(shape.len())
+            .ok_or_else(|| Error::ShapeMismatch {
+                op: "sum_to_shape",
+                lhs: g.to_vec(),
+                rhs: shape.to_vec(),
+            })?;
         let mut axes: Vec<isize> = (0..lead as isize).collect();
         for (i, &d) in shape.iter().enumerate() {
             if d == 1 && g[lead + i] != 1 {
                 axes.push((lead + i) as isize);
             }
         }
-        let summed = if axes.is_empty() { self.clone() } else { self.sum(&axes, true)? };
+        let summed = if axes.is_empty() {
+            self.clone()
+        } else {
+            self.sum(&axes, true)?
+        };
         let target: Vec<isize> = shape.iter().map(|&d| d as isize).collect();
         summed.reshape(&target)
     }

@@ -61,7 +61,10 @@ pub fn manual_seed(seed: u64) {
 
 /// The next seed from the default generator.
 pub fn next_seed() -> u64 {
-    generator().lock().map(|mut g| g.next_seed()).unwrap_or(0x5eed)
+    generator()
+        .lock()
+        .map(|mut g| g.next_seed())
+        .unwrap_or(0x5eed)
 }
 
 impl Tensor {
@@ -86,7 +89,10 @@ impl Tensor {
     /// when grad mode is on and any input requires grad.
     pub(crate) fn record(storage: Storage, op: Op, inputs: &[&Tensor]) -> Tensor {
         let track = is_grad_enabled() && inputs.iter().any(|t| t.requires_grad());
-        let node = track.then(|| Node { op, inputs: inputs.iter().map(|&t| t.clone()).collect() });
+        let node = track.then(|| Node {
+            op,
+            inputs: inputs.iter().map(|&t| t.clone()).collect(),
+        });
         Tensor::from_storage(storage, node)
     }
 
@@ -102,7 +108,11 @@ impl Tensor {
     pub fn set_storage(&self, storage: Storage) -> Result<()> {
         let current = self.storage();
         if current.shape() != storage.shape() || current.dtype() != storage.dtype() {
-            return Err(Error::ShapeMismatch { op: "set_data", lhs: current.shape().to_vec(), rhs: storage.shape().to_vec() });
+            return Err(Error::ShapeMismatch {
+                op: "set_data",
+                lhs: current.shape().to_vec(),
+                rhs: storage.shape().to_vec(),
+            });
         }
         match self.inner.storage.write() {
             Ok(mut s) => *s = storage,
@@ -153,18 +163,32 @@ impl Tensor {
     /// Marks a leaf as needing `.grad`. Only float leaves can require grad.
     pub fn requires_grad_(&self, requires_grad: bool) -> Result<()> {
         if !self.is_leaf() {
-            return Err(Error::invalid("requires_grad_", "only leaf tensors can change requires_grad; use detach() first"));
+            return Err(Error::invalid(
+                "requires_grad_",
+                "only leaf tensors can change requires_grad; use detach() first",
+            ));
         }
         if requires_grad && !self.dtype().is_float() {
-            return Err(Error::DTypeMismatch { op: "requires_grad_", expected: DType::F32, got: self.dtype() });
+            return Err(Error::DTypeMismatch {
+                op: "requires_grad_",
+                expected: DType::F32,
+                got: self.dtype(),
+            });
         }
-        self.inner.requires_grad.store(requires_grad, Ordering::Relaxed);
+        self.inner
+            .requires_grad
+            .store(requires_grad, Ordering::Relaxed);
         Ok(())
     }
 
     /// The accumulated gradient of a leaf, if any.
     pub fn grad(&self) -> Option<Tensor> {
-        self.inner.grad.lock().ok().and_then(|g| g.clone()).map(Tensor::from_storage_leaf)
+        self.inner
+            .grad
+            .lock()
+            .ok()
+            .and_then(|g| g.clone())
+            .map(Tensor::from_storage_leaf)
     }
 
     /// Drops the gradient (like `set_to_none=True`).
@@ -180,7 +204,11 @@ impl Tensor {
         if let Some(s) = &storage
             && s.shape() != self.shape()
         {
-            return Err(Error::ShapeMismatch { op: "set_grad", lhs: self.shape(), rhs: s.shape().to_vec() });
+            return Err(Error::ShapeMismatch {
+                op: "set_grad",
+                lhs: self.shape(),
+                rhs: s.shape().to_vec(),
+            });
         }
         if let Ok(mut g) = self.inner.grad.lock() {
             *g = storage;
@@ -189,7 +217,11 @@ impl Tensor {
     }
 
     pub(crate) fn accumulate_grad(&self, delta: Storage) -> Result<()> {
-        let mut slot = self.inner.grad.lock().map_err(|_| Error::invalid("backward", "grad lock poisoned"))?;
+        let mut slot = self
+            .inner
+            .grad
+            .lock()
+            .map_err(|_| Error::invalid("backward", "grad lock poisoned"))?;
         *slot = Some(match slot.take() {
             None => delta.contiguous()?,
             Some(existing) => existing.binary(&delta, wgrad_core::BinaryOp::Add)?,
@@ -204,15 +236,23 @@ impl Tensor {
 
     // ---- creation ----
 
-    pub fn from_vec<T: Element + bytemuck::Pod>(data: Vec<T>, shape: &[usize], device: &Device) -> Result<Tensor> {
-        Ok(Tensor::from_storage_leaf(Storage::from_vec(data, shape, device)?))
+    pub fn from_vec<T: Element + bytemuck::Pod>(
+        data: Vec<T>,
+        shape: &[usize],
+        device: &Device,
+    ) -> Result<Tensor> {
+        Ok(Tensor::from_storage_leaf(Storage::from_vec(
+            data, shape, device,
+        )?))
     }
     /// A 0-dimensional f32 tensor.
     pub fn scalar(value: f32, device: &Device) -> Result<Tensor> {
         Tensor::from_vec(vec![value], &[], device)
     }
     pub fn full(shape: &[usize], value: f64, dtype: DType, device: &Device) -> Result<Tensor> {
-        Ok(Tensor::from_storage_leaf(Storage::full(shape, value, dtype, device)?))
+        Ok(Tensor::from_storage_leaf(Storage::full(
+            shape, value, dtype, device,
+        )?))
     }
     pub fn zeros(shape: &[usize], device: &Device) -> Result<Tensor> {
         Tensor::full(shape, 0.0, DType::F32, device)
@@ -226,8 +266,16 @@ impl Tensor {
     pub fn ones_like(&self) -> Result<Tensor> {
         Tensor::full(&self.shape(), 1.0, self.dtype(), &self.device())
     }
-    pub fn arange(start: f64, end: f64, step: f64, dtype: DType, device: &Device) -> Result<Tensor> {
-        Ok(Tensor::from_storage_leaf(Storage::arange(start, end, step, dtype, device)?))
+    pub fn arange(
+        start: f64,
+        end: f64,
+        step: f64,
+        dtype: DType,
+        device: &Device,
+    ) -> Result<Tensor> {
+        Ok(Tensor::from_storage_leaf(Storage::arange(
+            start, end, step, dtype, device,
+        )?))
     }
     /// Uniform `[0, 1)` from the default generator (see [`manual_seed`]).
     pub fn rand(shape: &[usize], device: &Device) -> Result<Tensor> {
@@ -238,12 +286,28 @@ impl Tensor {
         Tensor::randn_with(shape, 0.0, 1.0, next_seed(), device)
     }
     /// Uniform `[low, high)` with an explicit seed (same values on every device).
-    pub fn rand_with(shape: &[usize], low: f32, high: f32, seed: u64, device: &Device) -> Result<Tensor> {
-        Ok(Tensor::from_storage_leaf(Storage::rand(shape, low, high, seed, device)?))
+    pub fn rand_with(
+        shape: &[usize],
+        low: f32,
+        high: f32,
+        seed: u64,
+        device: &Device,
+    ) -> Result<Tensor> {
+        Ok(Tensor::from_storage_leaf(Storage::rand(
+            shape, low, high, seed, device,
+        )?))
     }
     /// Normal with an explicit seed (same values on every device, to f32 rounding).
-    pub fn randn_with(shape: &[usize], mean: f32, std: f32, seed: u64, device: &Device) -> Result<Tensor> {
-        Ok(Tensor::from_storage_leaf(Storage::randn(shape, mean, std, seed, device)?))
+    pub fn randn_with(
+        shape: &[usize],
+        mean: f32,
+        std: f32,
+        seed: u64,
+        device: &Device,
+    ) -> Result<Tensor> {
+        Ok(Tensor::from_storage_leaf(Storage::randn(
+            shape, mean, std, seed, device,
+        )?))
     }
 
     // ---- reading back ----
@@ -261,11 +325,19 @@ impl Tensor {
         let v = self.to_vec::<f32>()?;
         match v.as_slice() {
             [x] => Ok(*x),
-            _ => Err(Error::invalid("item", format!("needs exactly one element, tensor has shape {:?}", self.shape()))),
+            _ => Err(Error::invalid(
+                "item",
+                format!(
+                    "needs exactly one element, tensor has shape {:?}",
+                    self.shape()
+                ),
+            )),
         }
     }
     /// Asynchronous readback (GPU work is submitted now; the future waits for it).
-    pub fn to_vec_async<T: Element + bytemuck::Pod>(&self) -> impl std::future::Future<Output = Result<Vec<T>>> + Send + use<T> {
+    pub fn to_vec_async<T: Element + bytemuck::Pod>(
+        &self,
+    ) -> impl std::future::Future<Output = Result<Vec<T>>> + Send + use<T> {
         let storage = self.storage();
         let gpu_future = match &storage {
             Storage::Gpu(t) => Some(t.to_vec::<T>()),
@@ -282,7 +354,13 @@ impl Tensor {
 
 impl std::fmt::Debug for Tensor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Tensor(shape={:?}, dtype={}, device={}", self.shape(), self.dtype(), self.device())?;
+        write!(
+            f,
+            "Tensor(shape={:?}, dtype={}, device={}",
+            self.shape(),
+            self.dtype(),
+            self.device()
+        )?;
         if self.requires_grad() {
             f.write_str(", requires_grad")?;
         }

@@ -5,7 +5,11 @@ use wgrad_autograd::gradcheck::{GradcheckOptions, gradcheck};
 use wgrad_autograd::{DType, Device, Result, Tensor};
 use wgrad_gpu::GpuDevice;
 
-type Case = (&'static str, Vec<Vec<usize>>, fn(&[Tensor]) -> Result<Tensor>);
+type Case = (
+    &'static str,
+    Vec<Vec<usize>>,
+    fn(&[Tensor]) -> Result<Tensor>,
+);
 
 fn index(values: &[i32], shape: &[usize], device: &Device) -> Tensor {
     Tensor::from_vec(values.to_vec(), shape, device).unwrap()
@@ -22,59 +26,129 @@ fn input(shape: &[usize], seed: u64, device: &Device) -> Tensor {
         .zip(sign.to_vec_f32().unwrap())
         .map(|(m, s)| if s < 0.0 { -m } else { *m })
         .collect();
-    Tensor::from_vec(v, shape, device).unwrap().with_requires_grad(true).unwrap()
+    Tensor::from_vec(v, shape, device)
+        .unwrap()
+        .with_requires_grad(true)
+        .unwrap()
 }
 
 fn positive(shape: &[usize], seed: u64, device: &Device) -> Tensor {
-    Tensor::rand_with(shape, 0.5, 2.0, seed, device).unwrap().with_requires_grad(true).unwrap()
+    Tensor::rand_with(shape, 0.5, 2.0, seed, device)
+        .unwrap()
+        .with_requires_grad(true)
+        .unwrap()
 }
 
 fn cases() -> Vec<Case> {
     vec![
-        ("add broadcast", vec![vec![2, 3], vec![3]], |x| x[0].add(&x[1])),
-        ("sub broadcast", vec![vec![2, 1], vec![1, 3]], |x| x[0].sub(&x[1])),
+        ("add broadcast", vec![vec![2, 3], vec![3]], |x| {
+            x[0].add(&x[1])
+        }),
+        ("sub broadcast", vec![vec![2, 1], vec![1, 3]], |x| {
+            x[0].sub(&x[1])
+        }),
         ("mul", vec![vec![2, 3], vec![2, 3]], |x| x[0].mul(&x[1])),
-        ("div", vec![vec![2, 3], vec![3]], |x| x[0].div(&x[1].abs()?.add_scalar(0.5)?)),
-        ("pow", vec![vec![2, 3], vec![2, 3]], |x| x[0].abs()?.add_scalar(0.5)?.pow(&x[1])),
-        ("maximum", vec![vec![2, 3], vec![2, 3]], |x| x[0].maximum(&x[1])),
-        ("minimum", vec![vec![2, 3], vec![1, 3]], |x| x[0].minimum(&x[1])),
-        ("scalar ops", vec![vec![2, 3]], |x| (2.0 - &x[0])?.mul_scalar(3.0)?.div_scalar(2.0)),
+        ("div", vec![vec![2, 3], vec![3]], |x| {
+            x[0].div(&x[1].abs()?.add_scalar(0.5)?)
+        }),
+        ("pow", vec![vec![2, 3], vec![2, 3]], |x| {
+            x[0].abs()?.add_scalar(0.5)?.pow(&x[1])
+        }),
+        ("maximum", vec![vec![2, 3], vec![2, 3]], |x| {
+            x[0].maximum(&x[1])
+        }),
+        ("minimum", vec![vec![2, 3], vec![1, 3]], |x| {
+            x[0].minimum(&x[1])
+        }),
+        ("scalar ops", vec![vec![2, 3]], |x| {
+            (2.0 - &x[0])?.mul_scalar(3.0)?.div_scalar(2.0)
+        }),
         ("scalar pow/div", vec![vec![2, 3]], |x| {
             let p = x[0].abs()?.add_scalar(0.5)?;
-            p.pow_scalar(1.5)?.add(&(1.0 / &p)?)?.add(&p.binary_scalar(wgrad_autograd::BinaryOp::Pow, 2.0, true)?)
+            p.pow_scalar(1.5)?.add(&(1.0 / &p)?)?.add(&p.binary_scalar(
+                wgrad_autograd::BinaryOp::Pow,
+                2.0,
+                true,
+            )?)
         }),
-        ("neg abs exp", vec![vec![2, 3]], |x| x[0].neg()?.abs()?.exp()),
+        ("neg abs exp", vec![vec![2, 3]], |x| {
+            x[0].neg()?.abs()?.exp()
+        }),
         ("log sqrt rsqrt", vec![vec![2, 3]], |x| {
             let p = x[0].abs()?.add_scalar(0.5)?;
             p.log()?.add(&p.sqrt()?)?.add(&p.rsqrt()?)
         }),
-        ("sin cos tanh", vec![vec![2, 3]], |x| x[0].sin()?.add(&x[0].cos()?)?.mul(&x[0].tanh()?)),
-        ("sigmoid relu", vec![vec![2, 3]], |x| x[0].sigmoid()?.add(&x[0].relu()?)),
-        ("gelu silu", vec![vec![2, 3]], |x| x[0].gelu()?.add(&x[0].silu()?)),
-        ("leaky square recip", vec![vec![2, 3]], |x| {
-            x[0].leaky_relu(0.1)?.add(&x[0].square()?)?.add(&x[0].abs()?.add_scalar(0.5)?.recip()?)
+        ("sin cos tanh", vec![vec![2, 3]], |x| {
+            x[0].sin()?.add(&x[0].cos()?)?.mul(&x[0].tanh()?)
         }),
-        ("clamp", vec![vec![2, 3]], |x| x[0].clamp(Some(-0.5), Some(0.5))),
-        ("where", vec![vec![2, 3], vec![2, 3]], |x| Tensor::where_cond(&x[0].gt(&x[1])?, &x[0], &x[1].mul_scalar(2.0)?)),
-        ("reshape transpose", vec![vec![2, 3]], |x| x[0].reshape(&[3, 2])?.t()?.mul(&x[0])),
-        ("permute contiguous", vec![vec![2, 3, 2]], |x| x[0].permute(&[2, 0, 1])?.contiguous()?.exp()),
-        ("narrow", vec![vec![3, 4]], |x| x[0].narrow(1, 1, 2)?.square()),
-        ("expand", vec![vec![3, 1]], |x| x[0].expand(&[2, 3, 4])?.mul_scalar(1.5)),
-        ("unsqueeze squeeze", vec![vec![3]], |x| x[0].unsqueeze(0)?.square()?.squeeze(0)),
-        ("concat", vec![vec![2, 3], vec![2, 2]], |x| Tensor::cat(&[&x[0], &x[1].square()?], 1)),
-        ("sum keepdim", vec![vec![2, 3, 2]], |x| x[0].square()?.sum(&[0, 2], true)),
-        ("mean", vec![vec![2, 3]], |x| x[0].square()?.mean(&[1], false)),
+        ("sigmoid relu", vec![vec![2, 3]], |x| {
+            x[0].sigmoid()?.add(&x[0].relu()?)
+        }),
+        ("gelu silu", vec![vec![2, 3]], |x| {
+            x[0].gelu()?.add(&x[0].silu()?)
+        }),
+        ("leaky square recip", vec![vec![2, 3]], |x| {
+            x[0].leaky_relu(0.1)?
+                .add(&x[0].square()?)?
+                .add(&x[0].abs()?.add_scalar(0.5)?.recip()?)
+        }),
+        ("clamp", vec![vec![2, 3]], |x| {
+            x[0].clamp(Some(-0.5), Some(0.5))
+        }),
+        ("where", vec![vec![2, 3], vec![2, 3]], |x| {
+            Tensor::where_cond(&x[0].gt(&x[1])?, &x[0], &x[1].mul_scalar(2.0)?)
+        }),
+        ("reshape transpose", vec![vec![2, 3]], |x| {
+            x[0].reshape(&[3, 2])?.t()?.mul(&x[0])
+        }),
+        ("permute contiguous", vec![vec![2, 3, 2]], |x| {
+            x[0].permute(&[2, 0, 1])?.contiguous()?.exp()
+        }),
+        ("narrow", vec![vec![3, 4]], |x| {
+            x[0].narrow(1, 1, 2)?.square()
+        }),
+        ("expand", vec![vec![3, 1]], |x| {
+            x[0].expand(&[2, 3, 4])?.mul_scalar(1.5)
+        }),
+        ("unsqueeze squeeze", vec![vec![3]], |x| {
+            x[0].unsqueeze(0)?.square()?.squeeze(0)
+        }),
+        ("concat", vec![vec![2, 3], vec![2, 2]], |x| {
+            Tensor::cat(&[&x[0], &x[1].square()?], 1)
+        }),
+        ("sum keepdim", vec![vec![2, 3, 2]], |x| {
+            x[0].square()?.sum(&[0, 2], true)
+        }),
+        ("mean", vec![vec![2, 3]], |x| {
+            x[0].square()?.mean(&[1], false)
+        }),
         ("max", vec![vec![3, 4]], |x| x[0].max(&[1], false)),
         ("min all", vec![vec![3, 4]], |x| x[0].min(&[], false)),
         ("var", vec![vec![3, 4]], |x| x[0].var(&[1], 1, false)),
         ("softmax", vec![vec![3, 4]], |x| x[0].softmax(1)),
-        ("log_softmax axis 0", vec![vec![3, 4]], |x| x[0].log_softmax(0)),
-        ("matmul", vec![vec![3, 4], vec![4, 2]], |x| x[0].matmul(&x[1])),
-        ("matmul batch broadcast", vec![vec![2, 3, 4], vec![4, 2]], |x| x[0].matmul(&x[1])),
-        ("matmul vector", vec![vec![4], vec![4, 2]], |x| x[0].matmul(&x[1])),
-        ("matmul_t both", vec![vec![4, 3], vec![2, 4]], |x| x[0].matmul_t(&x[1], true, true)),
-        ("index_select", vec![vec![4, 3]], |x| x[0].index_select(0, &index(&[2, 0, 2], &[3], &x[0].device()))),
-        ("gather", vec![vec![3, 4]], |x| x[0].gather(1, &index(&[0, 3, 1, 1, 2, 2], &[3, 2], &x[0].device()))),
+        ("log_softmax axis 0", vec![vec![3, 4]], |x| {
+            x[0].log_softmax(0)
+        }),
+        ("matmul", vec![vec![3, 4], vec![4, 2]], |x| {
+            x[0].matmul(&x[1])
+        }),
+        (
+            "matmul batch broadcast",
+            vec![vec![2, 3, 4], vec![4, 2]],
+            |x| x[0].matmul(&x[1]),
+        ),
+        ("matmul vector", vec![vec![4], vec![4, 2]], |x| {
+            x[0].matmul(&x[1])
+        }),
+        ("matmul_t both", vec![vec![4, 3], vec![2, 4]], |x| {
+            x[0].matmul_t(&x[1], true, true)
+        }),
+        ("index_select", vec![vec![4, 3]], |x| {
+            x[0].index_select(0, &index(&[2, 0, 2], &[3], &x[0].device()))
+        }),
+        ("gather", vec![vec![3, 4]], |x| {
+            x[0].gather(1, &index(&[0, 3, 1, 1, 2, 2], &[3, 2], &x[0].device()))
+        }),
         ("cross_entropy", vec![vec![3, 5]], |x| {
             x[0].cross_entropy_per_sample(&index(&[1, 4, 0], &[3], &x[0].device()), 0.1, -100)
         }),
@@ -82,7 +156,17 @@ fn cases() -> Vec<Case> {
 }
 
 fn make_inputs(shapes: &[Vec<usize>], device: &Device) -> Vec<Tensor> {
-    shapes.iter().enumerate().map(|(i, s)| if s.is_empty() { positive(s, i as u64, device) } else { input(s, 7 + i as u64, device) }).collect()
+    shapes
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            if s.is_empty() {
+                positive(s, i as u64, device)
+            } else {
+                input(s, 7 + i as u64, device)
+            }
+        })
+        .collect()
 }
 
 #[test]
@@ -90,19 +174,27 @@ fn gradcheck_every_op_on_cpu() {
     let mut failures = Vec::new();
     for (name, shapes, f) in cases() {
         let inputs = make_inputs(&shapes, &Device::Cpu);
-        let report = gradcheck(f, &inputs, GradcheckOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let report = gradcheck(f, &inputs, GradcheckOptions::default())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
         if let Err(e) = report.check() {
             failures.push(format!("{name}: {e}"));
         }
     }
-    assert!(failures.is_empty(), "gradcheck failures:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "gradcheck failures:\n{}",
+        failures.join("\n")
+    );
 }
 
 fn gpu() -> Option<Device> {
     match GpuDevice::shared() {
         Ok(g) => Some(Device::Gpu(g)),
         Err(e) => {
-            assert!(std::env::var("WGRAD_REQUIRE_GPU").as_deref() != Ok("1"), "WGRAD_REQUIRE_GPU=1 but no GPU: {e}");
+            assert!(
+                std::env::var("WGRAD_REQUIRE_GPU").as_deref() != Ok("1"),
+                "WGRAD_REQUIRE_GPU=1 but no GPU: {e}"
+            );
             eprintln!("gpu-test: SKIPPED (no GPU adapter: {e})");
             None
         }
@@ -119,18 +211,31 @@ fn gpu_gradients_match_cpu_for_every_op() {
             let out = f(&inputs)?;
             let weights = Tensor::rand_with(&out.shape(), 0.5, 1.5, 99, device)?;
             out.mul(&weights)?.sum_all()?.backward()?;
-            let g = inputs.iter().map(|t| t.grad().map_or(Ok(vec![]), |g| g.to_vec_f32())).collect::<Result<_>>()?;
+            let g = inputs
+                .iter()
+                .map(|t| t.grad().map_or(Ok(vec![]), |g| g.to_vec_f32()))
+                .collect::<Result<_>>()?;
             Ok((out.to_vec_f32()?, g))
         };
-        let (cpu_out, cpu_grads) = grads(&Device::Cpu).unwrap_or_else(|e| panic!("{name} on cpu: {e}"));
+        let (cpu_out, cpu_grads) =
+            grads(&Device::Cpu).unwrap_or_else(|e| panic!("{name} on cpu: {e}"));
         let (gpu_out, gpu_grads) = grads(&gpu).unwrap_or_else(|e| panic!("{name} on gpu: {e}"));
-        let close = |a: &[f32], b: &[f32]| a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() <= 1e-4 * y.abs().max(1.0));
+        let close = |a: &[f32], b: &[f32]| {
+            a.len() == b.len()
+                && a.iter()
+                    .zip(b)
+                    .all(|(x, y)| (x - y).abs() <= 1e-4 * y.abs().max(1.0))
+        };
         if !close(&gpu_out, &cpu_out) {
-            failures.push(format!("{name}: forward differs\n gpu {gpu_out:?}\n cpu {cpu_out:?}"));
+            failures.push(format!(
+                "{name}: forward differs\n gpu {gpu_out:?}\n cpu {cpu_out:?}"
+            ));
         }
         for (i, (g, c)) in gpu_grads.iter().zip(&cpu_grads).enumerate() {
             if !close(g, c) {
-                failures.push(format!("{name}: grad of input {i} differs\n gpu {g:?}\n cpu {c:?}"));
+                failures.push(format!(
+                    "{name}: grad of input {i} differs\n gpu {g:?}\n cpu {c:?}"
+                ));
             }
         }
     }
@@ -141,13 +246,24 @@ fn gpu_gradients_match_cpu_for_every_op() {
 fn gradcheck_catches_a_wrong_gradient() {
     // A function whose recorded graph lies: detach() hides x from the product.
     let x = input(&[3], 1, &Device::Cpu);
-    let report = gradcheck(|x| x[0].mul(&x[0].detach()), &[x], GradcheckOptions::default()).unwrap();
-    assert!(!report.passed(), "gradcheck must reject a wrong gradient: {report:?}");
+    let report = gradcheck(
+        |x| x[0].mul(&x[0].detach()),
+        &[x],
+        GradcheckOptions::default(),
+    )
+    .unwrap();
+    assert!(
+        !report.passed(),
+        "gradcheck must reject a wrong gradient: {report:?}"
+    );
 }
 
 #[test]
 fn grads_accumulate_until_zeroed() {
-    let x = Tensor::from_vec(vec![1.0f32, 2.0], &[2], &Device::Cpu).unwrap().with_requires_grad(true).unwrap();
+    let x = Tensor::from_vec(vec![1.0f32, 2.0], &[2], &Device::Cpu)
+        .unwrap()
+        .with_requires_grad(true)
+        .unwrap();
     for _ in 0..2 {
         x.square().unwrap().sum_all().unwrap().backward().unwrap();
     }
@@ -158,7 +274,10 @@ fn grads_accumulate_until_zeroed() {
 
 #[test]
 fn a_value_used_twice_gets_both_gradients() {
-    let x = Tensor::from_vec(vec![3.0f32], &[1], &Device::Cpu).unwrap().with_requires_grad(true).unwrap();
+    let x = Tensor::from_vec(vec![3.0f32], &[1], &Device::Cpu)
+        .unwrap()
+        .with_requires_grad(true)
+        .unwrap();
     let y = x.mul(&x).unwrap().add(&x).unwrap(); // x^2 + x
     y.sum_all().unwrap().backward().unwrap();
     assert_eq!(x.grad().unwrap().to_vec_f32().unwrap(), vec![7.0]);
@@ -166,7 +285,10 @@ fn a_value_used_twice_gets_both_gradients() {
 
 #[test]
 fn no_grad_records_nothing() {
-    let x = Tensor::ones(&[2], &Device::Cpu).unwrap().with_requires_grad(true).unwrap();
+    let x = Tensor::ones(&[2], &Device::Cpu)
+        .unwrap()
+        .with_requires_grad(true)
+        .unwrap();
     let y = {
         let _g = wgrad_autograd::no_grad();
         x.mul_scalar(2.0).unwrap()
@@ -177,7 +299,10 @@ fn no_grad_records_nothing() {
 
 #[test]
 fn deep_graphs_do_not_overflow_the_stack() {
-    let x = Tensor::ones(&[1], &Device::Cpu).unwrap().with_requires_grad(true).unwrap();
+    let x = Tensor::ones(&[1], &Device::Cpu)
+        .unwrap()
+        .with_requires_grad(true)
+        .unwrap();
     let mut y = x.clone();
     for _ in 0..20_000 {
         y = y.add_scalar(1.0).unwrap();
@@ -188,8 +313,16 @@ fn deep_graphs_do_not_overflow_the_stack() {
 
 #[test]
 fn backward_of_a_non_scalar_needs_a_gradient() {
-    let x = Tensor::ones(&[2], &Device::Cpu).unwrap().with_requires_grad(true).unwrap();
-    let err = x.mul_scalar(2.0).unwrap().backward().unwrap_err().to_string();
+    let x = Tensor::ones(&[2], &Device::Cpu)
+        .unwrap()
+        .with_requires_grad(true)
+        .unwrap();
+    let err = x
+        .mul_scalar(2.0)
+        .unwrap()
+        .backward()
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("[2]"), "{err}");
 }
 

@@ -40,10 +40,20 @@ struct Args {
 }
 
 fn parse_args() -> Result<Args> {
-    let mut args = Args { device: Device::Cpu, device_name: "cpu".into(), json: None, quick: false, only: None, repeats: 7 };
+    let mut args = Args {
+        device: Device::Cpu,
+        device_name: "cpu".into(),
+        json: None,
+        quick: false,
+        only: None,
+        repeats: 7,
+    };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
-        let mut value = |flag: &str| it.next().ok_or_else(|| Error::invalid("wgrad-bench", format!("{flag} needs a value")));
+        let mut value = |flag: &str| {
+            it.next()
+                .ok_or_else(|| Error::invalid("wgrad-bench", format!("{flag} needs a value")))
+        };
         match a.as_str() {
             "--device" => {
                 args.device_name = value("--device")?;
@@ -52,14 +62,23 @@ fn parse_args() -> Result<Args> {
             "--json" => args.json = Some(value("--json")?),
             "--only" => args.only = Some(value("--only")?),
             "--repeats" => {
-                args.repeats = value("--repeats")?.parse().map_err(|_| Error::invalid("wgrad-bench", "--repeats takes a number"))?
+                args.repeats = value("--repeats")?
+                    .parse()
+                    .map_err(|_| Error::invalid("wgrad-bench", "--repeats takes a number"))?
             }
             "--quick" => args.quick = true,
             "-h" | "--help" => {
-                println!("usage: wgrad-bench [--device cpu|gpu|auto] [--json FILE] [--only SUBSTRING] [--repeats N] [--quick]");
+                println!(
+                    "usage: wgrad-bench [--device cpu|gpu|auto] [--json FILE] [--only SUBSTRING] [--repeats N] [--quick]"
+                );
                 std::process::exit(0);
             }
-            other => return Err(Error::invalid("wgrad-bench", format!("unknown argument {other:?}"))),
+            other => {
+                return Err(Error::invalid(
+                    "wgrad-bench",
+                    format!("unknown argument {other:?}"),
+                ));
+            }
         }
     }
     Ok(args)
@@ -86,7 +105,13 @@ fn time(workload: &mut Workload, device: &Device, repeats: usize) -> Result<Row>
         "TFLOP/s" => Some((workload.amount / (median_ms * 1e-3) / 1e12, "TFLOP/s")),
         _ => None,
     };
-    Ok(Row { name: workload.name.clone(), median_ms, min_ms: batches[0], max_ms: batches[batches.len() - 1], rate })
+    Ok(Row {
+        name: workload.name.clone(),
+        median_ms,
+        min_ms: batches[0],
+        max_ms: batches[batches.len() - 1],
+        rate,
+    })
 }
 
 fn main() {
@@ -101,23 +126,40 @@ fn run() -> Result<()> {
     println!("device: {}", args.device);
     let mut rows = Vec::new();
     for mut w in workloads::all(&args.device, args.quick)? {
-        if args.only.as_ref().is_some_and(|o| !w.name.contains(o.as_str())) {
+        if args
+            .only
+            .as_ref()
+            .is_some_and(|o| !w.name.contains(o.as_str()))
+        {
             continue;
         }
         match time(&mut w, &args.device, args.repeats) {
             Ok(row) => {
-                let rate = row.rate.map_or(String::new(), |(v, u)| format!("{v:10.3} {u}"));
-                println!("{:<28} {:>10.4} ms  (min {:.4}, max {:.4})  {rate}", row.name, row.median_ms, row.min_ms, row.max_ms);
+                let rate = row
+                    .rate
+                    .map_or(String::new(), |(v, u)| format!("{v:10.3} {u}"));
+                println!(
+                    "{:<28} {:>10.4} ms  (min {:.4}, max {:.4})  {rate}",
+                    row.name, row.median_ms, row.min_ms, row.max_ms
+                );
                 rows.push(row);
             }
             Err(e) => println!("{:<28} skipped: {e}", w.name),
         }
     }
     if let Some(path) = &args.json {
-        let mut out = format!("{{\n  \"device\": {:?},\n  \"device_kind\": {:?},\n  \"rows\": [\n", args.device.to_string(), args.device_name);
+        let mut out = format!(
+            "{{\n  \"device\": {:?},\n  \"device_kind\": {:?},\n  \"rows\": [\n",
+            args.device.to_string(),
+            args.device_name
+        );
         for (i, r) in rows.iter().enumerate() {
             let (rate, unit) = r.rate.unwrap_or((f64::NAN, "none"));
-            let rate = if rate.is_nan() { "null".to_string() } else { format!("{rate}") };
+            let rate = if rate.is_nan() {
+                "null".to_string()
+            } else {
+                format!("{rate}")
+            };
             out.push_str(&format!(
                 "    {{\"name\": {:?}, \"median_ms\": {}, \"min_ms\": {}, \"max_ms\": {}, \"rate\": {rate}, \"unit\": {unit:?}}}{}\n",
                 r.name,
@@ -128,7 +170,8 @@ fn run() -> Result<()> {
             ));
         }
         out.push_str("  ]\n}\n");
-        std::fs::write(path, out).map_err(|e| Error::invalid("wgrad-bench", format!("cannot write {path}: {e}")))?;
+        std::fs::write(path, out)
+            .map_err(|e| Error::invalid("wgrad-bench", format!("cannot write {path}: {e}")))?;
         println!("wrote {path}");
     }
     Ok(())

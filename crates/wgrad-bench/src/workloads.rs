@@ -74,7 +74,13 @@ pub fn all(device: &Device, quick: bool) -> Result<Vec<Workload>> {
 /// A training step of an MLP (Linear+ReLU stack, cross-entropy, Adam lr 1e-3),
 /// in `async` mode (no readback in the loop) or `sync` mode (loss read back
 /// every step, as a logging loop does).
-pub fn mlp_step(name: &str, sizes: &[usize], batch: usize, sync: bool, device: &Device) -> Result<Workload> {
+pub fn mlp_step(
+    name: &str,
+    sizes: &[usize],
+    batch: usize,
+    sync: bool,
+    device: &Device,
+) -> Result<Workload> {
     use wgrad::nn::loss::{CrossEntropyOptions, cross_entropy};
     use wgrad::nn::{Linear, Module, ReLU, Sequential};
     use wgrad::optim::{Adam, AdamConfig, Optimizer};
@@ -90,7 +96,11 @@ pub fn mlp_step(name: &str, sizes: &[usize], batch: usize, sync: bool, device: &
     let mut opt = Adam::new(model.parameters(), AdamConfig::default())?;
     let x = random(&[batch, sizes[0]], 11, device)?;
     let classes = sizes[sizes.len() - 1];
-    let y = Tensor::from_vec((0..batch).map(|i| (i % classes) as i32).collect::<Vec<_>>(), &[batch], device)?;
+    let y = Tensor::from_vec(
+        (0..batch).map(|i| (i % classes) as i32).collect::<Vec<_>>(),
+        &[batch],
+        device,
+    )?;
     Ok(Workload {
         name: format!("{name} {}", if sync { "sync" } else { "async" }),
         amount: 0.0,
@@ -117,7 +127,13 @@ pub fn training(device: &Device, quick: bool) -> Result<Vec<Workload>> {
         out.push(mlp_step("W1", &[784, 256, 256, 10], 128, sync, device)?);
     }
     for sync in [false, true] {
-        out.push(mlp_step("W2", &[784, 1024, 1024, 10], w2_batch, sync, device)?);
+        out.push(mlp_step(
+            "W2",
+            &[784, 1024, 1024, 10],
+            w2_batch,
+            sync,
+            device,
+        )?);
     }
     Ok(out)
 }

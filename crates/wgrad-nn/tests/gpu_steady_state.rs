@@ -14,7 +14,10 @@ fn own_gpu() -> Option<GpuDevice> {
     match GpuDevice::new() {
         Ok(g) => Some(g),
         Err(e) => {
-            assert!(std::env::var("WGRAD_REQUIRE_GPU").as_deref() != Ok("1"), "WGRAD_REQUIRE_GPU=1 but no GPU: {e}");
+            assert!(
+                std::env::var("WGRAD_REQUIRE_GPU").as_deref() != Ok("1"),
+                "WGRAD_REQUIRE_GPU=1 but no GPU: {e}"
+            );
             eprintln!("gpu-test: SKIPPED (no GPU adapter: {e})");
             None
         }
@@ -32,10 +35,20 @@ fn training_step_is_readback_free_and_allocation_free_after_warm_up() {
         .add(Linear::new(64, 10, true, &device).unwrap());
     let mut opt = Adam::new(model.parameters(), AdamConfig::default()).unwrap();
     let x = Tensor::randn_with(&[16, 32], 0.0, 1.0, 1, &device).unwrap();
-    let y = Tensor::from_vec((0..16).map(|i| i % 10).collect::<Vec<i32>>(), &[16], &device).unwrap();
+    let y = Tensor::from_vec(
+        (0..16).map(|i| i % 10).collect::<Vec<i32>>(),
+        &[16],
+        &device,
+    )
+    .unwrap();
     let step = |opt: &mut Adam| {
         opt.zero_grad();
-        let loss = cross_entropy(&model.forward(&x).unwrap(), &y, CrossEntropyOptions::default()).unwrap();
+        let loss = cross_entropy(
+            &model.forward(&x).unwrap(),
+            &y,
+            CrossEntropyOptions::default(),
+        )
+        .unwrap();
         loss.backward().unwrap();
         opt.step().unwrap();
         loss
@@ -50,7 +63,10 @@ fn training_step_is_readback_free_and_allocation_free_after_warm_up() {
         last = Some(step(&mut opt));
     }
     let warm_up = gpu.stats().since(&before_any);
-    assert_eq!(warm_up.readbacks, 0, "forward/backward/step must not read back: {warm_up:?}");
+    assert_eq!(
+        warm_up.readbacks, 0,
+        "forward/backward/step must not read back: {warm_up:?}"
+    );
     gpu.synchronize().unwrap();
 
     let steady_start = gpu.stats();
@@ -60,16 +76,31 @@ fn training_step_is_readback_free_and_allocation_free_after_warm_up() {
     let steady = gpu.stats().since(&steady_start);
     assert_eq!(steady.readbacks, 0, "{steady:?}");
     assert_eq!(steady.bytes_downloaded, 0, "{steady:?}");
-    assert_eq!(steady.bytes_uploaded, 0, "no host data goes up in a step: {steady:?}");
-    assert_eq!(steady.buffers_created, 0, "pool must serve every buffer: {steady:?}");
-    assert_eq!(steady.bind_groups_created, 0, "bind groups must come from the cache: {steady:?}");
+    assert_eq!(
+        steady.bytes_uploaded, 0,
+        "no host data goes up in a step: {steady:?}"
+    );
+    assert_eq!(
+        steady.buffers_created, 0,
+        "pool must serve every buffer: {steady:?}"
+    );
+    assert_eq!(
+        steady.bind_groups_created, 0,
+        "bind groups must come from the cache: {steady:?}"
+    );
     assert_eq!(steady.pipelines_created, 0, "{steady:?}");
-    assert_eq!(steady.submits, 0, "recording only; nothing to submit until a readback: {steady:?}");
+    assert_eq!(
+        steady.submits, 0,
+        "recording only; nothing to submit until a readback: {steady:?}"
+    );
     assert!(steady.dispatches > 0);
 
     let loss = last.unwrap().item().unwrap();
     assert!(loss.is_finite());
     let with_read = gpu.stats().since(&steady_start);
     assert_eq!(with_read.readbacks, 1, "{with_read:?}");
-    assert_eq!(with_read.submits, 1, "one submit per readback: {with_read:?}");
+    assert_eq!(
+        with_read.submits, 1,
+        "one submit per readback: {with_read:?}"
+    );
 }

@@ -51,7 +51,15 @@ impl Tensor {
     /// `self (op) scalar`, or `scalar (op) self` if `scalar_on_left`.
     pub fn binary_scalar(&self, op: BinaryOp, scalar: f32, scalar_on_left: bool) -> Result<Tensor> {
         let out = self.storage().binary_scalar(op, scalar, scalar_on_left)?;
-        Ok(Tensor::record(out, Op::BinaryScalar { op, scalar, scalar_on_left }, &[self]))
+        Ok(Tensor::record(
+            out,
+            Op::BinaryScalar {
+                op,
+                scalar,
+                scalar_on_left,
+            },
+            &[self],
+        ))
     }
 
     binary_methods! {
@@ -86,7 +94,9 @@ impl Tensor {
 
     /// Comparison to a U32 mask of 0/1 (not differentiable).
     pub fn compare(&self, other: &Tensor, op: CompareOp) -> Result<Tensor> {
-        Ok(Tensor::from_storage_leaf(self.storage().compare(&other.storage(), op)?))
+        Ok(Tensor::from_storage_leaf(
+            self.storage().compare(&other.storage(), op)?,
+        ))
     }
 
     compare_methods! {
@@ -112,12 +122,20 @@ impl Tensor {
     /// Softmax along `axis`.
     pub fn softmax(&self, axis: isize) -> Result<Tensor> {
         let out = self.storage().softmax(axis)?;
-        Ok(Tensor::record(out, Op::Softmax { axis, log: false }, &[self]))
+        Ok(Tensor::record(
+            out,
+            Op::Softmax { axis, log: false },
+            &[self],
+        ))
     }
 
     /// Log-softmax along `axis`.
     pub fn log_softmax(&self, axis: isize) -> Result<Tensor> {
         let out = self.storage().log_softmax(axis)?;
-        Ok(Tensor::record(out, Op::Softmax { axis, log: true }, &[self]))
+        Ok(Tensor::record(
+            out,
+            Op::Softmax { axis, log: true },
+            &[self],
+        ))
     }
 }

@@ -10,7 +10,11 @@ impl Tensor {
     pub fn index_select(&self, axis: isize, index: &Tensor) -> Result<Tensor> {
         let index = index.storage();
         let out = self.storage().index_select(axis, &index)?;
-        Ok(Tensor::record(out, Op::IndexSelect { axis, index }, &[self]))
+        Ok(Tensor::record(
+            out,
+            Op::IndexSelect { axis, index },
+            &[self],
+        ))
     }
     /// `torch.gather` along `axis` with an I32 index of the same rank.
     pub fn gather(&self, axis: isize, index: &Tensor) -> Result<Tensor> {
@@ -20,6 +24,8 @@ impl Tensor {
     }
     /// One-hot encoding of an I32 tensor (appends a dim of `num_classes`).
     pub fn one_hot(&self, num_classes: usize, dtype: DType) -> Result<Tensor> {
-        Ok(Tensor::from_storage_leaf(self.storage().one_hot(num_classes, dtype)?))
+        Ok(Tensor::from_storage_leaf(
+            self.storage().one_hot(num_classes, dtype)?,
+        ))
     }
 }

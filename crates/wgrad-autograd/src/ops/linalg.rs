@@ -11,10 +11,25 @@ impl Tensor {
     pub fn matmul(&self, other: &Tensor) -> Result<Tensor> {
         let (ra, rb) = (self.rank(), other.rank());
         if ra == 0 || rb == 0 {
-            return Err(Error::invalid("matmul", format!("both operands need at least 1 dim, got shapes {:?} and {:?}", self.shape(), other.shape())));
+            return Err(Error::invalid(
+                "matmul",
+                format!(
+                    "both operands need at least 1 dim, got shapes {:?} and {:?}",
+                    self.shape(),
+                    other.shape()
+                ),
+            ));
         }
-        let a = if ra == 1 { self.unsqueeze(0)? } else { self.clone() };
-        let b = if rb == 1 { other.unsqueeze(-1)? } else { other.clone() };
+        let a = if ra == 1 {
+            self.unsqueeze(0)?
+        } else {
+            self.clone()
+        };
+        let b = if rb == 1 {
+            other.unsqueeze(-1)?
+        } else {
+            other.clone()
+        };
         let mut out = a.matmul_t(&b, false, false)?;
         if rb == 1 {
             out = out.squeeze(-1)?;
@@ -29,9 +44,22 @@ impl Tensor {
     /// its flag is set (free: strides only). Both operands rank >= 2.
     pub fn matmul_t(&self, other: &Tensor, trans_a: bool, trans_b: bool) -> Result<Tensor> {
         if self.rank() < 2 || other.rank() < 2 {
-            return Err(Error::invalid("matmul_t", format!("operands need rank >= 2, got shapes {:?} and {:?}", self.shape(), other.shape())));
+            return Err(Error::invalid(
+                "matmul_t",
+                format!(
+                    "operands need rank >= 2, got shapes {:?} and {:?}",
+                    self.shape(),
+                    other.shape()
+                ),
+            ));
         }
-        let out = self.storage().matmul_t(&other.storage(), trans_a, trans_b)?;
-        Ok(Tensor::record(out, Op::MatmulT { trans_a, trans_b }, &[self, other]))
+        let out = self
+            .storage()
+            .matmul_t(&other.storage(), trans_a, trans_b)?;
+        Ok(Tensor::record(
+            out,
+            Op::MatmulT { trans_a, trans_b },
+            &[self, other],
+        ))
     }
 }

@@ -9,7 +9,14 @@ impl Tensor {
     /// Sum over `axes` (`&[]` = all).
     pub fn sum(&self, axes: &[isize], keepdim: bool) -> Result<Tensor> {
         let out = self.storage().sum(axes, keepdim)?;
-        Ok(Tensor::record(out, Op::Sum { axes: axes.to_vec(), keepdim }, &[self]))
+        Ok(Tensor::record(
+            out,
+            Op::Sum {
+                axes: axes.to_vec(),
+                keepdim,
+            },
+            &[self],
+        ))
     }
     /// Sum of all elements (a 0-d tensor).
     pub fn sum_all(&self) -> Result<Tensor> {
@@ -17,7 +24,14 @@ impl Tensor {
     }
     pub fn mean(&self, axes: &[isize], keepdim: bool) -> Result<Tensor> {
         let out = self.storage().mean(axes, keepdim)?;
-        Ok(Tensor::record(out, Op::Mean { axes: axes.to_vec(), keepdim }, &[self]))
+        Ok(Tensor::record(
+            out,
+            Op::Mean {
+                axes: axes.to_vec(),
+                keepdim,
+            },
+            &[self],
+        ))
     }
     /// Mean of all elements (a 0-d tensor).
     pub fn mean_all(&self) -> Result<Tensor> {
@@ -26,24 +40,50 @@ impl Tensor {
     /// Max over `axes` (like `torch.amax`: ties share the gradient evenly).
     pub fn max(&self, axes: &[isize], keepdim: bool) -> Result<Tensor> {
         let out = self.storage().max(axes, keepdim)?;
-        Ok(Tensor::record(out, Op::Extreme { axes: axes.to_vec(), keepdim }, &[self]))
+        Ok(Tensor::record(
+            out,
+            Op::Extreme {
+                axes: axes.to_vec(),
+                keepdim,
+            },
+            &[self],
+        ))
     }
     /// Min over `axes` (like `torch.amin`).
     pub fn min(&self, axes: &[isize], keepdim: bool) -> Result<Tensor> {
         let out = self.storage().min(axes, keepdim)?;
-        Ok(Tensor::record(out, Op::Extreme { axes: axes.to_vec(), keepdim }, &[self]))
+        Ok(Tensor::record(
+            out,
+            Op::Extreme {
+                axes: axes.to_vec(),
+                keepdim,
+            },
+            &[self],
+        ))
     }
     /// Variance with `correction` (1 = unbiased, PyTorch's default).
     pub fn var(&self, axes: &[isize], correction: usize, keepdim: bool) -> Result<Tensor> {
         let out = self.storage().var(axes, correction, keepdim)?;
-        Ok(Tensor::record(out, Op::Var { axes: axes.to_vec(), correction, keepdim }, &[self]))
+        Ok(Tensor::record(
+            out,
+            Op::Var {
+                axes: axes.to_vec(),
+                correction,
+                keepdim,
+            },
+            &[self],
+        ))
     }
     /// Index of the max along `axis` (I32; not differentiable).
     pub fn argmax(&self, axis: isize, keepdim: bool) -> Result<Tensor> {
-        Ok(Tensor::from_storage_leaf(self.storage().argmax(axis, keepdim)?))
+        Ok(Tensor::from_storage_leaf(
+            self.storage().argmax(axis, keepdim)?,
+        ))
     }
     /// Index of the min along `axis` (I32; not differentiable).
     pub fn argmin(&self, axis: isize, keepdim: bool) -> Result<Tensor> {
-        Ok(Tensor::from_storage_leaf(self.storage().argmin(axis, keepdim)?))
+        Ok(Tensor::from_storage_leaf(
+            self.storage().argmin(axis, keepdim)?,
+        ))
     }
 }
