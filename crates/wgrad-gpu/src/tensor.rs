@@ -196,7 +196,7 @@ impl GpuTensor {
             &[],
             &[&self.buffer],
             params::bytes(&words),
-            u64::from(n),
+            u64::from(n).div_ceil(families::elementwise::ELEMENTS_PER_THREAD),
         )
     }
 

@@ -135,3 +135,16 @@ fn tensor_over_binding_limit_is_a_clear_error() {
         "{err}"
     );
 }
+
+#[test]
+fn full_covers_partial_tiles() {
+    let Some(gpu) = common::gpu() else { return };
+    for n in [1usize, 2047, 2048, 2049, 5000] {
+        let v = GpuTensor::full(&gpu, &[n], -1.5, DType::F32)
+            .unwrap()
+            .to_vec_blocking::<f32>()
+            .unwrap();
+        assert_eq!(v.len(), n);
+        assert!(v.iter().all(|&x| x == -1.5), "n = {n}");
+    }
+}
