@@ -37,6 +37,7 @@ struct Args {
     quick: bool,
     only: Option<String>,
     repeats: usize,
+    profile: bool,
 }
 
 fn parse_args() -> Result<Args> {
@@ -47,6 +48,7 @@ fn parse_args() -> Result<Args> {
         quick: false,
         only: None,
         repeats: 7,
+        profile: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -67,9 +69,10 @@ fn parse_args() -> Result<Args> {
                     .map_err(|_| Error::invalid("wgrad-bench", "--repeats takes a number"))?
             }
             "--quick" => args.quick = true,
+            "--profile" => args.profile = true,
             "-h" | "--help" => {
                 println!(
-                    "usage: wgrad-bench [--device cpu|gpu|auto] [--json FILE] [--only SUBSTRING] [--repeats N] [--quick]"
+                    "usage: wgrad-bench [--device cpu|gpu|auto] [--json FILE] [--only SUBSTRING] [--repeats N] [--quick] [--profile]"
                 );
                 std::process::exit(0);
             }
@@ -114,6 +117,35 @@ fn time(workload: &mut Workload, device: &Device, repeats: usize) -> Result<Row>
     })
 }
 
+/// Per-kernel GPU time of a few iterations, from timestamp queries.
+fn profile(workload: &mut Workload, device: &Device) -> Result<()> {
+    let Device::Gpu(gpu) = device else {
+        return Ok(());
+    };
+    const ITERS: usize = 5;
+    gpu.start_profiling()?;
+    for _ in 0..ITERS {
+        (workload.run)()?;
+    }
+    let report = gpu.profile_report()?;
+    let total: f64 = report.iter().map(|k| k.total_us).sum();
+    println!(
+        "    GPU time per iteration (timestamp queries): {:.1} us in {} kernels",
+        total / ITERS as f64,
+        report.len()
+    );
+    for k in report.iter().take(8) {
+        println!(
+            "      {:<28} {:>9.1} us  {:>5.1}%  ({} dispatches)",
+            k.kernel,
+            k.total_us / ITERS as f64,
+            100.0 * k.total_us / total.max(1e-9),
+            k.dispatches / ITERS as u64
+        );
+    }
+    Ok(())
+}
+
 fn main() {
     if let Err(e) = run() {
         eprintln!("error: {e}");
@@ -143,6 +175,9 @@ fn run() -> Result<()> {
                     row.name, row.median_ms, row.min_ms, row.max_ms
                 );
                 rows.push(row);
+                if args.profile {
+                    profile(&mut w, &args.device)?;
+                }
             }
             Err(e) => println!("{:<28} skipped: {e}", w.name),
         }

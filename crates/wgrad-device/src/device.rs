@@ -11,6 +11,7 @@ use crate::adapter::{self, AdapterSummary};
 use crate::buffer::GpuBuffer;
 use crate::fault::{self, FAULT_BYTES};
 use crate::pool::{BufferPool, FirstUse, size_class};
+use crate::profiler::{self, KernelTime, Profiler};
 use crate::readback::Readback;
 use crate::recorder::{MAX_PENDING_DISPATCHES, Recorder};
 use crate::stats::{DeviceStats, StatCounters};
@@ -34,6 +35,7 @@ struct Inner {
     staging: Mutex<HashMap<u64, Vec<wgpu::Buffer>>>,
     poller: Mutex<mpsc::Sender<wgpu::SubmissionIndex>>,
     uncaptured: Arc<Mutex<Option<String>>>,
+    profiler: Mutex<Option<Profiler>>,
 }
 
 static NEXT_ORDINAL: AtomicU64 = AtomicU64::new(0);
@@ -118,6 +120,7 @@ impl GpuDevice {
                 staging: Mutex::new(HashMap::new()),
                 poller: Mutex::new(tx),
                 uncaptured,
+                profiler: Mutex::new(None),
             }),
         })
     }
@@ -229,8 +232,10 @@ impl GpuDevice {
 
     /// Records one dispatch into the open compute pass. `immediates` are the
     /// per-dispatch parameters (at most `limits().max_immediate_size` bytes).
+    /// `label` names the kernel in profiles.
     pub fn dispatch(
         &self,
+        label: &'static str,
         pipeline: &wgpu::ComputePipeline,
         bind_group: &wgpu::BindGroup,
         immediates: &[u8],
@@ -240,13 +245,27 @@ impl GpuDevice {
             return Ok(());
         }
         let mut recorder = self.recorder()?;
+        let mut profiler = self
+            .inner
+            .profiler
+            .lock()
+            .map_err(|_| Error::Device("profiler lock poisoned".into()))?;
+        let slots = profiler
+            .as_mut()
+            .and_then(|p| p.next_slot(label).map(|s| (s, p.query_set.clone())));
         let pass = recorder.pass(&self.inner.device);
         pass.set_pipeline(pipeline);
         pass.set_bind_group(0, bind_group, &[]);
         if !immediates.is_empty() {
             pass.set_immediates(0, immediates);
         }
+        if let Some(((start, _), set)) = &slots {
+            pass.write_timestamp(set, *start);
+        }
         pass.dispatch_workgroups(workgroups[0], workgroups[1], workgroups[2]);
+        if let Some(((_, end), set)) = &slots {
+            pass.write_timestamp(set, *end);
+        }
         recorder.pending_dispatches += 1;
         StatCounters::bump(&self.inner.stats.dispatches, 1);
         if recorder.pending_dispatches >= MAX_PENDING_DISPATCHES {
@@ -401,6 +420,98 @@ impl GpuDevice {
             fault::check(words)?;
             Ok(data)
         }))
+    }
+}
+
+impl GpuDevice {
+    /// Starts timing every dispatch with GPU timestamps (needs the
+    /// `TIMESTAMP_QUERY_INSIDE_PASSES` feature). Pending work is flushed
+    /// first so the profile holds only what follows.
+    pub fn start_profiling(&self) -> Result<()> {
+        if !self
+            .features()
+            .contains(wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES)
+        {
+            return Err(Error::Device(format!(
+                "{} cannot write timestamps inside compute passes; profiling is unavailable",
+                self.label()
+            )));
+        }
+        self.flush()?;
+        let mut profiler = self
+            .inner
+            .profiler
+            .lock()
+            .map_err(|_| Error::Device("profiler lock poisoned".into()))?;
+        *profiler = Some(Profiler::new(&self.inner.device));
+        Ok(())
+    }
+
+    /// Stops profiling and returns GPU time per kernel since
+    /// [`start_profiling`](Self::start_profiling), largest first (one
+    /// submit and readback). Dispatches beyond the query capacity
+    /// (2048 per session) are not timed.
+    pub fn profile_report(&self) -> Result<Vec<KernelTime>> {
+        let taken = self
+            .inner
+            .profiler
+            .lock()
+            .map_err(|_| Error::Device("profiler lock poisoned".into()))?
+            .take();
+        let Some(profiler) = taken else {
+            return Err(Error::Device(
+                "profile_report called without start_profiling".into(),
+            ));
+        };
+        let queries = 2 * profiler.labels.len() as u32;
+        if queries == 0 {
+            return Ok(Vec::new());
+        }
+        let bytes = u64::from(queries) * 8;
+        let resolve = self.inner.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("wgrad profiler resolve"),
+            size: bytes,
+            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let staging = self.inner.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("wgrad profiler staging"),
+            size: bytes,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        {
+            let mut recorder = self.recorder()?;
+            let encoder = recorder.encoder_outside_pass(&self.inner.device);
+            encoder.resolve_query_set(&profiler.query_set, 0..queries, &resolve, 0);
+            encoder.copy_buffer_to_buffer(&resolve, 0, &staging, 0, bytes);
+            self.submit(&mut recorder);
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        staging.map_async(wgpu::MapMode::Read, .., move |r| {
+            let _ = tx.send(r);
+        });
+        self.inner
+            .device
+            .poll(wgpu::PollType::Wait {
+                submission_index: None,
+                timeout: None,
+            })
+            .map_err(|e| Error::Device(format!("poll failed: {e}")))?;
+        rx.recv()
+            .map_err(|_| Error::Device("profiler readback cancelled".into()))?
+            .map_err(|e| Error::Device(format!("mapping profiler results failed: {e}")))?;
+        let ticks: Vec<u64> = {
+            let view = staging
+                .get_mapped_range(..)
+                .map_err(|e| Error::Device(format!("mapped range unavailable: {e}")))?;
+            view.chunks_exact(8)
+                .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+                .collect()
+        };
+        staging.unmap();
+        let period = f64::from(self.inner.queue.get_timestamp_period());
+        Ok(profiler::summarize(&profiler.labels, &ticks, period))
     }
 }
 

@@ -16,6 +16,7 @@ mod buffer;
 mod device;
 mod fault;
 mod pool;
+mod profiler;
 mod readback;
 mod recorder;
 mod stats;
@@ -24,6 +25,7 @@ pub use adapter::AdapterSummary;
 pub use buffer::GpuBuffer;
 pub use device::GpuDevice;
 pub use fault::FaultCode;
+pub use profiler::KernelTime;
 pub use readback::Readback;
 pub use stats::DeviceStats;
 

@@ -148,3 +148,37 @@ fn full_covers_partial_tiles() {
         assert!(v.iter().all(|&x| x == -1.5), "n = {n}");
     }
 }
+
+#[test]
+fn profiler_times_each_kernel() {
+    let Some(gpu) = common::own_gpu() else { return };
+    let x = GpuTensor::ones(&gpu, &[64, 64], DType::F32).unwrap();
+    gpu.start_profiling().unwrap();
+    let mut y = x.clone();
+    for _ in 0..10 {
+        y = y.add(&x).unwrap();
+    }
+    let _ = y.matmul(&x).unwrap();
+    let report = gpu.profile_report().unwrap();
+    let binary = report
+        .iter()
+        .find(|k| k.kernel == "binary")
+        .expect("binary timed");
+    assert_eq!(binary.dispatches, 10);
+    assert!(
+        report
+            .iter()
+            .any(|k| k.kernel == "matmul" && k.dispatches == 1),
+        "{report:?}"
+    );
+    assert!(
+        report
+            .iter()
+            .all(|k| k.total_us >= 0.0 && k.total_us.is_finite()),
+        "{report:?}"
+    );
+    assert!(
+        gpu.profile_report().is_err(),
+        "a report needs a running profile"
+    );
+}

@@ -254,8 +254,13 @@ impl KernelCache {
         let group = groups
             .get(&key)
             .ok_or_else(|| Error::Device("bind group cache lost an entry".into()))?;
-        self.device
-            .dispatch(&pipeline.pipeline, group, immediates, workgroups)
+        self.device.dispatch(
+            spec.entry,
+            &pipeline.pipeline,
+            group,
+            immediates,
+            workgroups,
+        )
     }
 
     /// [`dispatch`](Self::dispatch) with one thread per element for a 1-D
