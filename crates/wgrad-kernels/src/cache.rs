@@ -15,7 +15,16 @@ use crate::spec::{Access, KernelSpec};
 /// a bounded set of pool buffers, so this is only reached by unusual programs.
 const MAX_BIND_GROUPS: usize = 16_384;
 
-type PipelineKey = (&'static str, &'static str, Vec<(&'static str, u64)>);
+/// Most override constants any kernel takes, and most buffers it binds.
+const MAX_CONSTANTS: usize = 6;
+const MAX_BINDINGS: usize = 8;
+
+/// (spec address, constants as (name address, value bits)): built without
+/// allocating, since it is looked up on every dispatch. A name that happens to
+/// live at two addresses only costs a duplicate pipeline, never a wrong one.
+type PipelineKey = (usize, [(usize, u64); MAX_CONSTANTS]);
+/// (layout id, buffer ids; unused slots 0 — real ids start at 1).
+type BindKey = (usize, [u64; MAX_BINDINGS]);
 type LayoutKey = (Vec<Access>, u32);
 /// Layouts by key, and the layouts themselves indexed by the id the key maps to.
 type LayoutTable = (HashMap<LayoutKey, usize>, Vec<Arc<Layout>>);
@@ -36,7 +45,7 @@ pub struct KernelCache {
     modules: Mutex<HashMap<&'static str, wgpu::ShaderModule>>,
     layouts: Mutex<LayoutTable>,
     pipelines: Mutex<HashMap<PipelineKey, Arc<Pipeline>>>,
-    bind_groups: Mutex<HashMap<(usize, Vec<u64>), wgpu::BindGroup>>,
+    bind_groups: Mutex<HashMap<BindKey, wgpu::BindGroup>>,
 }
 
 fn lock<'a, T>(m: &'a Mutex<T>, what: &str) -> Result<MutexGuard<'a, T>> {
@@ -120,11 +129,19 @@ impl KernelCache {
         spec: &'static KernelSpec,
         constants: &[(&'static str, f64)],
     ) -> Result<Arc<Pipeline>> {
-        let key: PipelineKey = (
-            spec.file,
-            spec.entry,
-            constants.iter().map(|&(n, v)| (n, v.to_bits())).collect(),
-        );
+        if constants.len() > MAX_CONSTANTS {
+            return Err(Error::Device(format!(
+                "kernel {}::{} got {} override constants; at most {MAX_CONSTANTS}",
+                spec.file,
+                spec.entry,
+                constants.len()
+            )));
+        }
+        let mut values = [(0usize, 0u64); MAX_CONSTANTS];
+        for (slot, &(name, value)) in values.iter_mut().zip(constants) {
+            *slot = (name.as_ptr() as usize, value.to_bits());
+        }
+        let key: PipelineKey = (spec as *const KernelSpec as usize, values);
         if let Some(p) = lock(&self.pipelines, "pipeline")?.get(&key) {
             return Ok(p.clone());
         }
@@ -218,8 +235,19 @@ impl KernelCache {
             )));
         }
         let pipeline = self.pipeline(spec, constants)?;
-        let ids: Vec<u64> = buffers.iter().map(|b| b.id()).collect();
-        let key = (pipeline.layout_id, ids);
+        if buffers.len() > MAX_BINDINGS {
+            return Err(Error::Device(format!(
+                "kernel {}::{} binds {} buffers; at most {MAX_BINDINGS}",
+                spec.file,
+                spec.entry,
+                buffers.len()
+            )));
+        }
+        let mut ids = [0u64; MAX_BINDINGS];
+        for (slot, b) in ids.iter_mut().zip(buffers) {
+            *slot = b.id();
+        }
+        let key: BindKey = (pipeline.layout_id, ids);
         let mut groups = lock(&self.bind_groups, "bind group")?;
         if !groups.contains_key(&key) {
             if groups.len() >= MAX_BIND_GROUPS {
@@ -249,7 +277,7 @@ impl KernelCache {
                     entries: &entries,
                 });
             self.device.note_bind_group_created();
-            groups.insert(key.clone(), group);
+            groups.insert(key, group);
         }
         let group = groups
             .get(&key)
