@@ -101,10 +101,10 @@ fn derivative(v: f32) -> f32 {
             return select(p.a0, 1.0, v > 0.0);
         }
         default: {
-            // clamp: the gradient passes where min <= v <= max (bounds
-            // included, as torch), never for NaN.
+            // clamp: the gradient passes strictly inside (min, max), as
+            // torch 2.15 for scalar bounds; never for NaN.
             if is_nan(v) { return 0.0; }
-            return select(0.0, 1.0, v >= p.a0 && v <= p.a1);
+            return select(0.0, 1.0, v > p.a0 && v < p.a1);
         }
     }
 }

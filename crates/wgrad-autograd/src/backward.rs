@@ -315,12 +315,25 @@ fn binary_grads(
             (ga, gb)
         }
         Pow => {
-            // d/da = b * a^(b-1); d/db = out * ln(a)
+            // d/da = b * a^(b-1); d/db = out * ln(a). Where those formulas
+            // give 0 * inf = NaN, torch defines the limits instead: d/da = 0
+            // where b == 0, and d/db = 0 where a == 0 and b >= 0.
+            let zero = Storage::full(&[], 0.0, DType::F32, &g.device())?;
             let ga = g.binary(
                 &b.binary(&a.binary(&b.binary_scalar(Sub, 1.0, false)?, Pow)?, Mul)?,
                 Mul,
             )?;
+            let ga = Storage::where_cond(&b.compare_scalar(CompareOp::Ne, 0.0)?, &ga, &zero)?;
             let gb = g.binary(&out.binary(&a.unary(UnaryOp::Log)?, Mul)?, Mul)?;
+            // 1 exactly where a == 0 and b >= 0 (a product of 0/1 masks).
+            let limit = a
+                .compare_scalar(CompareOp::Eq, 0.0)?
+                .cast(DType::F32)?
+                .binary(
+                    &b.compare_scalar(CompareOp::Ge, 0.0)?.cast(DType::F32)?,
+                    Mul,
+                )?;
+            let gb = Storage::where_cond(&limit.compare_scalar(CompareOp::Eq, 0.0)?, &gb, &zero)?;
             (ga, gb)
         }
         Maximum | Minimum => {
@@ -359,12 +372,21 @@ fn scalar_grad(
         (Div, false) => g.binary_scalar(Div, s, false),
         // d(s/x)/dx = -s/x^2 = -out/x
         (Div, true) => g.binary(&out.binary(x, Div)?, Mul)?.unary(UnaryOp::Neg),
+        // x^0 is constant: torch's gradient is 0 even where s * x^(s-1)
+        // would be 0 * inf = NaN (x = 0).
+        (Pow, false) if s == 0.0 => Storage::full(x.shape(), 0.0, DType::F32, &g.device()),
         // d(x^s)/dx = s * x^(s-1)
         (Pow, false) => g.binary(
             &x.binary_scalar(Pow, s - 1.0, false)?
                 .binary_scalar(Mul, s, false)?,
             Mul,
         ),
+        // d(0^x)/dx: torch defines 0 where x >= 0 (out * ln(0) = 0 * -inf there).
+        (Pow, true) if s == 0.0 => {
+            let grad = g.binary(&out.binary_scalar(Mul, s.ln(), false)?, Mul)?;
+            let zero = Storage::full(&[], 0.0, DType::F32, &g.device())?;
+            Storage::where_cond(&x.compare_scalar(CompareOp::Lt, 0.0)?, &grad, &zero)
+        }
         // d(s^x)/dx = out * ln(s)
         (Pow, true) => g.binary(&out.binary_scalar(Mul, s.ln(), false)?, Mul),
         (Maximum | Minimum, _) => {

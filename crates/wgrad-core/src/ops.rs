@@ -279,8 +279,10 @@ impl UnaryOp {
             }
             UnaryOp::Clamp { .. } => {
                 let [lo, hi] = self.params();
-                // NaN fails both comparisons, so its gradient is 0 (as torch).
-                if x >= lo && x <= hi { 1.0 } else { 0.0 }
+                // Strictly inside the bounds, as the PyTorch our fixtures come
+                // from (2.15) does for scalar bounds: at x == min or x == max the
+                // gradient is 0. NaN fails both comparisons, so it gets 0 too.
+                if x > lo && x < hi { 1.0 } else { 0.0 }
             }
         }
     }
@@ -427,12 +429,12 @@ mod tests {
             min: Some(-1.0),
             max: Some(2.0),
         };
-        // torch.clamp's backward: grad where min <= x <= max, bounds included.
+        // torch.clamp's backward (2.15, scalar bounds): grad strictly inside.
         for (x, want) in [
             (-1.5, 0.0),
-            (-1.0, 1.0),
+            (-1.0, 0.0),
             (0.0, 1.0),
-            (2.0, 1.0),
+            (2.0, 0.0),
             (2.5, 0.0),
             (f32::NAN, 0.0),
         ] {

@@ -17,13 +17,30 @@ fn losses(device: &Device) -> Vec<f32> {
         .add(GELU::new())
         .add(Linear::new(32, 4, true, device).unwrap());
     model.train(true);
-    let mut opt = Adam::new(model.parameters(), AdamConfig { lr: 1e-2, ..Default::default() }).unwrap();
+    let mut opt = Adam::new(
+        model.parameters(),
+        AdamConfig {
+            lr: 1e-2,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let x = Tensor::randn_with(&[24, 16], 0.0, 1.0, 7, device).unwrap();
-    let y = Tensor::from_vec((0..24).map(|i| (i * 7 % 4) as i32).collect::<Vec<_>>(), &[24], device).unwrap();
+    let y = Tensor::from_vec(
+        (0..24).map(|i| (i * 7 % 4) as i32).collect::<Vec<_>>(),
+        &[24],
+        device,
+    )
+    .unwrap();
     (0..20)
         .map(|_| {
             opt.zero_grad();
-            let loss = cross_entropy(&model.forward(&x).unwrap(), &y, CrossEntropyOptions::default()).unwrap();
+            let loss = cross_entropy(
+                &model.forward(&x).unwrap(),
+                &y,
+                CrossEntropyOptions::default(),
+            )
+            .unwrap();
             loss.backward().unwrap();
             opt.step().unwrap();
             loss.item().unwrap()
@@ -36,17 +53,26 @@ fn twenty_steps_agree_on_cpu_and_gpu() {
     let gpu = match GpuDevice::shared() {
         Ok(g) => Device::Gpu(g),
         Err(e) => {
-            assert!(std::env::var("WGRAD_REQUIRE_GPU").as_deref() != Ok("1"), "WGRAD_REQUIRE_GPU=1 but no GPU: {e}");
+            assert!(
+                std::env::var("WGRAD_REQUIRE_GPU").as_deref() != Ok("1"),
+                "WGRAD_REQUIRE_GPU=1 but no GPU: {e}"
+            );
             eprintln!("gpu-test: SKIPPED (no GPU adapter: {e})");
             return;
         }
     };
     let on_cpu = losses(&Device::Cpu);
     let on_gpu = losses(&gpu);
-    assert!(on_cpu[19] < on_cpu[0] * 0.5, "training must make progress: {on_cpu:?}");
+    assert!(
+        on_cpu[19] < on_cpu[0] * 0.5,
+        "training must make progress: {on_cpu:?}"
+    );
     // Tolerance: f32 kernels that sum in different orders drift by ~1e-6 per
     // step; 20 Adam steps stay well inside 1e-3 relative.
     for (step, (c, g)) in on_cpu.iter().zip(&on_gpu).enumerate() {
-        assert!((c - g).abs() <= 1e-3 * c.abs().max(1e-3), "step {step}: cpu {c} gpu {g}\ncpu {on_cpu:?}\ngpu {on_gpu:?}");
+        assert!(
+            (c - g).abs() <= 1e-3 * c.abs().max(1e-3),
+            "step {step}: cpu {c} gpu {g}\ncpu {on_cpu:?}\ngpu {on_gpu:?}"
+        );
     }
 }

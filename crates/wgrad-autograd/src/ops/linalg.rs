@@ -31,11 +31,14 @@ impl Tensor {
             other.clone()
         };
         let mut out = a.matmul_t(&b, false, false)?;
-        if rb == 1 {
-            out = out.squeeze(-1)?;
-        }
+        // The promoted row dim goes first: counted from the end it is -2
+        // only while the promoted column dim is still there (1-D @ 1-D
+        // gives [1, 1] and must end as a 0-d tensor).
         if ra == 1 {
             out = out.squeeze(-2)?;
+        }
+        if rb == 1 {
+            out = out.squeeze(-1)?;
         }
         Ok(out)
     }
