@@ -18,10 +18,28 @@ pub struct Flags {
     pub lr: f64,
     /// `--data DIR` (mnist only).
     pub data: Option<String>,
+    /// `--save FILE`: write a checkpoint after training (mnist only).
+    pub save: Option<String>,
+    /// `--resume FILE`: start from a checkpoint or state_dict (mnist only).
+    pub resume: Option<String>,
 }
 
 /// Parses `--device auto|cpu|gpu --seed N --epochs N --batch-size N --lr X [--data DIR]`.
 pub fn parse_flags(default_epochs: usize, default_batch: usize, default_lr: f64) -> Flags {
+    parse(default_epochs, default_batch, default_lr, false)
+}
+
+/// [`parse_flags`] plus `--save FILE` and `--resume FILE`, for examples
+/// that checkpoint (the others refuse those flags rather than ignore them).
+pub fn parse_flags_with_checkpoints(
+    default_epochs: usize,
+    default_batch: usize,
+    default_lr: f64,
+) -> Flags {
+    parse(default_epochs, default_batch, default_lr, true)
+}
+
+fn parse(default_epochs: usize, default_batch: usize, default_lr: f64, checkpoints: bool) -> Flags {
     let mut device = "auto".to_string();
     let mut flags = Flags {
         device: Device::Cpu,
@@ -30,38 +48,42 @@ pub fn parse_flags(default_epochs: usize, default_batch: usize, default_lr: f64)
         batch_size: default_batch,
         lr: default_lr,
         data: None,
+        save: None,
+        resume: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let mut value = || {
             args.next()
-                .unwrap_or_else(|| usage(&format!("{flag} needs a value")))
+                .unwrap_or_else(|| usage(&format!("{flag} needs a value"), checkpoints))
         };
         match flag.as_str() {
             "--device" => device = value(),
             "--seed" => {
                 flags.seed = value()
                     .parse()
-                    .unwrap_or_else(|_| usage("--seed takes an integer"))
+                    .unwrap_or_else(|_| usage("--seed takes an integer", checkpoints))
             }
             "--epochs" => {
                 flags.epochs = value()
                     .parse()
-                    .unwrap_or_else(|_| usage("--epochs takes an integer"))
+                    .unwrap_or_else(|_| usage("--epochs takes an integer", checkpoints))
             }
             "--batch-size" => {
                 flags.batch_size = value()
                     .parse()
-                    .unwrap_or_else(|_| usage("--batch-size takes an integer"))
+                    .unwrap_or_else(|_| usage("--batch-size takes an integer", checkpoints))
             }
             "--lr" => {
                 flags.lr = value()
                     .parse()
-                    .unwrap_or_else(|_| usage("--lr takes a number"))
+                    .unwrap_or_else(|_| usage("--lr takes a number", checkpoints))
             }
             "--data" => flags.data = Some(value()),
-            "-h" | "--help" => usage(""),
-            other => usage(&format!("unknown flag {other}")),
+            "--save" if checkpoints => flags.save = Some(value()),
+            "--resume" if checkpoints => flags.resume = Some(value()),
+            "-h" | "--help" => usage("", checkpoints),
+            other => usage(&format!("unknown flag {other}"), checkpoints),
         }
     }
     flags.device = Device::parse(&device).unwrap_or_else(|e| {
@@ -73,13 +95,18 @@ pub fn parse_flags(default_epochs: usize, default_batch: usize, default_lr: f64)
     flags
 }
 
-fn usage(problem: &str) -> ! {
+fn usage(problem: &str, checkpoints: bool) -> ! {
     if !problem.is_empty() {
         eprintln!("error: {problem}");
     }
     eprintln!(
         "flags: --device auto|cpu|gpu  --seed N  --epochs N  --batch-size N  --lr X  [--data DIR]"
     );
+    if checkpoints {
+        eprintln!(
+            "       [--save FILE]  [--resume FILE]  (--epochs counts all epochs, resumed ones included)"
+        );
+    }
     std::process::exit(if problem.is_empty() { 0 } else { 2 });
 }
 
@@ -127,9 +154,25 @@ pub fn train(
     eval_name: &str,
     flags: &Flags,
 ) -> Result<(f32, f32)> {
+    train_from(model, opt, train_data, eval_on, eval_name, flags, 0)
+}
+
+/// [`train`] starting at epoch index `start_epoch` (the number of epochs a
+/// resumed checkpoint completed) and running up to `flags.epochs` in all.
+/// Each epoch's shuffle depends only on the seed and the epoch index, so a
+/// resumed run sees the batches an uninterrupted one would have.
+pub fn train_from(
+    model: &mut dyn Module,
+    opt: &mut dyn Optimizer,
+    train_data: &Dataset,
+    eval_on: &Dataset,
+    eval_name: &str,
+    flags: &Flags,
+    start_epoch: usize,
+) -> Result<(f32, f32)> {
     let loader = DataLoader::new(train_data, flags.batch_size)?.shuffle(flags.seed);
     let device = &flags.device;
-    for epoch in 0..flags.epochs {
+    for epoch in start_epoch..flags.epochs {
         let start = Instant::now();
         // Accumulated on the device: no readback inside the epoch.
         let mut loss_sum = Tensor::zeros(&[], device)?;

@@ -21,6 +21,7 @@
 //! ```
 
 mod activation;
+pub mod checkpoint;
 pub mod data;
 mod dropout;
 mod embedding;
@@ -31,8 +32,10 @@ mod linear;
 pub mod loss;
 mod module;
 mod sequential;
+pub mod state_dict;
 
 pub use activation::{GELU, LeakyReLU, ReLU, SiLU, Sigmoid, Tanh};
+pub use checkpoint::{OptimizerCheckpoint, OptimizerConfig, OptimizerStateDict, ParamState};
 pub use dropout::Dropout;
 pub use embedding::Embedding;
 pub use flatten::Flatten;

@@ -1,0 +1,788 @@
+//! Training checkpoints: a model's parameters, its optimizer's state and the
+//! epoch count in one safetensors file, so that training can stop and carry
+//! on with the same numbers as if it never had.
+//!
+//! ```no_run
+//! use wgrad_autograd::Device;
+//! use wgrad_autograd::optim::{Adam, AdamConfig};
+//! use wgrad_nn::{Linear, Module, checkpoint};
+//! let model = Linear::new(4, 2, true, &Device::Cpu)?;
+//! let mut opt = Adam::new(model.parameters(), AdamConfig::default())?;
+//! // ... train epoch 1 ...
+//! checkpoint::save("run.safetensors", &model, &opt, 1)?;
+//! // later, in a fresh process, with a model and optimizer built the same way:
+//! let epochs_done = checkpoint::load("run.safetensors", &model, &mut opt)?;
+//! # Ok::<(), wgrad_core::Error>(())
+//! ```
+//!
+//! File layout (readable from Python with `safetensors.torch.load_file`):
+//!
+//! * the model's parameters under their PyTorch `state_dict` names, F32, as
+//!   [`state_dict::save`](crate::state_dict::save) writes them;
+//! * per-parameter optimizer state as `optim.state.{i}.{name}`, with `i` the
+//!   parameter's index in the optimizer (PyTorch's `state` keys) and `name`
+//!   as in PyTorch (`momentum_buffer`; `exp_avg`, `exp_avg_sq`,
+//!   `max_exp_avg_sq`), F32 with the parameter's shape, and Adam's step
+//!   count as the I64 scalar `optim.state.{i}.step`;
+//! * metadata: `optim.type` (`SGD`, `Adam`, `AdamW`), the hyper-parameters
+//!   as `optim.{key}` with PyTorch's `param_groups` keys (`optim.lr`,
+//!   `optim.betas`, ...), `optim.num_params`, `optim.initial_lr` when a
+//!   scheduler set one, `epoch`, and `wgrad.kind = checkpoint`.
+//!
+//! Restoring the optimizer sets its learning rate (and `initial_lr`) from
+//! the file, as `optimizer.load_state_dict` does; every other
+//! hyper-parameter is fixed at construction here, so it must match the
+//! file's, or the load fails and says which differ. Loads are
+//! all-or-nothing: the model and the optimizer are both checked and their
+//! data staged before either changes.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use safetensors::Dtype;
+use safetensors::tensor::TensorView;
+use wgrad_autograd::optim::{
+    Adam, AdamConfig, AdamState, AdamW, AdamWConfig, Optimizer, Sgd, SgdConfig, SgdState,
+};
+use wgrad_autograd::{Device, Tensor};
+use wgrad_core::{Error, Result};
+
+use crate::Module;
+use crate::state_dict::{
+    Encoded, Incoming, SafetensorsFile, copy_to_device, encode, entry_problems, fail_if_any,
+    metadata_with_format, stage, write_encoded,
+};
+
+/// Prefix of every optimizer tensor and metadata key in a file.
+const PREFIX: &str = "optim.";
+/// Prefix of the per-parameter state tensors.
+const STATE_PREFIX: &str = "optim.state.";
+/// Metadata key telling what a wgrad file holds beyond a state_dict.
+const KIND_KEY: &str = "wgrad.kind";
+const KIND_CHECKPOINT: &str = "checkpoint";
+const KIND_OPTIMIZER: &str = "optimizer";
+const EPOCH_KEY: &str = "epoch";
+const TYPE_KEY: &str = "optim.type";
+const NUM_PARAMS_KEY: &str = "optim.num_params";
+const INITIAL_LR_KEY: &str = "optim.initial_lr";
+/// How errors about in-memory optimizer state name their source.
+const MEMORY_SOURCE: &str = "optimizer state";
+
+/// The hyper-parameters of a supported optimizer.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum OptimizerConfig {
+    /// `torch.optim.SGD`.
+    Sgd(SgdConfig),
+    /// `torch.optim.Adam`.
+    Adam(AdamConfig),
+    /// `torch.optim.AdamW`.
+    AdamW(AdamWConfig),
+}
+
+impl OptimizerConfig {
+    /// The optimizer's class name as PyTorch spells it (`SGD`, `Adam`, `AdamW`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            OptimizerConfig::Sgd(_) => "SGD",
+            OptimizerConfig::Adam(_) => "Adam",
+            OptimizerConfig::AdamW(_) => "AdamW",
+        }
+    }
+
+    /// The learning rate.
+    pub fn lr(&self) -> f64 {
+        match self {
+            OptimizerConfig::Sgd(c) => c.lr,
+            OptimizerConfig::Adam(c) => c.lr,
+            OptimizerConfig::AdamW(c) => c.lr,
+        }
+    }
+
+    /// The same hyper-parameters with learning rate `lr`.
+    fn with_lr(mut self, lr: f64) -> Self {
+        match &mut self {
+            OptimizerConfig::Sgd(c) => c.lr = lr,
+            OptimizerConfig::Adam(c) => c.lr = lr,
+            OptimizerConfig::AdamW(c) => c.lr = lr,
+        }
+        self
+    }
+
+    /// `(optim.{key}, value)` pairs with PyTorch's `param_groups` keys.
+    /// Floats use Rust's shortest round-trip form, so they parse back exactly.
+    fn metadata_pairs(self) -> Vec<(String, String)> {
+        let f = |x: f64| format!("{x:?}");
+        let b = |x: bool| x.to_string();
+        let mut pairs = vec![("type", self.kind().to_string())];
+        match self {
+            OptimizerConfig::Sgd(c) => pairs.extend([
+                ("lr", f(c.lr)),
+                ("momentum", f(c.momentum)),
+                ("dampening", f(c.dampening)),
+                ("nesterov", b(c.nesterov)),
+                ("weight_decay", f(c.weight_decay)),
+                ("maximize", b(c.maximize)),
+            ]),
+            OptimizerConfig::Adam(AdamConfig {
+                lr,
+                betas,
+                eps,
+                weight_decay,
+                amsgrad,
+                maximize,
+            })
+            | OptimizerConfig::AdamW(AdamWConfig {
+                lr,
+                betas,
+                eps,
+                weight_decay,
+                amsgrad,
+                maximize,
+            }) => pairs.extend([
+                ("lr", f(lr)),
+                ("betas", format!("[{}, {}]", f(betas.0), f(betas.1))),
+                ("eps", f(eps)),
+                ("weight_decay", f(weight_decay)),
+                ("amsgrad", b(amsgrad)),
+                ("maximize", b(maximize)),
+            ]),
+        }
+        pairs
+            .into_iter()
+            .map(|(k, v)| (format!("{PREFIX}{k}"), v))
+            .collect()
+    }
+
+    /// Reads the hyper-parameters back from file metadata.
+    fn from_metadata(meta: &HashMap<String, String>) -> std::result::Result<Self, String> {
+        let get = |key: &str| {
+            meta.get(&format!("{PREFIX}{key}"))
+                .ok_or_else(|| format!("metadata lacks '{PREFIX}{key}'"))
+        };
+        let float = |key: &str| -> std::result::Result<f64, String> {
+            let v = get(key)?;
+            v.trim()
+                .parse()
+                .map_err(|_| format!("metadata '{PREFIX}{key}' = {v:?} is not a number"))
+        };
+        let flag = |key: &str| -> std::result::Result<bool, String> {
+            let v = get(key)?;
+            v.trim()
+                .parse()
+                .map_err(|_| format!("metadata '{PREFIX}{key}' = {v:?} is not true/false"))
+        };
+        let betas = || -> std::result::Result<(f64, f64), String> {
+            let v = get("betas")?;
+            let inner = v
+                .trim()
+                .trim_start_matches(['[', '('])
+                .trim_end_matches([']', ')']);
+            let parts: Vec<f64> = inner
+                .split(',')
+                .map(|x| x.trim().parse::<f64>())
+                .collect::<std::result::Result<_, _>>()
+                .map_err(|_| format!("metadata '{PREFIX}betas' = {v:?} is not two numbers"))?;
+            match parts[..] {
+                [b1, b2] => Ok((b1, b2)),
+                _ => Err(format!(
+                    "metadata '{PREFIX}betas' = {v:?} is not two numbers"
+                )),
+            }
+        };
+        match get("type")?.as_str() {
+            "SGD" => Ok(OptimizerConfig::Sgd(SgdConfig {
+                lr: float("lr")?,
+                momentum: float("momentum")?,
+                dampening: float("dampening")?,
+                nesterov: flag("nesterov")?,
+                weight_decay: float("weight_decay")?,
+                maximize: flag("maximize")?,
+            })),
+            "Adam" => Ok(OptimizerConfig::Adam(AdamConfig {
+                lr: float("lr")?,
+                betas: betas()?,
+                eps: float("eps")?,
+                weight_decay: float("weight_decay")?,
+                amsgrad: flag("amsgrad")?,
+                maximize: flag("maximize")?,
+            })),
+            "AdamW" => Ok(OptimizerConfig::AdamW(AdamWConfig {
+                lr: float("lr")?,
+                betas: betas()?,
+                eps: float("eps")?,
+                weight_decay: float("weight_decay")?,
+                amsgrad: flag("amsgrad")?,
+                maximize: flag("maximize")?,
+            })),
+            other => Err(format!(
+                "metadata '{TYPE_KEY}' = {other:?} is not an optimizer wgrad has (SGD, Adam, AdamW)"
+            )),
+        }
+    }
+}
+
+/// The state of one parameter (PyTorch's `optimizer.state[p]`).
+#[derive(Clone, Debug, Default)]
+pub struct ParamState {
+    /// Adam's step count; `None` for SGD and for a parameter without state.
+    pub step: Option<u64>,
+    /// Named F32 buffers shaped like the parameter, named as in PyTorch
+    /// (`momentum_buffer`; `exp_avg`, `exp_avg_sq`, `max_exp_avg_sq`).
+    pub buffers: Vec<(String, Tensor)>,
+}
+
+/// An optimizer's complete state (`optimizer.state_dict()` in PyTorch).
+#[derive(Clone, Debug)]
+pub struct OptimizerStateDict {
+    /// The hyper-parameters, with the current learning rate.
+    pub config: OptimizerConfig,
+    /// The learning rate schedulers started from, when one was attached.
+    pub initial_lr: Option<f64>,
+    /// One entry per parameter, in the optimizer's parameter order.
+    pub state: Vec<ParamState>,
+}
+
+/// An optimizer whose state can be saved and restored ([`Sgd`], [`Adam`],
+/// [`AdamW`]).
+pub trait OptimizerCheckpoint: Optimizer {
+    /// A snapshot of the state: hyper-parameters and copies of every state
+    /// buffer (on the parameters' devices), which later steps leave alone.
+    fn optimizer_state_dict(&self) -> Result<OptimizerStateDict>;
+
+    /// Restores `state` (as from [`optimizer_state_dict`](Self::optimizer_state_dict),
+    /// on any device): all-or-nothing. The optimizer type, the number of
+    /// parameters, every buffer's presence, dtype (F32) and shape, and every
+    /// hyper-parameter but the learning rate must match, else this is an
+    /// `InvalidArgument` listing each problem and nothing changes. Sets the
+    /// learning rate (and `initial_lr` when `state` has one); buffers are
+    /// copied onto their parameters' devices.
+    fn load_optimizer_state_dict(&mut self, state: &OptimizerStateDict) -> Result<()>;
+}
+
+impl OptimizerCheckpoint for Sgd {
+    fn optimizer_state_dict(&self) -> Result<OptimizerStateDict> {
+        let state = self
+            .state()
+            .iter()
+            .map(|s| {
+                let buffers = match &s.momentum_buffer {
+                    Some(b) => vec![("momentum_buffer".to_string(), snapshot(b)?)],
+                    None => Vec::new(),
+                };
+                Ok(ParamState {
+                    step: None,
+                    buffers,
+                })
+            })
+            .collect::<Result<_>>()?;
+        Ok(OptimizerStateDict {
+            config: OptimizerConfig::Sgd(*self.config()),
+            initial_lr: self.initial_lr(),
+            state,
+        })
+    }
+
+    fn load_optimizer_state_dict(&mut self, state: &OptimizerStateDict) -> Result<()> {
+        let own = OptimizerConfig::Sgd(*self.config());
+        let momentum = self.config().momentum;
+        let staged = stage_state(self.params(), own, state, |ps| {
+            if ps.step.is_some() {
+                return Err("SGD keeps no step count".to_string());
+            }
+            // The buffer appears after the first step with momentum on.
+            let has_buffer = ps.buffers.iter().any(|(n, _)| n == "momentum_buffer");
+            Ok(if momentum != 0.0 && has_buffer {
+                vec!["momentum_buffer"]
+            } else {
+                vec![]
+            })
+        })?;
+        for (slot, (_, mut buffers)) in self.state_mut().iter_mut().zip(staged) {
+            *slot = SgdState {
+                momentum_buffer: buffers.pop(),
+            };
+        }
+        set_lrs(self, state);
+        Ok(())
+    }
+}
+
+impl OptimizerCheckpoint for Adam {
+    fn optimizer_state_dict(&self) -> Result<OptimizerStateDict> {
+        Ok(OptimizerStateDict {
+            config: OptimizerConfig::Adam(*self.config()),
+            initial_lr: self.initial_lr(),
+            state: adam_export(self.state())?,
+        })
+    }
+
+    fn load_optimizer_state_dict(&mut self, state: &OptimizerStateDict) -> Result<()> {
+        let own = OptimizerConfig::Adam(*self.config());
+        let amsgrad = self.config().amsgrad;
+        let staged = stage_state(self.params(), own, state, |ps| adam_names(ps, amsgrad))?;
+        adam_import(self.state_mut(), staged);
+        set_lrs(self, state);
+        Ok(())
+    }
+}
+
+impl OptimizerCheckpoint for AdamW {
+    fn optimizer_state_dict(&self) -> Result<OptimizerStateDict> {
+        Ok(OptimizerStateDict {
+            config: OptimizerConfig::AdamW(self.config()),
+            initial_lr: self.initial_lr(),
+            state: adam_export(self.state())?,
+        })
+    }
+
+    fn load_optimizer_state_dict(&mut self, state: &OptimizerStateDict) -> Result<()> {
+        let own = OptimizerConfig::AdamW(self.config());
+        let amsgrad = self.config().amsgrad;
+        let staged = stage_state(self.params(), own, state, |ps| adam_names(ps, amsgrad))?;
+        adam_import(self.state_mut(), staged);
+        set_lrs(self, state);
+        Ok(())
+    }
+}
+
+/// Writes `opt`'s state to a safetensors file (`optim.state.{i}.*` tensors
+/// and `optim.*` metadata; see the [module docs](self)).
+pub fn save_optimizer(opt: &dyn OptimizerCheckpoint, path: impl AsRef<Path>) -> Result<()> {
+    let path = path.as_ref();
+    let sd = opt.optimizer_state_dict()?;
+    let (tensors, mut meta) = encode_optimizer(&sd)?;
+    meta.push((KIND_KEY.to_string(), KIND_OPTIMIZER.to_string()));
+    write_encoded("save", path, tensors, metadata_with_format(meta))
+}
+
+/// Restores `opt`'s state from a file written by [`save_optimizer`] or
+/// [`save`] (a checkpoint's model tensors are skipped). All-or-nothing,
+/// with the checks of
+/// [`load_optimizer_state_dict`](OptimizerCheckpoint::load_optimizer_state_dict);
+/// errors name the file.
+pub fn load_optimizer(opt: &mut dyn OptimizerCheckpoint, path: impl AsRef<Path>) -> Result<()> {
+    const OP: &str = "load";
+    let file = SafetensorsFile::read(OP, path.as_ref())?;
+    let parsed = file.parse(OP)?;
+    let is_checkpoint = is_checkpoint_metadata(&parsed.metadata);
+    let mut problems = Vec::new();
+    if !is_checkpoint {
+        let foreign: Vec<&str> = parsed
+            .tensors
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .filter(|n| !is_optimizer_name(n))
+            .collect();
+        if !foreign.is_empty() {
+            problems.push(format!(
+                "unexpected tensor(s) in an optimizer file: {}",
+                quoted(&foreign)
+            ));
+        }
+    }
+    fail_if_any(OP, &file.label(), problems)?;
+    let sd = decode_optimizer(
+        &file.label(),
+        &parsed.metadata,
+        &parsed.tensors,
+        opt.params().len(),
+    )?;
+    load_into(opt, &sd, &file.label())
+}
+
+/// Saves a training checkpoint: `model`'s parameters (PyTorch names),
+/// `opt`'s state and `epoch` (the number of epochs completed) in one
+/// safetensors file, written atomically (a temporary file renamed over
+/// `path`).
+pub fn save(
+    path: impl AsRef<Path>,
+    model: &dyn Module,
+    opt: &dyn OptimizerCheckpoint,
+    epoch: u64,
+) -> Result<()> {
+    let path = path.as_ref();
+    let mut tensors = Vec::new();
+    for (name, p) in model.named_parameters() {
+        if is_optimizer_name(&name) {
+            return Err(Error::invalid(
+                "save",
+                format!(
+                    "{}: parameter name '{name}' clashes with the optimizer's '{PREFIX}' names",
+                    path.display()
+                ),
+            ));
+        }
+        tensors.push((name, encode(&p)?));
+    }
+    let sd = opt.optimizer_state_dict()?;
+    let (optim_tensors, mut meta) = encode_optimizer(&sd)?;
+    tensors.extend(optim_tensors);
+    meta.push((KIND_KEY.to_string(), KIND_CHECKPOINT.to_string()));
+    meta.push((EPOCH_KEY.to_string(), epoch.to_string()));
+    write_encoded("save", path, tensors, metadata_with_format(meta))
+}
+
+/// Restores a checkpoint written by [`save`] into `model` and `opt` (built
+/// the same way as the saved ones) and returns the epoch it recorded (the
+/// number of epochs completed, so training continues with that index).
+///
+/// All-or-nothing: the model part has the strict checks of
+/// [`state_dict::load`](crate::state_dict::load), the optimizer part those
+/// of [`load_optimizer`]; nothing changes unless both pass. A plain
+/// state_dict file (no optimizer state) is an error saying so; load it with
+/// `state_dict::load`.
+pub fn load(
+    path: impl AsRef<Path>,
+    model: &dyn Module,
+    opt: &mut dyn OptimizerCheckpoint,
+) -> Result<u64> {
+    const OP: &str = "load";
+    let file = SafetensorsFile::read(OP, path.as_ref())?;
+    let label = file.label();
+    let parsed = file.parse(OP)?;
+    if !is_checkpoint_metadata(&parsed.metadata) {
+        return Err(Error::invalid(
+            OP,
+            format!(
+                "{label} is not a wgrad checkpoint (no '{KIND_KEY} = {KIND_CHECKPOINT}' metadata); a plain state_dict loads with state_dict::load"
+            ),
+        ));
+    }
+    let epoch_text = parsed.metadata.get(EPOCH_KEY).map(String::as_str);
+    let epoch = epoch_text
+        .and_then(|e| e.trim().parse::<u64>().ok())
+        .ok_or_else(|| {
+            Error::invalid(
+                OP,
+                format!("{label}: metadata '{EPOCH_KEY}' = {epoch_text:?} is not an epoch count"),
+            )
+        })?;
+    let (optim_views, model_views): (Vec<_>, Vec<_>) = parsed
+        .tensors
+        .iter()
+        .partition(|(name, _)| is_optimizer_name(name));
+    let incoming: Vec<(String, Incoming<'_>)> = model_views
+        .into_iter()
+        .map(|(name, view)| (name.clone(), Incoming::File(view.clone())))
+        .collect();
+    // Stage the model (validated and uploaded, not yet applied), then let
+    // the optimizer validate and swap its state in; the model only changes
+    // once both succeeded.
+    let plan = stage(OP, &label, &model.named_parameters(), &incoming)?;
+    let optim_views: Vec<(String, TensorView<'_>)> = optim_views.into_iter().cloned().collect();
+    let sd = decode_optimizer(&label, &parsed.metadata, &optim_views, opt.params().len())?;
+    load_into(opt, &sd, &label)?;
+    plan.apply()?;
+    Ok(epoch)
+}
+
+/// Whether the file at `path` is a checkpoint written by [`save`] (rather
+/// than a plain state_dict, e.g. one saved from PyTorch). Reads the file.
+pub fn is_checkpoint(path: impl AsRef<Path>) -> Result<bool> {
+    let file = SafetensorsFile::read("load", path.as_ref())?;
+    Ok(is_checkpoint_metadata(&file.parse("load")?.metadata))
+}
+
+// ---- shared with `state_dict` ----
+
+/// Whether file metadata marks a checkpoint.
+pub(crate) fn is_checkpoint_metadata(meta: &HashMap<String, String>) -> bool {
+    meta.get(KIND_KEY).map(String::as_str) == Some(KIND_CHECKPOINT)
+}
+
+/// Whether a tensor name belongs to the optimizer part of a file.
+pub(crate) fn is_optimizer_name(name: &str) -> bool {
+    name.starts_with(PREFIX)
+}
+
+// ---- internals ----
+
+/// A copy of a state buffer that later in-place steps leave alone.
+fn snapshot(t: &Tensor) -> Result<Tensor> {
+    copy_to_device(t, &t.device())
+}
+
+/// Adam's state as [`ParamState`]s (snapshots of the buffers).
+fn adam_export(state: &[Option<AdamState>]) -> Result<Vec<ParamState>> {
+    state
+        .iter()
+        .map(|slot| {
+            let Some(s) = slot else {
+                return Ok(ParamState::default());
+            };
+            let mut buffers = vec![
+                ("exp_avg".to_string(), snapshot(&s.exp_avg)?),
+                ("exp_avg_sq".to_string(), snapshot(&s.exp_avg_sq)?),
+            ];
+            if let Some(m) = &s.max_exp_avg_sq {
+                buffers.push(("max_exp_avg_sq".to_string(), snapshot(m)?));
+            }
+            Ok(ParamState {
+                step: Some(s.step),
+                buffers,
+            })
+        })
+        .collect()
+}
+
+/// The buffers an Adam parameter state must have: none before the first
+/// step, the two moments after it, plus the running maximum with amsgrad.
+fn adam_names(ps: &ParamState, amsgrad: bool) -> std::result::Result<Vec<&'static str>, String> {
+    Ok(match (ps.step, amsgrad) {
+        (None, _) => vec![],
+        (Some(_), false) => vec!["exp_avg", "exp_avg_sq"],
+        (Some(_), true) => vec!["exp_avg", "exp_avg_sq", "max_exp_avg_sq"],
+    })
+}
+
+/// Installs staged Adam buffers (in [`adam_names`] order).
+fn adam_import(slots: &mut [Option<AdamState>], staged: Vec<(Option<u64>, Vec<Tensor>)>) {
+    for (slot, (step, buffers)) in slots.iter_mut().zip(staged) {
+        let mut it = buffers.into_iter();
+        *slot = match (step, it.next(), it.next()) {
+            (Some(step), Some(exp_avg), Some(exp_avg_sq)) => Some(AdamState {
+                step,
+                exp_avg,
+                exp_avg_sq,
+                max_exp_avg_sq: it.next(),
+            }),
+            _ => None,
+        };
+    }
+}
+
+/// Sets the learning rate (and `initial_lr`) from `state`.
+fn set_lrs(opt: &mut dyn Optimizer, state: &OptimizerStateDict) {
+    opt.set_lr(state.config.lr());
+    if let Some(lr) = state.initial_lr {
+        opt.set_initial_lr(lr);
+    }
+}
+
+/// Validates `state` against the optimizer (`own` hyper-parameters over
+/// `params`) and copies every buffer onto its parameter's device. `names`
+/// says which buffers a parameter state must hold, in the order they are
+/// returned. Nothing is changed; the caller installs the result.
+fn stage_state(
+    params: &[Tensor],
+    own: OptimizerConfig,
+    state: &OptimizerStateDict,
+    names: impl Fn(&ParamState) -> std::result::Result<Vec<&'static str>, String>,
+) -> Result<Vec<(Option<u64>, Vec<Tensor>)>> {
+    const OP: &str = "load_state_dict";
+    let mut problems = Vec::new();
+    if own.kind() != state.config.kind() {
+        problems.push(format!(
+            "holds {} state, the optimizer is {}",
+            state.config.kind(),
+            own.kind()
+        ));
+        return fail_if_any(OP, MEMORY_SOURCE, problems).map(|()| Vec::new());
+    }
+    let differing: Vec<String> = own
+        .with_lr(state.config.lr())
+        .metadata_pairs()
+        .into_iter()
+        .zip(state.config.metadata_pairs())
+        .filter(|((_, mine), (_, theirs))| mine != theirs)
+        .map(|((key, mine), (_, theirs))| format!("{key} = {theirs} (the optimizer has {mine})"))
+        .collect();
+    if !differing.is_empty() {
+        problems.push(format!(
+            "hyper-parameters differ from the optimizer's: {}; build the optimizer with the saved ones",
+            differing.join(", ")
+        ));
+    }
+    if state.state.len() != params.len() {
+        problems.push(format!(
+            "has state for {} parameter(s), the optimizer has {}",
+            state.state.len(),
+            params.len()
+        ));
+        return fail_if_any(OP, MEMORY_SOURCE, problems).map(|()| Vec::new());
+    }
+    // Check every buffer of every parameter with the state_dict rules
+    // (exact names, F32, the parameter's shape), named as in the file.
+    let mut expected = Vec::new();
+    let mut incoming = Vec::new();
+    let mut wanted = Vec::with_capacity(params.len());
+    for (i, (param, ps)) in params.iter().zip(&state.state).enumerate() {
+        let want = match names(ps) {
+            Ok(w) => w,
+            Err(e) => {
+                problems.push(format!("parameter {i}: {e}"));
+                Vec::new()
+            }
+        };
+        expected.extend(
+            want.iter()
+                .map(|n| (format!("{STATE_PREFIX}{i}.{n}"), param.clone())),
+        );
+        incoming.extend(
+            ps.buffers
+                .iter()
+                .map(|(n, t)| (format!("{STATE_PREFIX}{i}.{n}"), Incoming::Memory(t))),
+        );
+        wanted.push(want);
+    }
+    problems.extend(entry_problems(&expected, &incoming));
+    fail_if_any(OP, MEMORY_SOURCE, problems)?;
+    params
+        .iter()
+        .zip(&state.state)
+        .zip(wanted)
+        .map(|((param, ps), want)| {
+            let device = param.device();
+            let buffers = want
+                .iter()
+                .map(|n| {
+                    let (_, t) = ps
+                        .buffers
+                        .iter()
+                        .find(|(name, _)| name == n)
+                        .ok_or_else(|| Error::invalid(OP, format!("missing buffer {n}")))?;
+                    copy_to_device(t, &device)
+                })
+                .collect::<Result<Vec<_>>>()?;
+            Ok((ps.step, buffers))
+        })
+        .collect()
+}
+
+/// Calls `load_optimizer_state_dict`, naming the file in its errors.
+fn load_into(
+    opt: &mut dyn OptimizerCheckpoint,
+    sd: &OptimizerStateDict,
+    label: &str,
+) -> Result<()> {
+    opt.load_optimizer_state_dict(sd).map_err(|e| match e {
+        Error::InvalidArgument { message, .. } => Error::InvalidArgument {
+            op: "load",
+            message: format!("{label}: {message}"),
+        },
+        other => other,
+    })
+}
+
+/// The optimizer part of a file: encoded tensors and metadata pairs.
+type OptimizerPart = (Vec<(String, Encoded)>, Vec<(String, String)>);
+
+/// Encodes the optimizer part of a file: its tensors and `optim.*` metadata.
+fn encode_optimizer(sd: &OptimizerStateDict) -> Result<OptimizerPart> {
+    let mut meta = sd.config.metadata_pairs();
+    meta.push((NUM_PARAMS_KEY.to_string(), sd.state.len().to_string()));
+    if let Some(lr) = sd.initial_lr {
+        meta.push((INITIAL_LR_KEY.to_string(), format!("{lr:?}")));
+    }
+    let mut tensors = Vec::new();
+    for (i, ps) in sd.state.iter().enumerate() {
+        if let Some(step) = ps.step {
+            let step = i64::try_from(step).map_err(|_| {
+                Error::invalid("save", format!("step count {step} does not fit an I64"))
+            })?;
+            tensors.push((
+                format!("{STATE_PREFIX}{i}.step"),
+                (Dtype::I64, Vec::new(), step.to_le_bytes().to_vec()),
+            ));
+        }
+        for (name, t) in &ps.buffers {
+            tensors.push((format!("{STATE_PREFIX}{i}.{name}"), encode(t)?));
+        }
+    }
+    Ok((tensors, meta))
+}
+
+/// Rebuilds an [`OptimizerStateDict`] (buffers on the CPU) from a file's
+/// `optim.*` metadata and tensors, checking the layout, for an optimizer
+/// over `num_params` parameters.
+fn decode_optimizer(
+    label: &str,
+    meta: &HashMap<String, String>,
+    tensors: &[(String, TensorView<'_>)],
+    num_params: usize,
+) -> Result<OptimizerStateDict> {
+    const OP: &str = "load";
+    let fail = |problem: String| Error::invalid(OP, format!("{label}: {problem}"));
+    let config = OptimizerConfig::from_metadata(meta).map_err(fail)?;
+    let count_text = meta.get(NUM_PARAMS_KEY);
+    let count: usize = count_text
+        .and_then(|n| n.trim().parse().ok())
+        .ok_or_else(|| {
+            fail(format!(
+                "metadata '{NUM_PARAMS_KEY}' = {count_text:?} is not a count"
+            ))
+        })?;
+    // Checked before anything is allocated for `count` parameters.
+    if count != num_params {
+        return Err(fail(format!(
+            "{MEMORY_SOURCE}: has state for {count} parameter(s), the optimizer has {num_params}"
+        )));
+    }
+    let initial_lr = match meta.get(INITIAL_LR_KEY) {
+        None => None,
+        Some(v) => Some(v.trim().parse::<f64>().map_err(|_| {
+            fail(format!(
+                "metadata '{INITIAL_LR_KEY}' = {v:?} is not a number"
+            ))
+        })?),
+    };
+    let mut state = vec![ParamState::default(); count];
+    let mut problems = Vec::new();
+    for (name, view) in tensors {
+        if !is_optimizer_name(name) {
+            continue;
+        }
+        let parsed = name
+            .strip_prefix(STATE_PREFIX)
+            .and_then(|rest| rest.split_once('.'))
+            .and_then(|(i, buf)| Some((i.parse::<usize>().ok()?, buf)));
+        let Some((i, buf)) = parsed.filter(|(i, _)| *i < count) else {
+            problems.push(format!(
+                "unexpected optimizer tensor '{name}' (expected {STATE_PREFIX}{{i}}.{{name}} with i < {count})"
+            ));
+            continue;
+        };
+        if buf == "step" {
+            match (view.dtype(), view.shape(), view.data()) {
+                (Dtype::I64, [] | [1], bytes) if bytes.len() == 8 => {
+                    let mut word = [0u8; 8];
+                    word.copy_from_slice(bytes);
+                    match u64::try_from(i64::from_le_bytes(word)) {
+                        Ok(step) => state[i].step = Some(step),
+                        Err(_) => {
+                            problems.push(format!("tensor '{name}' is a negative step count"))
+                        }
+                    }
+                }
+                (dtype, shape, _) => problems.push(format!(
+                    "tensor '{name}' has dtype {dtype} and shape {shape:?}, expected an I64 scalar"
+                )),
+            }
+        } else if view.dtype() != Dtype::F32 {
+            problems.push(format!(
+                "tensor '{name}' has dtype {}, expected F32 (float32)",
+                view.dtype()
+            ));
+        } else {
+            let storage = Incoming::File(view.clone()).to_storage(&Device::Cpu)?;
+            state[i]
+                .buffers
+                .push((buf.to_string(), Tensor::from_storage_leaf(storage)));
+        }
+    }
+    fail_if_any(OP, label, problems)?;
+    Ok(OptimizerStateDict {
+        config,
+        initial_lr,
+        state,
+    })
+}
+
+/// `'a', 'b'` for error messages.
+fn quoted(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| format!("'{n}'"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}

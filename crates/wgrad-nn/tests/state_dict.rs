@@ -1,0 +1,563 @@
+//! `state_dict`: safetensors files with PyTorch's names, strict and
+//! all-or-nothing loading with errors that name the file and the tensor, the
+//! in-memory equivalents, and interchange with PyTorch through the fixtures
+//! written by `tests/fixtures/torch_roundtrip.py` (no Python needed here).
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use safetensors::Dtype;
+use safetensors::tensor::TensorView;
+use wgrad_autograd::optim::{Adam, AdamConfig, Optimizer};
+use wgrad_autograd::{Device, Error, Tensor, manual_seed};
+use wgrad_nn::{Linear, Module, ReLU, Sequential, state_dict};
+
+/// The shared GPU as a `Device`, or `None` (with a notice) when no adapter
+/// is present; with `WGRAD_REQUIRE_GPU=1` a missing adapter fails the test.
+fn gpu() -> Option<Device> {
+    match Device::gpu() {
+        Ok(device) => Some(device),
+        Err(e) => {
+            if std::env::var("WGRAD_REQUIRE_GPU").is_ok_and(|v| v == "1") {
+                panic!("WGRAD_REQUIRE_GPU=1 but no GPU: {e}");
+            }
+            eprintln!("gpu-test: SKIPPED (no GPU adapter: {e})");
+            None
+        }
+    }
+}
+
+/// Tests that reseed the process-wide generator must not interleave.
+static SEED: Mutex<()> = Mutex::new(());
+
+/// An MLP `sizes[0] -> ... -> sizes[n]` with ReLUs between the layers (at
+/// odd indices, as torch's `nn.Sequential` in the fixture script), drawn
+/// from `seed`.
+fn mlp(sizes: &[usize], seed: u64, device: &Device) -> Sequential {
+    let _guard = SEED.lock().unwrap_or_else(|p| p.into_inner());
+    manual_seed(seed);
+    let mut model = Sequential::new();
+    for (i, pair) in sizes.windows(2).enumerate() {
+        if i > 0 {
+            model.push(ReLU::new());
+        }
+        model.push(Linear::new(pair[0], pair[1], true, device).unwrap());
+    }
+    model
+}
+
+/// A fresh path under the integration-test scratch directory.
+fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("state_dict_tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    let _ = std::fs::remove_file(&path);
+    path
+}
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures")
+        .join(name)
+}
+
+/// Every parameter's bits, by name.
+fn bits(model: &dyn Module) -> Vec<(String, Vec<u32>)> {
+    model
+        .named_parameters()
+        .into_iter()
+        .map(|(n, p)| {
+            let v = p.to_vec_f32().unwrap();
+            (n, v.iter().map(|x| x.to_bits()).collect())
+        })
+        .collect()
+}
+
+/// The message of an `InvalidArgument` from `op` (panics on anything else).
+fn invalid(result: wgrad_core::Result<()>, op: &str) -> String {
+    match result {
+        Err(Error::InvalidArgument { op: got, message }) => {
+            assert_eq!(got, op, "wrong op in error: {message}");
+            message
+        }
+        other => panic!("expected InvalidArgument from {op}, got {other:?}"),
+    }
+}
+
+/// One Adam step on a squared-output loss: moves every parameter.
+fn train_step(model: &Sequential, opt: &mut Adam, device: &Device) {
+    let x = Tensor::rand_with(&[3, model_in(model)], -1.0, 1.0, 7, device).unwrap();
+    let loss = model
+        .forward(&x)
+        .unwrap()
+        .square()
+        .unwrap()
+        .mean_all()
+        .unwrap();
+    opt.zero_grad();
+    loss.backward().unwrap();
+    opt.step().unwrap();
+}
+
+fn model_in(model: &Sequential) -> usize {
+    model.named_parameters()[0].1.shape()[1]
+}
+
+fn write_raw(path: &Path, tensors: Vec<(&str, Dtype, Vec<usize>, Vec<u8>)>) {
+    let views: Vec<(&str, TensorView<'_>)> = tensors
+        .iter()
+        .map(|(n, d, s, b)| (*n, TensorView::new(*d, s.clone(), b).unwrap()))
+        .collect();
+    safetensors::serialize_to_file(views, None, path).unwrap();
+}
+
+fn f32_bytes(n: usize) -> Vec<u8> {
+    (0..n)
+        .flat_map(|i| (i as f32 * 0.25).to_le_bytes())
+        .collect()
+}
+
+#[test]
+fn save_then_load_restores_every_parameter_bit_for_bit() {
+    let device = Device::Cpu;
+    let a = mlp(&[5, 7, 3], 1, &device);
+    let b = mlp(&[5, 7, 3], 2, &device);
+    assert_ne!(bits(&a), bits(&b));
+    let path = scratch("roundtrip.safetensors");
+    state_dict::save(&a, &path).unwrap();
+    state_dict::load(&b, &path).unwrap();
+    assert_eq!(bits(&a), bits(&b));
+    let x = Tensor::rand_with(&[4, 5], -1.0, 1.0, 3, &device).unwrap();
+    assert_eq!(
+        a.forward(&x).unwrap().to_vec_f32().unwrap(),
+        b.forward(&x).unwrap().to_vec_f32().unwrap()
+    );
+}
+
+#[test]
+fn file_holds_f32_tensors_under_pytorch_names() {
+    let model = mlp(&[4, 6, 2], 3, &Device::Cpu);
+    let path = scratch("layout.safetensors");
+    state_dict::save(&model, &path).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let (_, meta) = safetensors::SafeTensors::read_metadata(&bytes).unwrap();
+    assert_eq!(
+        meta.metadata()
+            .as_ref()
+            .and_then(|m| m.get("format"))
+            .map(String::as_str),
+        Some("pt")
+    );
+    let file = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+    let mut names = file.names();
+    names.sort();
+    assert_eq!(names, ["0.bias", "0.weight", "2.bias", "2.weight"]);
+    let w = file.tensor("2.weight").unwrap();
+    assert_eq!((w.dtype(), w.shape()), (Dtype::F32, &[2usize, 6][..]));
+    let want: Vec<u8> = model.named_parameters()[2]
+        .1
+        .to_vec_f32()
+        .unwrap()
+        .iter()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
+    assert_eq!(w.data(), &want[..]);
+}
+
+#[test]
+fn missing_file_is_an_error_naming_it() {
+    let model = mlp(&[2, 2], 0, &Device::Cpu);
+    let path = scratch("does_not_exist.safetensors");
+    let msg = invalid(state_dict::load(&model, &path), "load");
+    assert!(msg.contains("does_not_exist.safetensors"), "{msg}");
+    assert!(msg.contains("cannot read"), "{msg}");
+}
+
+#[test]
+fn truncated_file_is_rejected() {
+    let model = mlp(&[3, 4], 0, &Device::Cpu);
+    let path = scratch("truncated.safetensors");
+    state_dict::save(&model, &path).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    // Cut inside the data, inside the header, and inside the length word.
+    for keep in [bytes.len() - 5, 20, 5] {
+        std::fs::write(&path, &bytes[..keep]).unwrap();
+        let msg = invalid(state_dict::load(&model, &path), "load");
+        assert!(msg.contains("truncated.safetensors"), "{msg}");
+        assert!(msg.contains("not a valid safetensors file"), "{msg}");
+    }
+}
+
+#[test]
+fn corrupted_header_is_rejected() {
+    let model = mlp(&[3, 4], 0, &Device::Cpu);
+    let path = scratch("corrupted.safetensors");
+    state_dict::save(&model, &path).unwrap();
+    let clean = std::fs::read(&path).unwrap();
+    // Garbage in the JSON.
+    let mut bytes = clean.clone();
+    bytes[8] = b'#';
+    std::fs::write(&path, &bytes).unwrap();
+    let msg = invalid(state_dict::load(&model, &path), "load");
+    assert!(
+        msg.contains("corrupted.safetensors") && msg.contains("JSON"),
+        "{msg}"
+    );
+    // A header length pointing past the end of the file.
+    let mut bytes = clean.clone();
+    bytes[..8].copy_from_slice(&(clean.len() as u64 * 2).to_le_bytes());
+    std::fs::write(&path, &bytes).unwrap();
+    let msg = invalid(state_dict::load(&model, &path), "load");
+    assert!(msg.contains("not a valid safetensors file"), "{msg}");
+    // Offsets that disagree with the shape.
+    let mut bytes = clean.clone();
+    let at = bytes
+        .windows(5)
+        .position(|w| w == b"[4,3]")
+        .expect("the weight's shape in the header");
+    bytes[at + 3] = b'4';
+    std::fs::write(&path, &bytes).unwrap();
+    let msg = invalid(state_dict::load(&model, &path), "load");
+    assert!(msg.contains("not a valid safetensors file"), "{msg}");
+}
+
+#[test]
+fn missing_tensors_are_named() {
+    let small = mlp(&[3, 4], 0, &Device::Cpu);
+    let big = mlp(&[3, 4, 2], 0, &Device::Cpu);
+    let path = scratch("missing.safetensors");
+    state_dict::save(&small, &path).unwrap();
+    let msg = invalid(state_dict::load(&big, &path), "load");
+    assert!(msg.contains("missing.safetensors"), "{msg}");
+    assert!(
+        msg.contains("missing tensor(s): '2.weight', '2.bias'"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn extra_tensors_are_named() {
+    let small = mlp(&[3, 4], 0, &Device::Cpu);
+    let big = mlp(&[3, 4, 2], 0, &Device::Cpu);
+    let path = scratch("extra.safetensors");
+    state_dict::save(&big, &path).unwrap();
+    let msg = invalid(state_dict::load(&small, &path), "load");
+    assert!(msg.contains("extra.safetensors"), "{msg}");
+    assert!(
+        msg.contains("unexpected tensor(s): '2.bias', '2.weight'"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn wrong_shape_names_the_tensor_and_both_shapes() {
+    let saved = mlp(&[3, 8], 0, &Device::Cpu);
+    let model = mlp(&[3, 6], 0, &Device::Cpu);
+    let path = scratch("shape.safetensors");
+    state_dict::save(&saved, &path).unwrap();
+    let msg = invalid(state_dict::load(&model, &path), "load");
+    assert!(msg.contains("shape.safetensors"), "{msg}");
+    assert!(
+        msg.contains("tensor '0.weight' has shape [8, 3], the parameter has shape [6, 3]"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("tensor '0.bias' has shape [8], the parameter has shape [6]"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn wrong_dtype_names_the_tensor() {
+    let model = mlp(&[2, 3], 0, &Device::Cpu);
+    let path = scratch("dtype.safetensors");
+    let f64_weight: Vec<u8> = (0..6).flat_map(|i| (i as f64).to_le_bytes()).collect();
+    write_raw(
+        &path,
+        vec![
+            ("0.weight", Dtype::F64, vec![3, 2], f64_weight),
+            ("0.bias", Dtype::F32, vec![3], f32_bytes(3)),
+        ],
+    );
+    let msg = invalid(state_dict::load(&model, &path), "load");
+    assert!(msg.contains("dtype.safetensors"), "{msg}");
+    assert!(
+        msg.contains("tensor '0.weight' has dtype F64, expected F32"),
+        "{msg}"
+    );
+    assert!(!msg.contains("'0.bias'"), "{msg}");
+    // BF16 (what half-precision torch checkpoints hold) is refused the same way.
+    write_raw(
+        &path,
+        vec![
+            ("0.weight", Dtype::F32, vec![3, 2], f32_bytes(6)),
+            ("0.bias", Dtype::BF16, vec![3], vec![0; 6]),
+        ],
+    );
+    let msg = invalid(state_dict::load(&model, &path), "load");
+    assert!(
+        msg.contains("tensor '0.bias' has dtype BF16, expected F32"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn every_problem_is_reported_at_once() {
+    let model = mlp(&[2, 3, 4], 0, &Device::Cpu);
+    let path = scratch("many.safetensors");
+    write_raw(
+        &path,
+        vec![
+            ("0.weight", Dtype::F32, vec![2, 3], f32_bytes(6)),
+            ("0.bias", Dtype::F32, vec![3], f32_bytes(3)),
+            ("2.weight", Dtype::F32, vec![4, 3], f32_bytes(12)),
+            ("4.weight", Dtype::F32, vec![1], f32_bytes(1)),
+        ],
+    );
+    let msg = invalid(state_dict::load(&model, &path), "load");
+    for part in [
+        "missing tensor(s): '2.bias'",
+        "unexpected tensor(s): '4.weight'",
+        "tensor '0.weight' has shape [2, 3], the parameter has shape [3, 2]",
+    ] {
+        assert!(msg.contains(part), "{part:?} not in {msg}");
+    }
+}
+
+/// A file that is right except for its last tensor must not change any
+/// parameter, even the ones before it.
+fn failed_load_leaves_model_unchanged(device: &Device) {
+    let model = mlp(&[4, 5, 3], 11, device);
+    let other = mlp(&[4, 5, 3], 12, &Device::Cpu);
+    let before = bits(&model);
+    let path = scratch(&format!("partial_{}.safetensors", device.is_gpu()));
+    let mut tensors: Vec<(String, Tensor)> = other.named_parameters();
+    let last = tensors.len() - 1;
+    tensors[last].1 = Tensor::zeros(&[4], &Device::Cpu).unwrap(); // `2.bias` is [3]
+    state_dict::save_file(&tensors, &path).unwrap();
+    let msg = invalid(state_dict::load(&model, &path), "load");
+    assert!(msg.contains("'2.bias'"), "{msg}");
+    assert_eq!(bits(&model), before, "a failed load changed parameters");
+    // The in-memory path too.
+    let msg = invalid(
+        state_dict::load_state_dict(&model, &tensors),
+        "load_state_dict",
+    );
+    assert!(msg.contains("'2.bias'"), "{msg}");
+    assert_eq!(
+        bits(&model),
+        before,
+        "a failed load_state_dict changed parameters"
+    );
+    // And the same file fixed loads.
+    tensors[last].1 = Tensor::zeros(&[3], &Device::Cpu).unwrap();
+    state_dict::save_file(&tensors, &path).unwrap();
+    state_dict::load(&model, &path).unwrap();
+    assert_ne!(bits(&model), before);
+}
+
+#[test]
+fn failed_load_leaves_model_unchanged_cpu() {
+    failed_load_leaves_model_unchanged(&Device::Cpu);
+}
+
+#[test]
+fn failed_load_leaves_model_unchanged_gpu() {
+    let Some(device) = gpu() else { return };
+    failed_load_leaves_model_unchanged(&device);
+}
+
+#[test]
+fn gpu_parameters_save_and_load_across_devices() {
+    let Some(device) = gpu() else { return };
+    let on_gpu = mlp(&[6, 5, 2], 21, &device);
+    let on_cpu = mlp(&[6, 5, 2], 22, &Device::Cpu);
+    let path = scratch("from_gpu.safetensors");
+    state_dict::save(&on_gpu, &path).unwrap();
+    state_dict::load(&on_cpu, &path).unwrap();
+    assert_eq!(bits(&on_cpu), bits(&on_gpu));
+    // CPU -> file -> GPU, and the loaded parameters stay on the GPU.
+    let fresh_cpu = mlp(&[6, 5, 2], 23, &Device::Cpu);
+    state_dict::save(&fresh_cpu, &path).unwrap();
+    state_dict::load(&on_gpu, &path).unwrap();
+    assert_eq!(bits(&on_gpu), bits(&fresh_cpu));
+    assert!(on_gpu.parameters().iter().all(|p| p.device().is_gpu()));
+    // The optimizer built before the load trains the loaded values.
+    let mut opt = Adam::new(on_gpu.parameters(), AdamConfig::default()).unwrap();
+    train_step(&on_gpu, &mut opt, &device);
+    assert_ne!(bits(&on_gpu), bits(&fresh_cpu));
+}
+
+/// `state_dict` is a snapshot and `load_state_dict` copies: training after
+/// either changes neither the snapshot nor the entries loaded from (a real
+/// risk on the GPU, where optimizer steps write parameter buffers in place).
+fn in_memory_roundtrip(device: &Device) {
+    let model = mlp(&[4, 6, 2], 31, device);
+    let mut opt = Adam::new(model.parameters(), AdamConfig::default()).unwrap();
+    let snapshot = state_dict::state_dict(&model).unwrap();
+    let names: Vec<&str> = snapshot.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["0.weight", "0.bias", "2.weight", "2.bias"]);
+    let before = bits(&model);
+    let snapshot_bits = |sd: &[(String, Tensor)]| -> Vec<(String, Vec<u32>)> {
+        sd.iter()
+            .map(|(n, t)| {
+                let v = t.to_vec_f32().unwrap();
+                (n.clone(), v.iter().map(|x| x.to_bits()).collect())
+            })
+            .collect()
+    };
+    assert_eq!(snapshot_bits(&snapshot), before);
+    train_step(&model, &mut opt, device);
+    assert_ne!(bits(&model), before);
+    assert_eq!(
+        snapshot_bits(&snapshot),
+        before,
+        "the snapshot followed training"
+    );
+    state_dict::load_state_dict(&model, &snapshot).unwrap();
+    assert_eq!(bits(&model), before);
+    train_step(&model, &mut opt, device);
+    assert_eq!(
+        snapshot_bits(&snapshot),
+        before,
+        "training wrote into the loaded-from entries"
+    );
+}
+
+#[test]
+fn in_memory_state_dict_roundtrip_cpu() {
+    in_memory_roundtrip(&Device::Cpu);
+}
+
+#[test]
+fn in_memory_state_dict_roundtrip_gpu() {
+    let Some(device) = gpu() else { return };
+    in_memory_roundtrip(&device);
+    // Entries from the other device load too.
+    let model = mlp(&[4, 6, 2], 32, &device);
+    let cpu_entries = state_dict::state_dict(&mlp(&[4, 6, 2], 33, &Device::Cpu)).unwrap();
+    state_dict::load_state_dict(&model, &cpu_entries).unwrap();
+    assert!(model.parameters().iter().all(|p| p.device().is_gpu()));
+}
+
+#[test]
+fn in_memory_load_errors_name_the_tensors() {
+    let model = mlp(&[2, 3], 0, &Device::Cpu);
+    let mut entries = state_dict::state_dict(&model).unwrap();
+    entries.push((
+        "9.weight".to_string(),
+        Tensor::zeros(&[1], &Device::Cpu).unwrap(),
+    ));
+    entries[1].1 = Tensor::from_vec(vec![1i32, 2, 3], &[3], &Device::Cpu).unwrap();
+    entries.remove(0);
+    let msg = invalid(
+        state_dict::load_state_dict(&model, &entries),
+        "load_state_dict",
+    );
+    for part in [
+        "missing tensor(s): '0.weight'",
+        "unexpected tensor(s): '9.weight'",
+        "tensor '0.bias' has dtype int32, expected F32",
+    ] {
+        assert!(msg.contains(part), "{part:?} not in {msg}");
+    }
+}
+
+#[test]
+fn save_file_and_load_file_keep_names_dtypes_and_values() {
+    let device = Device::Cpu;
+    let path = scratch("tensors.safetensors");
+    let tensors = vec![
+        (
+            "x".to_string(),
+            Tensor::from_vec(vec![1.5f32, -2.0, 0.0, 7.25], &[2, 2], &device).unwrap(),
+        ),
+        (
+            "labels".to_string(),
+            Tensor::from_vec(vec![3i32, -1, 4], &[3], &device).unwrap(),
+        ),
+        ("scalar".to_string(), Tensor::scalar(0.5, &device).unwrap()),
+    ];
+    state_dict::save_file(&tensors, &path).unwrap();
+    let back = state_dict::load_file(&path, &device).unwrap();
+    assert_eq!(back.len(), 3);
+    for (name, t) in &tensors {
+        let (_, got) = back.iter().find(|(n, _)| n == name).unwrap();
+        assert_eq!((got.shape(), got.dtype()), (t.shape(), t.dtype()), "{name}");
+    }
+    let (_, labels) = back.iter().find(|(n, _)| n == "labels").unwrap();
+    assert_eq!(labels.to_vec::<i32>().unwrap(), [3, -1, 4]);
+    // Duplicate names are refused rather than silently dropping one.
+    let dup = vec![tensors[0].clone(), tensors[0].clone()];
+    let msg = invalid(state_dict::save_file(&dup, &path), "save");
+    assert!(msg.contains("'x' appears twice"), "{msg}");
+}
+
+// ---- PyTorch interchange ----
+
+/// The fixture's model: torch `nn.Sequential(Linear(16, 32), ReLU(),
+/// Linear(32, 32), ReLU(), Linear(32, 4))`.
+const TORCH_SIZES: [usize; 4] = [16, 32, 32, 4];
+
+fn torch_io(device: &Device) -> (Tensor, Vec<f32>) {
+    let io = state_dict::load_file(fixture("torch_mlp_io.safetensors"), device).unwrap();
+    let get = |name: &str| io.iter().find(|(n, _)| n == name).unwrap().1.clone();
+    (get("input"), get("output").to_vec_f32().unwrap())
+}
+
+fn torch_fixture_matches_pytorch(device: &Device) {
+    let model = mlp(&TORCH_SIZES, 41, device);
+    state_dict::load(&model, fixture("torch_mlp.safetensors")).unwrap();
+    let (x, want) = torch_io(device);
+    assert_eq!(x.shape(), [8, 16]);
+    let got = model.forward(&x).unwrap().to_vec_f32().unwrap();
+    assert_eq!(got.len(), want.len());
+    let worst = got
+        .iter()
+        .zip(&want)
+        .map(|(g, w)| (g - w).abs())
+        .fold(0.0f32, f32::max);
+    assert!(worst <= 1e-5, "wgrad vs PyTorch outputs differ by {worst}");
+}
+
+#[test]
+fn pytorch_saved_state_dict_loads_and_matches_pytorch_cpu() {
+    torch_fixture_matches_pytorch(&Device::Cpu);
+}
+
+#[test]
+fn pytorch_saved_state_dict_loads_and_matches_pytorch_gpu() {
+    let Some(device) = gpu() else { return };
+    torch_fixture_matches_pytorch(&device);
+}
+
+/// Writes a wgrad-trained MLP and its output on the fixture's input for the
+/// PyTorch side to check (`torch_roundtrip.py --check FILE --io IO_FILE`);
+/// the Rust side checks the file re-loads exactly.
+#[test]
+fn writes_a_state_dict_for_pytorch() {
+    let device = Device::Cpu;
+    let model = mlp(&TORCH_SIZES, 42, &device);
+    let mut opt = Adam::new(model.parameters(), AdamConfig::default()).unwrap();
+    train_step(&model, &mut opt, &device);
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("torch_roundtrip");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("wgrad_mlp.safetensors");
+    let io_path = dir.join("wgrad_mlp_io.safetensors");
+    state_dict::save(&model, &path).unwrap();
+    let (x, _) = torch_io(&device);
+    let y = model.forward(&x).unwrap().detach();
+    state_dict::save_file(
+        &[("input".to_string(), x), ("output".to_string(), y)],
+        &io_path,
+    )
+    .unwrap();
+    let reloaded = mlp(&TORCH_SIZES, 43, &device);
+    state_dict::load(&reloaded, &path).unwrap();
+    assert_eq!(bits(&reloaded), bits(&model));
+    eprintln!(
+        "check with PyTorch: python tests/fixtures/torch_roundtrip.py --check {} --io {}",
+        path.display(),
+        io_path.display()
+    );
+}
