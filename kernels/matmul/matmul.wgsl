@@ -2,6 +2,9 @@
 // A[b] is M x K, B[b] is K x N, both read through arbitrary row/col strides
 // and per-batch offsets (transposed, narrowed and broadcast views need no
 // copy); out is contiguous [batch, M, N] starting at element 0.
+// Split K: with k_chunk < K, workgroup split s sums only k in
+// [s * k_chunk, (s + 1) * k_chunk) and writes out[s, batch, M, N]; a second
+// kernel (sum_splits.wgsl) adds the splits up. Unsplit: k_chunk >= K.
 //
 // Bindings: 0 a (read), 1 b (read), 2 out (read_write). Immediates: MatmulParams.
 //
@@ -21,7 +24,7 @@ struct MatmulParams {
     k: u32,
     tiles_n: u32,   // ceil(N / 64)
     tiles_mn: u32,  // tiles_n * ceil(M / 64)
-    groups: u32,    // tiles_mn * batch count
+    groups: u32,    // tiles_mn * batch count * splits
     a_offset: u32,
     b_offset: u32,
     a_rs: u32,      // A row (m) stride
@@ -32,6 +35,8 @@ struct MatmulParams {
     batch: array<u32, 4>,
     a_bstrides: array<u32, 4>,
     b_bstrides: array<u32, 4>,
+    k_chunk: u32,   // K per split (a multiple of 16); >= K when not split
+    batches: u32,   // number of batch matrices (product of `batch`)
 }
 
 var<immediate> p: MatmulParams;
@@ -79,21 +84,21 @@ fn b_slot(lid: u32, i: u32) -> vec2<u32> {
     return vec2<u32>(e % TILE, e / TILE);
 }
 
-fn load_a(base: u32, row0: u32, k0: u32, lid: u32, i: u32) -> f32 {
+fn load_a(base: u32, row0: u32, k0: u32, k_end: u32, lid: u32, i: u32) -> f32 {
     let s = a_slot(lid, i);
     let r = row0 + s.x;
     let c = k0 + s.y;
-    if r < p.m && c < p.k {
+    if r < p.m && c < k_end {
         return a[base + r * p.a_rs + c * p.a_cs];
     }
     return 0.0; // zero padding makes edge tiles exact without special cases
 }
 
-fn load_b(base: u32, col0: u32, k0: u32, lid: u32, i: u32) -> f32 {
+fn load_b(base: u32, col0: u32, k0: u32, k_end: u32, lid: u32, i: u32) -> f32 {
     let s = b_slot(lid, i);
     let c = col0 + s.x;
     let r = k0 + s.y;
-    if r < p.k && c < p.n {
+    if r < k_end && c < p.n {
         return b[base + r * p.b_rs + c * p.b_cs];
     }
     return 0.0;
@@ -108,7 +113,12 @@ fn matmul(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     }
     let tile_col = g % p.tiles_n;
     let tile_row = (g % p.tiles_mn) / p.tiles_n;
-    let bi = g / p.tiles_mn;
+    // g = (split * batches + batch index) * tiles_mn + tile.
+    let mat = g / p.tiles_mn;
+    let bi = mat % p.batches;
+    let split = mat / p.batches;
+    let k_begin = split * p.k_chunk;
+    let k_end = min(k_begin + p.k_chunk, p.k);
 
     // Batch offsets of this matrix in A and B (broadcast dims have stride 0).
     var rem = bi;
@@ -136,11 +146,11 @@ fn matmul(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     var ra: array<f32, 4>;
     var rb: array<f32, 4>;
     for (var i = 0u; i < LOADS; i++) {
-        ra[i] = load_a(a_base, row0, 0u, lid, i);
-        rb[i] = load_b(b_base, col0, 0u, lid, i);
+        ra[i] = load_a(a_base, row0, k_begin, k_end, lid, i);
+        rb[i] = load_b(b_base, col0, k_begin, k_end, lid, i);
     }
 
-    for (var k0 = 0u; k0 < p.k; k0 += TILE_K) {
+    for (var k0 = k_begin; k0 < k_end; k0 += TILE_K) {
         for (var i = 0u; i < LOADS; i++) {
             let sa = a_slot(lid, i);
             a_tile[sa.y * ROW4 + sa.x / 4u][sa.x % 4u] = ra[i];
@@ -150,10 +160,10 @@ fn matmul(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
         workgroupBarrier();
 
         let next = k0 + TILE_K;
-        if next < p.k {
+        if next < k_end {
             for (var i = 0u; i < LOADS; i++) {
-                ra[i] = load_a(a_base, row0, next, lid, i);
-                rb[i] = load_b(b_base, col0, next, lid, i);
+                ra[i] = load_a(a_base, row0, next, k_end, lid, i);
+                rb[i] = load_b(b_base, col0, next, k_end, lid, i);
             }
         }
 
@@ -168,7 +178,8 @@ fn matmul(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
         workgroupBarrier();
     }
 
-    let out_base = bi * p.m * p.n;
+    // Output (or this split's partial sums) is contiguous [.., M, N].
+    let out_base = mat * p.m * p.n;
     let col = col0 + tx * 4u;
     let row = row0 + ty * 4u;
     write_row(out_base, row, col, acc0);

@@ -1,10 +1,13 @@
 //! `matmul` / `matmul_t` on the GPU against the CPU reference.
 //!
 //! Tolerance: inputs are uniform in [-1, 1]; the GPU sums K products in a
-//! different order (and with fma) than the CPU's GEMM, so elementwise
-//! results agree to a few ulps of the partial sums: `1e-4` relative error
-//! (`|gpu - cpu| / max(1, |cpu|)`) for K <= 70, and `1e-5` in relative
-//! Frobenius norm for the large case.
+//! different order (and with fma, and split into chunks for split-K) than
+//! the CPU's GEMM, so elementwise results agree to a few ulps of the partial
+//! sums: `1e-4` relative error (`|gpu - cpu| / max(1, |cpu|)`) for K <= 80,
+//! and `1e-5` in relative Frobenius norm for the large cases.
+//!
+//! Each kernel variant (64 x 64 or 128 x 128 output tiles, K split or not)
+//! is exercised through the hidden `matmul_t_variant`, which forces one.
 
 mod common;
 
@@ -33,6 +36,20 @@ fn check(got: &GpuTensor, want: &CpuTensor, what: &str) {
         TOL,
         what,
     );
+}
+
+/// Relative Frobenius-norm error of `got` against `want`.
+fn rel_norm_err(got: &GpuTensor, want: &CpuTensor) -> f64 {
+    assert_eq!(got.shape(), want.shape());
+    let got = got.to_vec_blocking::<f32>().unwrap();
+    let want = want.to_vec::<f32>().unwrap();
+    let diff: f64 = got
+        .iter()
+        .zip(&want)
+        .map(|(&g, &w)| f64::from(g - w).powi(2))
+        .sum();
+    let norm: f64 = want.iter().map(|&w| f64::from(w).powi(2)).sum();
+    (diff / norm.max(f64::MIN_POSITIVE)).sqrt()
 }
 
 fn dims_2d(rows: usize, cols: usize, trans: bool) -> Vec<usize> {
@@ -119,6 +136,155 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    /// Every variant on 2-D products with sizes crossing the 128 (and 64)
+    /// tile edges and the 8 / 16 K steps, plain and transposed.
+    #[test]
+    fn forced_variants_2d_match_cpu(
+        m in 0usize..=270,
+        n in 0usize..=270,
+        k in 0usize..=80,
+        trans_a: bool,
+        trans_b: bool,
+        kernel in prop::sample::select(vec!["old64", "64", "128"]),
+        splits in 1usize..=4,
+        seed in 0u64..1000,
+    ) {
+        let Some(gpu) = common::gpu() else { return Ok(()) };
+        let (ca, ga) = pair(&gpu, &dims_2d(m, k, trans_a), seed);
+        let (cb, gb) = pair(&gpu, &dims_2d(k, n, trans_b), seed + 1);
+        let want = ca.matmul_t(&cb, trans_a, trans_b).unwrap();
+        let got = ga.matmul_t_variant(&gb, trans_a, trans_b, kernel, splits).unwrap();
+        check(
+            &got,
+            &want,
+            &format!("[{m}x{k}]@[{k}x{n}] ta={trans_a} tb={trans_b} kernel={kernel} splits={splits}"),
+        );
+    }
+
+    /// Every variant on broadcast batches `[b1, 1, m, k] @ [b2, k, n]`.
+    #[test]
+    fn forced_variants_batched_match_cpu(
+        b1 in 1usize..=2,
+        b2 in 1usize..=3,
+        m in 1usize..=140,
+        n in 1usize..=140,
+        k in 1usize..=40,
+        trans_a: bool,
+        trans_b: bool,
+        kernel in prop::sample::select(vec!["old64", "64", "128"]),
+        splits in 1usize..=3,
+        seed in 0u64..1000,
+    ) {
+        let Some(gpu) = common::gpu() else { return Ok(()) };
+        let mut sa = vec![b1, 1];
+        sa.extend(dims_2d(m, k, trans_a));
+        let mut sb = vec![b2];
+        sb.extend(dims_2d(k, n, trans_b));
+        let (ca, ga) = pair(&gpu, &sa, seed);
+        let (cb, gb) = pair(&gpu, &sb, seed + 7);
+        let want = ca.matmul_t(&cb, trans_a, trans_b).unwrap();
+        let got = ga.matmul_t_variant(&gb, trans_a, trans_b, kernel, splits).unwrap();
+        check(
+            &got,
+            &want,
+            &format!("{sa:?}@{sb:?} ta={trans_a} tb={trans_b} kernel={kernel} splits={splits}"),
+        );
+    }
+
+    /// The 128 kernel on narrowed windows, permuted batches and stride-0
+    /// expanded batches (no operand dim is unit-stride in some of them).
+    #[test]
+    fn big_tile_strided_views_match_cpu(
+        m in 1usize..=150,
+        n in 1usize..=150,
+        k in 1usize..=40,
+        start in 0usize..5,
+        splits in 1usize..=2,
+        seed in 0u64..1000,
+    ) {
+        let Some(gpu) = common::gpu() else { return Ok(()) };
+        let (ca, ga) = pair(&gpu, &[m + 5, k + 5], seed);
+        let ca = ca.narrow(0, start, m).unwrap().narrow(1, 5 - start, k).unwrap();
+        let ga = ga.narrow(0, start, m).unwrap().narrow(1, 5 - start, k).unwrap();
+        let (cb, gb) = pair(&gpu, &[n, 2, k], seed + 3);
+        let cb = cb.permute(&[1, 2, 0]).unwrap();
+        let gb = gb.permute(&[1, 2, 0]).unwrap();
+        let want = ca.matmul(&cb).unwrap();
+        let got = ga.matmul_t_variant(&gb, false, false, "128", splits).unwrap();
+        check(&got, &want, &format!("window[{m}x{k}] @ permuted[2,{k},{n}] splits={splits}"));
+        // A with no unit-stride dim: every other element of a [m, k, 2] tensor.
+        let (cw, gw) = pair(&gpu, &[m, k, 2], seed + 5);
+        let cw = cw.narrow(2, 1, 1).unwrap().squeeze(2).unwrap();
+        let gw = gw.narrow(2, 1, 1).unwrap().squeeze(2).unwrap();
+        let cwe = cw.unsqueeze(0).unwrap().expand(&[2, m, k]).unwrap();
+        let gwe = gw.unsqueeze(0).unwrap().expand(&[2, m, k]).unwrap();
+        let want = cwe.matmul(&cb).unwrap();
+        let got = gwe.matmul_t_variant(&gb, false, false, "128", splits).unwrap();
+        check(&got, &want, &format!("strided[2,{m},{k}] @ permuted[2,{k},{n}] splits={splits}"));
+    }
+}
+
+/// Odd sizes past several 128 tiles, for every variant and transpose, and
+/// products whose automatic plan picks the 128 kernel and/or splits K.
+#[test]
+fn odd_sizes_every_variant_relative_norm() {
+    let Some(gpu) = common::gpu() else { return };
+    let (m, k, n) = (263, 301, 131);
+    for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
+        let (ca, ga) = pair(&gpu, &dims_2d(m, k, ta), 41);
+        let (cb, gb) = pair(&gpu, &dims_2d(k, n, tb), 42);
+        let want = ca.matmul_t(&cb, ta, tb).unwrap();
+        let variants = [
+            ("auto", 0),
+            ("old64", 1),
+            ("old64", 2),
+            ("64", 1),
+            ("64", 3),
+            ("128", 1),
+            ("128", 2),
+            ("128", 7),
+        ];
+        for (kernel, splits) in variants {
+            let got = ga.matmul_t_variant(&gb, ta, tb, kernel, splits).unwrap();
+            let rel = rel_norm_err(&got, &want);
+            assert!(
+                rel < 1e-5,
+                "ta={ta} tb={tb} kernel={kernel} splits={splits}: relative error {rel}"
+            );
+        }
+    }
+    // Automatic plans (see `plans_by_shape` in src/ops/matmul.rs): 128
+    // tiles split 4 ways over a batch; 64 tiles split 7 ways (long K, few
+    // tiles); 64 tiles split 2 ways with A broadcast over a batch.
+    let cases: &[(&[usize], &[usize], bool, bool)] = &[
+        (&[2, 1024, 512], &[640, 512], false, true),
+        (&[130, 1000], &[140, 1000], false, true),
+        (&[3, 260, 256], &[256, 250], false, false),
+    ];
+    for (i, &(sa, sb, ta, tb)) in cases.iter().enumerate() {
+        let (ca, ga) = pair(&gpu, sa, 50 + i as u64);
+        let (cb, gb) = pair(&gpu, sb, 60 + i as u64);
+        let want = ca.matmul_t(&cb, ta, tb).unwrap();
+        let got = ga.matmul_t(&gb, ta, tb).unwrap();
+        let rel = rel_norm_err(&got, &want);
+        assert!(rel < 1e-5, "{sa:?} @ {sb:?}: relative error {rel}");
+    }
+}
+
+#[test]
+fn bad_variant_is_an_error() {
+    let Some(gpu) = common::gpu() else { return };
+    let a = GpuTensor::zeros(&gpu, &[2, 2], DType::F32).unwrap();
+    let msg = a
+        .matmul_t_variant(&a, false, false, "32", 1)
+        .unwrap_err()
+        .to_string();
+    assert!(msg.contains("kernel") && msg.contains("\"32\""), "{msg}");
+}
+
 #[test]
 fn one_d_operands_are_promoted_and_squeezed() {
     let Some(gpu) = common::gpu() else { return };
@@ -184,6 +350,12 @@ fn rank_six_alternating_broadcast() {
     let want = ca.matmul_t(&cb, true, true).unwrap();
     let got = ga.matmul_t(&gb, true, true).unwrap();
     check(&got, &want, "rank-6 alternating broadcast, transposed");
+    let got = ga.matmul_t_variant(&gb, true, true, "128", 1).unwrap();
+    check(
+        &got,
+        &want,
+        "rank-6 alternating broadcast, transposed, 128 tiles",
+    );
 }
 
 #[test]
@@ -283,21 +455,61 @@ fn transposing_a_vector_is_an_error() {
     assert_eq!(v.matmul_t(&m, false, true).unwrap().shape(), &[3]);
 }
 
-/// Throughput on the current adapter (not a correctness test). Run with
-/// `cargo test --release -p wgrad-gpu --test parity_matmul -- --ignored --nocapture`.
+/// Throughput of each kernel variant on the current adapter (not a
+/// correctness test). Run with
+/// `cargo test --release -p wgrad-gpu --test parity_matmul -- --ignored --nocapture bench_matmul_throughput`.
+/// `WGRAD_BENCH_MAX_DIM=<d>` skips shapes with a dim above `d` (for slow
+/// adapters). Prints GFLOP/s per shape for: `auto` (the shape-based choice),
+/// `old64` (the first 64 x 64 kernel), `k64` / `k128` (the 64 x 64 / 128 x
+/// 128 kernels, no split), `k64+` / `k128+` (that kernel with the automatic
+/// K split), and `k128/sN` (128 x 128, N splits).
 #[test]
 #[ignore = "benchmark"]
 fn bench_matmul_throughput() {
     let Some(gpu) = common::gpu() else { return };
     println!("adapter: {}", gpu.label());
-    let cases: &[(&[usize], &[usize], bool, bool)] = &[
-        (&[4096, 4096], &[4096, 4096], false, false),
-        (&[4096, 4096], &[4096, 4096], false, true),
-        (&[4096, 4096], &[4096, 4096], true, false),
-        (&[2048, 2048], &[2048, 2048], false, false),
-        (&[32, 256, 64], &[32, 64, 256], false, false),
+    let max_dim: usize = std::env::var("WGRAD_BENCH_MAX_DIM")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(usize::MAX);
+    // (name, A shape, B shape, trans_a, trans_b)
+    type Case = (&'static str, &'static [usize], &'static [usize], bool, bool);
+    let cases: &[Case] = &[
+        ("4096^3", &[4096, 4096], &[4096, 4096], false, false),
+        ("4096^3 B^T", &[4096, 4096], &[4096, 4096], false, true),
+        ("4096^3 A^T", &[4096, 4096], &[4096, 4096], true, false),
+        ("2048^3", &[2048, 2048], &[2048, 2048], false, false),
+        ("1024^3", &[1024, 1024], &[1024, 1024], false, false),
+        ("W2 fwd x@W^T", &[1024, 784], &[1024, 784], false, true),
+        ("1024 x@W^T", &[1024, 1024], &[1024, 1024], false, true),
+        ("W2 dW g^T@x", &[1024, 1024], &[1024, 784], true, false),
+        ("W2 dx g@W", &[1024, 1024], &[1024, 784], false, false),
+        ("W1 fwd x@W^T", &[128, 784], &[256, 784], false, true),
+        ("W1 dW g^T@x", &[128, 256], &[128, 784], true, false),
+        ("W1 dx g@W", &[128, 256], &[256, 784], false, false),
+        ("cls fwd", &[128, 256], &[10, 256], false, true),
+        ("cls dW", &[128, 10], &[128, 256], true, false),
+        ("batched 32x", &[32, 256, 64], &[32, 64, 256], false, false),
     ];
-    for &(sa, sb, ta, tb) in cases {
+    let variants: &[(&str, &str, usize)] = &[
+        ("auto", "auto", 0),
+        ("old64", "old64", 1),
+        ("k64", "64", 1),
+        ("k64+", "64", 0),
+        ("k128", "128", 1),
+        ("k128+", "128", 0),
+        ("k128/s2", "128", 2),
+        ("k128/s4", "128", 4),
+    ];
+    let mut header = format!("{:<14} {:>16}", "case", "[M,N,K]");
+    for (name, _, _) in variants {
+        header += &format!(" {name:>8}");
+    }
+    println!("{header}   (GFLOP/s)");
+    for &(name, sa, sb, ta, tb) in cases {
+        if sa.iter().chain(sb).any(|&d| d > max_dim) {
+            continue;
+        }
         let (_, a) = pair(&gpu, sa, 1);
         let (_, b) = pair(&gpu, sb, 2);
         let c = a.matmul_t(&b, ta, tb).unwrap();
@@ -308,19 +520,27 @@ fn bench_matmul_throughput() {
             sa[sa.len() - 1]
         };
         let batch: usize = c.shape()[..c.rank() - 2].iter().product();
-        gpu.synchronize().unwrap();
-        let iters = 10;
-        let start = std::time::Instant::now();
-        for _ in 0..iters {
-            drop(a.matmul_t(&b, ta, tb).unwrap());
-        }
-        gpu.synchronize().unwrap();
-        let secs = start.elapsed().as_secs_f64() / f64::from(iters);
         let flops = 2.0 * (batch * m * n * k) as f64;
-        println!(
-            "{sa:?} @ {sb:?} ta={ta} tb={tb}: {:.3} ms, {:.0} GFLOP/s",
-            secs * 1e3,
-            flops / secs / 1e9
-        );
+        let mut line = format!("{name:<14} {:>16}", format!("[{m},{n},{k}]"));
+        for &(_, kernel, splits) in variants {
+            let run = || drop(a.matmul_t_variant(&b, ta, tb, kernel, splits).unwrap());
+            // Warm up (pipeline creation, pool buffers), then size the timed
+            // batch to about 0.2 s.
+            run();
+            gpu.synchronize().unwrap();
+            let start = std::time::Instant::now();
+            run();
+            gpu.synchronize().unwrap();
+            let once = start.elapsed().as_secs_f64();
+            let iters = ((0.2 / once) as u32).clamp(3, 200);
+            let start = std::time::Instant::now();
+            for _ in 0..iters {
+                run();
+            }
+            gpu.synchronize().unwrap();
+            let secs = start.elapsed().as_secs_f64() / f64::from(iters);
+            line += &format!(" {:>8.1}", flops / secs / 1e9);
+        }
+        println!("{line}");
     }
 }

@@ -1,9 +1,18 @@
 //! Matrix products with PyTorch `matmul` semantics.
 //!
-//! One dispatch of the register-tiled kernel `kernels/matmul/matmul.wgsl`
-//! per product. The kernel reads both operands through their row/column
-//! strides and per-batch strides, so transposed (`matmul_t`), narrowed and
-//! broadcast operands are never copied. The output is always contiguous.
+//! One dispatch of a register-tiled kernel per product (two with split K,
+//! below): `matmul_64.wgsl` (64 x 64 output tiles) or `matmul_128.wgsl`
+//! (128 x 128 tiles, twice the work per workgroup-memory read, for large
+//! outputs), chosen by shape in `plan`; `matmul.wgsl` is the first 64 x 64
+//! kernel, kept for comparison (see `SMALL`). All read the operands through
+//! their row/column strides and per-batch strides, so transposed
+//! (`matmul_t`), narrowed and broadcast operands are never copied. The
+//! output is always contiguous.
+//!
+//! Split K: when the output has too few tiles to occupy a large GPU but K is
+//! long (e.g. the `[1024, 784] x [784, 1024]` products of an MLP), K is cut
+//! into `splits` chunks computed by separate workgroups into a temporary
+//! `[splits, batch, M, N]` buffer, and `sum_splits.wgsl` adds them up.
 //!
 //! Batch dims: the broadcast batch dims are first simplified (size-1 dims
 //! dropped, neighbours merged where both operands step through them as one),
@@ -12,6 +21,7 @@
 //! fits the immediate block and no operand ever needs a contiguous copy.
 
 use wgrad_core::{DType, Error, Layout, MAX_RANK, Result, shape};
+use wgrad_kernels::KernelSpec;
 use wgrad_kernels::families;
 
 use crate::{GpuTensor, params};
@@ -21,15 +31,81 @@ const KERNEL_BATCH_DIMS: usize = 4;
 // Every product's batch dims must fit the kernel (see the module docs).
 const _: () = assert!(MAX_RANK - 2 <= KERNEL_BATCH_DIMS);
 
-/// Output tile edge of the kernel (rows and columns per workgroup).
-const TILE: usize = 64;
+/// Workgroups that keep a large GPU busy (e.g. 2 per SM on a 132-SM H200).
+/// Products with fewer than half as many output tiles are split along K.
+const FILL_GROUPS: usize = 256;
+/// Least K per split: shorter chunks spend more on the partial sums than the
+/// extra parallelism gains.
+const MIN_SPLIT_K: usize = 128;
+/// Split chunks are multiples of both kernels' K step.
+const SPLIT_ALIGN: usize = 16;
+/// Workgroup memory of `matmul_128.wgsl` (2 operands x 2 buffers x 264 vec4).
+const BIG_WORKGROUP_BYTES: u32 = 2 * 2 * 264 * 16;
+
+/// The product kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kernel {
+    /// `matmul.wgsl`: the first 64 x 64 kernel.
+    Old64,
+    /// `matmul_64.wgsl`: 64 x 64 tiles.
+    Tile64,
+    /// `matmul_128.wgsl`: 128 x 128 tiles.
+    Tile128,
+}
+
+/// The kernel the automatic plan uses for 64 x 64 tiles.
+const SMALL: Kernel = Kernel::Tile64;
+
+impl Kernel {
+    /// The kernel named `name` by [`GpuTensor::matmul_t_variant`] (`None`
+    /// for "auto"), or an error naming the choices.
+    fn by_name(name: &str) -> Result<Option<Kernel>> {
+        match name {
+            "auto" => Ok(None),
+            "old64" => Ok(Some(Kernel::Old64)),
+            "64" => Ok(Some(Kernel::Tile64)),
+            "128" => Ok(Some(Kernel::Tile128)),
+            _ => Err(Error::invalid(
+                "matmul_t",
+                format!("kernel must be \"auto\", \"old64\", \"64\" or \"128\", got {name:?}"),
+            )),
+        }
+    }
+
+    /// Output tile edge (rows and columns per workgroup).
+    fn tile(self) -> usize {
+        match self {
+            Kernel::Old64 | Kernel::Tile64 => 64,
+            Kernel::Tile128 => 128,
+        }
+    }
+
+    fn spec(self) -> &'static KernelSpec {
+        match self {
+            Kernel::Old64 => &families::matmul::MATMUL,
+            Kernel::Tile64 => &families::matmul::MATMUL_64,
+            Kernel::Tile128 => &families::matmul::MATMUL_128,
+        }
+    }
+}
+
+/// How a product is computed: the kernel and the number of K splits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Plan {
+    kernel: Kernel,
+    splits: usize,
+}
+
+/// A kernel and/or split count forced by [`GpuTensor::matmul_t_variant`]
+/// (`None` / 0: chosen by shape).
+type Force = Option<(Option<Kernel>, usize)>;
 
 impl GpuTensor {
     /// `torch.matmul`: 1-D operands are promoted to matrices (`[k]` ->
     /// `[1, k]` on the left, `[k, 1]` on the right) and the added dim is
     /// removed from the result; leading (batch) dims broadcast. Both f32.
     pub fn matmul(&self, other: &GpuTensor) -> Result<GpuTensor> {
-        self.matmul_named(other, "matmul")
+        self.matmul_named(other, "matmul", None)
     }
 
     /// `matmul` of `self` and `other` after swapping the last two dims of
@@ -37,6 +113,34 @@ impl GpuTensor {
     /// changes strides; nothing is copied. Transposed operands need at least
     /// 2 dims.
     pub fn matmul_t(&self, other: &GpuTensor, trans_a: bool, trans_b: bool) -> Result<GpuTensor> {
+        self.matmul_t_forced(other, trans_a, trans_b, None)
+    }
+
+    /// [`matmul_t`](Self::matmul_t) with the kernel forced, for benchmarks
+    /// and tests of each variant: `kernel` is "auto" (chosen by shape),
+    /// "64" or "128" (the 64 x 64 / 128 x 128 tile kernels) or "old64" (the
+    /// first 64 x 64 kernel); `splits` is the number of K splits (0 chooses
+    /// by shape; it is capped so that every split has at least one K step).
+    #[doc(hidden)]
+    pub fn matmul_t_variant(
+        &self,
+        other: &GpuTensor,
+        trans_a: bool,
+        trans_b: bool,
+        kernel: &str,
+        splits: usize,
+    ) -> Result<GpuTensor> {
+        let kernel = Kernel::by_name(kernel)?;
+        self.matmul_t_forced(other, trans_a, trans_b, Some((kernel, splits)))
+    }
+
+    fn matmul_t_forced(
+        &self,
+        other: &GpuTensor,
+        trans_a: bool,
+        trans_b: bool,
+        force: Force,
+    ) -> Result<GpuTensor> {
         const OP: &str = "matmul_t";
         let swap = |t: &GpuTensor, on: bool| -> Result<GpuTensor> {
             if !on {
@@ -53,10 +157,10 @@ impl GpuTensor {
             }
             t.transpose(-1, -2)
         };
-        swap(self, trans_a)?.matmul_named(&swap(other, trans_b)?, OP)
+        swap(self, trans_a)?.matmul_named(&swap(other, trans_b)?, OP, force)
     }
 
-    fn matmul_named(&self, other: &GpuTensor, op: &'static str) -> Result<GpuTensor> {
+    fn matmul_named(&self, other: &GpuTensor, op: &'static str, force: Force) -> Result<GpuTensor> {
         self.same_device(op, other)?;
         self.expect_dtype(op, DType::F32)?;
         other.expect_dtype(op, DType::F32)?;
@@ -117,7 +221,21 @@ impl GpuTensor {
         };
         let a = a.expand(&with(m, k))?;
         let b = b.expand(&with(k, n))?;
-        let words = immediates(op, &a, &b, &batch, m, n, k)?;
+        let count: usize = batch.iter().product();
+        let limits = self.device().limits();
+        let big_ok = limits.max_compute_workgroup_storage_size >= BIG_WORKGROUP_BYTES;
+        // Partial sums of all splits must fit one binding.
+        let max_floats = limits
+            .max_storage_buffer_binding_size
+            .min(limits.max_buffer_size)
+            / 4;
+        let max_splits = usize::try_from(max_floats / (count * m * n) as u64).unwrap_or(usize::MAX);
+        let plan = plan([count, m, n, k], big_ok, max_splits, force);
+        let k_chunk = k.div_ceil(plan.splits).next_multiple_of(SPLIT_ALIGN);
+        // Recount: rounding the chunk up may leave fewer (never empty) splits.
+        let splits = k.div_ceil(k_chunk);
+        let tile = plan.kernel.tile();
+        let words = immediates(op, &a, &b, &batch, [m, n, k], tile, k_chunk, splits)?;
         // Walk each staged slice along the operand's unit-stride index so
         // neighbouring threads read neighbouring addresses.
         let r = a.rank();
@@ -131,13 +249,34 @@ impl GpuTensor {
                 flag(b.strides()[r - 2] == 1 && b.strides()[r - 1] != 1),
             ),
         ];
+        let spec = plan.kernel.spec();
+        let part = if splits > 1 {
+            Some(self.empty_like_device(op, &[splits * count * m * n], DType::F32)?)
+        } else {
+            None
+        };
+        let target = part.as_ref().unwrap_or(&out);
         self.kernels().dispatch_groups(
-            &families::matmul::MATMUL,
+            spec,
             &constants,
-            &[&self.buffer, &other.buffer, &out.buffer],
+            &[&self.buffer, &other.buffer, &target.buffer],
             params::bytes(&words),
             u64::from(words[5]),
         )?;
+        if let Some(part) = part {
+            let numel = count * m * n;
+            let sum = [
+                params::to_u32(op, "output element count", numel)?,
+                params::to_u32(op, "split count", splits)?,
+            ];
+            self.kernels().dispatch_1d(
+                &families::matmul::SUM_SPLITS,
+                &[],
+                &[&part.buffer, &out.buffer],
+                params::bytes(&sum),
+                numel as u64,
+            )?;
+        }
         Ok(out)
     }
 }
@@ -147,32 +286,75 @@ fn flag(on: bool) -> f64 {
     if on { 1.0 } else { 0.0 }
 }
 
+/// The kernel and K split for `count` products of `[m, k] x [k, n]`.
+/// `big_ok`: the device has the 128 x 128 kernel's workgroup memory;
+/// `max_splits`: how many `[count, m, n]` partial results fit one binding;
+/// `force`: a kernel and/or split count to use instead.
+fn plan([count, m, n, k]: [usize; 4], big_ok: bool, max_splits: usize, force: Force) -> Plan {
+    let (force_kernel, force_splits) = force.unwrap_or((None, 0));
+    let tiles = |t: usize| count * m.div_ceil(t) * n.div_ceil(t);
+    let splits_for = |t: usize| {
+        if force_splits != 0 {
+            force_splits
+        } else if 2 * tiles(t) <= FILL_GROUPS {
+            FILL_GROUPS
+                .div_ceil(tiles(t))
+                .min(k / MIN_SPLIT_K)
+                .min(max_splits)
+                .max(1)
+        } else {
+            1
+        }
+    };
+    // The 128 kernel where its edge tiles waste at most 25% more than the 64
+    // kernel's (so not for skinny outputs such as N = 10) and its workgroups
+    // (split or not) fill the GPU; otherwise a 64 kernel has 4 times as
+    // many workgroups to spread.
+    let padded = |t: usize| m.next_multiple_of(t) * n.next_multiple_of(t);
+    let kernel = if let Some(kernel) = force_kernel {
+        kernel
+    } else if big_ok
+        && 4 * padded(128) <= 5 * padded(64)
+        && tiles(128) * splits_for(128) >= FILL_GROUPS
+    {
+        Kernel::Tile128
+    } else {
+        SMALL
+    };
+    let splits = splits_for(kernel.tile());
+    Plan { kernel, splits }
+}
+
 /// The kernel's immediate block for `a` (`batch + [m, k]`) times `b`
-/// (`batch + [k, n]`), both already expanded to the broadcast batch.
+/// (`batch + [k, n]`), both already expanded to the broadcast batch, with
+/// output tiles of `tile` and K cut into `splits` chunks of `k_chunk`.
+#[allow(clippy::too_many_arguments)]
 fn immediates(
     op: &'static str,
     a: &Layout,
     b: &Layout,
     batch: &[usize],
-    m: usize,
-    n: usize,
-    k: usize,
+    [m, n, k]: [usize; 3],
+    tile: usize,
+    k_chunk: usize,
+    splits: usize,
 ) -> Result<Vec<u32>> {
     // Every index the kernel forms stays below the operands' span ends and
-    // the output's element count; all must fit its 32-bit arithmetic.
+    // the output's (or partial sums') element count; all must fit its 32-bit
+    // arithmetic.
     params::to_u32(op, "operand extent", a.span_end())?;
     params::to_u32(op, "operand extent", b.span_end())?;
     let count: usize = batch.iter().product();
-    params::to_u32(op, "output element count", count * m * n)?;
+    params::to_u32(op, "output element count", splits * count * m * n)?;
 
     let dims = simplify_batch(
         batch,
         &a.strides()[..batch.len()],
         &b.strides()[..batch.len()],
     );
-    let tiles_n = n.div_ceil(TILE);
-    let tiles_mn = tiles_n * m.div_ceil(TILE);
-    let groups = params::to_u32(op, "workgroup count", tiles_mn * count)?;
+    let tiles_n = n.div_ceil(tile);
+    let tiles_mn = tiles_n * m.div_ceil(tile);
+    let groups = params::to_u32(op, "workgroup count", tiles_mn * count * splits)?;
 
     let r = a.rank();
     let mut words = vec![
@@ -200,6 +382,9 @@ fn immediates(
     words.extend(column(|d| d.0, 1)?);
     words.extend(column(|d| d.1, 0)?);
     words.extend(column(|d| d.2, 0)?);
+    // Unsplit chunks are K itself (>= 1 here: K = 0 never dispatches).
+    words.push(params::to_u32(op, "inner size", k_chunk.min(k))?);
+    words.push(params::to_u32(op, "batch count", count)?);
     Ok(words)
 }
 
@@ -229,7 +414,50 @@ fn simplify_batch(
 
 #[cfg(test)]
 mod tests {
-    use super::simplify_batch;
+    use super::{Kernel, Plan, plan, simplify_batch};
+
+    #[test]
+    fn plans_by_shape() {
+        let pick = |shape: [usize; 4], big_ok, max_splits, force| {
+            let Plan { kernel, splits } = plan(shape, big_ok, max_splits, force);
+            (kernel.tile(), splits)
+        };
+        let auto = |count, m, n, k| pick([count, m, n, k], true, usize::MAX, None);
+        // Large outputs: 128 x 128 tiles, no split.
+        assert_eq!(auto(1, 4096, 4096, 4096), (128, 1));
+        assert_eq!(auto(1, 2048, 2048, 2048), (128, 1));
+        // MLP-sized outputs (64 or 56 big tiles): split K to fill the GPU.
+        assert_eq!(auto(1, 1024, 1024, 1024), (128, 4));
+        assert_eq!(auto(1, 1024, 1024, 784), (128, 4));
+        assert_eq!(auto(1, 1024, 784, 1024), (128, 5));
+        // Skinny (N = 10), small or short-K outputs: 64 x 64 tiles.
+        assert_eq!(auto(1, 128, 10, 256), (64, 2));
+        assert_eq!(auto(1, 128, 256, 784), (64, 6));
+        assert_eq!(auto(1, 64, 64, 64), (64, 1));
+        assert_eq!(auto(1, 512, 512, 512), (64, 4));
+        assert_eq!(auto(32, 256, 256, 64), (64, 1));
+        // The automatic cases of the parity test odd_sizes_every_variant_relative_norm.
+        assert_eq!(auto(2, 1024, 640, 512), (128, 4));
+        assert_eq!(auto(1, 130, 140, 1000), (64, 7));
+        assert_eq!(auto(3, 260, 250, 256), (64, 2));
+        // No 128 kernel without its workgroup memory; splits capped by memory.
+        assert_eq!(pick([1, 4096, 4096, 4096], false, 1, None), (64, 1));
+        assert_eq!(pick([1, 512, 512, 4096], true, 2, None), (64, 2));
+        // Forced variants: the other choice is made for the forced one.
+        let forced = |shape, force| pick(shape, true, usize::MAX, Some(force));
+        let (t64, t128) = (Some(Kernel::Tile64), Some(Kernel::Tile128));
+        assert_eq!(forced([1, 4096, 4096, 4096], (t64, 0)), (64, 1));
+        assert_eq!(forced([1, 1024, 1024, 1024], (t64, 0)), (64, 1));
+        assert_eq!(forced([1, 1024, 1024, 1024], (None, 2)), (64, 2));
+        assert_eq!(forced([1, 1024, 1024, 1024], (t128, 0)), (128, 4));
+        assert_eq!(
+            plan([1, 64, 64, 64], true, 9, Some((Some(Kernel::Old64), 3))),
+            Plan {
+                kernel: Kernel::Old64,
+                splits: 3
+            }
+        );
+    }
 
     #[test]
     fn batch_dims_merge_when_both_operands_allow() {

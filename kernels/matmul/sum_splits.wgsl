@@ -1,0 +1,28 @@
+// Second pass of a split-K matmul: out[i] = sum over s of part[s * numel + i],
+// the splits added in order (deterministic).
+//
+// Bindings: 0 part (read, [splits, numel]), 1 out (read_write, [numel]).
+// Immediates: SumParams. 1-D folded grid of 256-thread workgroups.
+
+struct SumParams {
+    numel: u32,
+    splits: u32,
+}
+
+var<immediate> p: SumParams;
+
+@group(0) @binding(0) var<storage, read> part: array<f32>;
+@group(0) @binding(1) var<storage, read_write> out: array<f32>;
+
+@compute @workgroup_size(256)
+fn sum_splits(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let i = (wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y) * 256u + lid;
+    if i >= p.numel {
+        return;
+    }
+    var s = part[i];
+    for (var j = 1u; j < p.splits; j++) {
+        s += part[j * p.numel + i];
+    }
+    out[i] = s;
+}
