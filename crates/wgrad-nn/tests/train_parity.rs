@@ -27,7 +27,7 @@ fn losses(device: &Device) -> Vec<f32> {
     .unwrap();
     let x = Tensor::randn_with(&[24, 16], 0.0, 1.0, 7, device).unwrap();
     let y = Tensor::from_vec(
-        (0..24).map(|i| (i * 7 % 4) as i32).collect::<Vec<_>>(),
+        (0..24).map(|i: i32| i * 7 % 4).collect::<Vec<_>>(),
         &[24],
         device,
     )
