@@ -148,7 +148,7 @@ proptest! {
         k in 0usize..=80,
         trans_a: bool,
         trans_b: bool,
-        kernel in prop::sample::select(vec!["old64", "64", "128"]),
+        kernel in prop::sample::select(vec!["64", "128"]),
         splits in 1usize..=4,
         seed in 0u64..1000,
     ) {
@@ -174,7 +174,7 @@ proptest! {
         k in 1usize..=40,
         trans_a: bool,
         trans_b: bool,
-        kernel in prop::sample::select(vec!["old64", "64", "128"]),
+        kernel in prop::sample::select(vec!["64", "128"]),
         splits in 1usize..=3,
         seed in 0u64..1000,
     ) {
@@ -239,8 +239,6 @@ fn odd_sizes_every_variant_relative_norm() {
         let want = ca.matmul_t(&cb, ta, tb).unwrap();
         let variants = [
             ("auto", 0),
-            ("old64", 1),
-            ("old64", 2),
             ("64", 1),
             ("64", 3),
             ("128", 1),
@@ -460,7 +458,7 @@ fn transposing_a_vector_is_an_error() {
 /// `cargo test --release -p wgrad-gpu --test parity_matmul -- --ignored --nocapture bench_matmul_throughput`.
 /// `WGRAD_BENCH_MAX_DIM=<d>` skips shapes with a dim above `d` (for slow
 /// adapters). Prints GFLOP/s per shape for: `auto` (the shape-based choice),
-/// `old64` (the first 64 x 64 kernel), `k64` / `k128` (the 64 x 64 / 128 x
+/// `k64` / `k128` (the 64 x 64 / 128 x
 /// 128 kernels, no split), `k64+` / `k128+` (that kernel with the automatic
 /// K split), and `k128/sN` (128 x 128, N splits).
 #[test]
@@ -493,7 +491,6 @@ fn bench_matmul_throughput() {
     ];
     let variants: &[(&str, &str, usize)] = &[
         ("auto", "auto", 0),
-        ("old64", "old64", 1),
         ("k64", "64", 1),
         ("k64+", "64", 0),
         ("k128", "128", 1),

@@ -3,8 +3,7 @@
 //! One dispatch of a register-tiled kernel per product (two with split K,
 //! below): `matmul_64.wgsl` (64 x 64 output tiles) or `matmul_128.wgsl`
 //! (128 x 128 tiles, twice the work per workgroup-memory read, for large
-//! outputs), chosen by shape in `plan`; `matmul.wgsl` is the first 64 x 64
-//! kernel, kept for comparison (see `SMALL`). All read the operands through
+//! outputs), chosen by shape in `plan`. Both read the operands through
 //! their row/column strides and per-batch strides, so transposed
 //! (`matmul_t`), narrowed and broadcast operands are never copied. The
 //! output is always contiguous.
@@ -45,8 +44,6 @@ const BIG_WORKGROUP_BYTES: u32 = 2 * 2 * 264 * 16;
 /// The product kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kernel {
-    /// `matmul.wgsl`: the first 64 x 64 kernel.
-    Old64,
     /// `matmul_64.wgsl`: 64 x 64 tiles.
     Tile64,
     /// `matmul_128.wgsl`: 128 x 128 tiles.
@@ -62,12 +59,11 @@ impl Kernel {
     fn by_name(name: &str) -> Result<Option<Kernel>> {
         match name {
             "auto" => Ok(None),
-            "old64" => Ok(Some(Kernel::Old64)),
             "64" => Ok(Some(Kernel::Tile64)),
             "128" => Ok(Some(Kernel::Tile128)),
             _ => Err(Error::invalid(
                 "matmul_t",
-                format!("kernel must be \"auto\", \"old64\", \"64\" or \"128\", got {name:?}"),
+                format!("kernel must be \"auto\", \"64\" or \"128\", got {name:?}"),
             )),
         }
     }
@@ -75,14 +71,13 @@ impl Kernel {
     /// Output tile edge (rows and columns per workgroup).
     fn tile(self) -> usize {
         match self {
-            Kernel::Old64 | Kernel::Tile64 => 64,
+            Kernel::Tile64 => 64,
             Kernel::Tile128 => 128,
         }
     }
 
     fn spec(self) -> &'static KernelSpec {
         match self {
-            Kernel::Old64 => &families::matmul::MATMUL,
             Kernel::Tile64 => &families::matmul::MATMUL_64,
             Kernel::Tile128 => &families::matmul::MATMUL_128,
         }
@@ -118,8 +113,7 @@ impl GpuTensor {
 
     /// [`matmul_t`](Self::matmul_t) with the kernel forced, for benchmarks
     /// and tests of each variant: `kernel` is "auto" (chosen by shape),
-    /// "64" or "128" (the 64 x 64 / 128 x 128 tile kernels) or "old64" (the
-    /// first 64 x 64 kernel); `splits` is the number of K splits (0 chooses
+    /// "64" or "128" (the 64 x 64 / 128 x 128 tile kernels); `splits` is the number of K splits (0 chooses
     /// by shape; it is capped so that every split has at least one K step).
     #[doc(hidden)]
     pub fn matmul_t_variant(
@@ -451,9 +445,9 @@ mod tests {
         assert_eq!(forced([1, 1024, 1024, 1024], (None, 2)), (64, 2));
         assert_eq!(forced([1, 1024, 1024, 1024], (t128, 0)), (128, 4));
         assert_eq!(
-            plan([1, 64, 64, 64], true, 9, Some((Some(Kernel::Old64), 3))),
+            plan([1, 64, 64, 64], true, 9, Some((Some(Kernel::Tile64), 3))),
             Plan {
-                kernel: Kernel::Old64,
+                kernel: Kernel::Tile64,
                 splits: 3
             }
         );

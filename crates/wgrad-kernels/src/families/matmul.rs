@@ -4,25 +4,14 @@ use crate::spec::{Access::*, KernelSpec};
 
 /// Register-tiled batched f32 GEMM `out[b] = A[b] @ B[b]` over strided
 /// operands: 64 x 64 output tile per workgroup of 256 threads (4 x 4 per
-/// thread), K in steps of 16 staged in workgroup memory. Output contiguous
-/// `[splits, batch, M, N]` (split `s` sums `k` in `[s * k_chunk, (s + 1) *
-/// k_chunk)`; unsplit when `k_chunk >= K`); dispatch `groups` workgroups
-/// (folded 1-D grid). Overrides `A_M_FAST` / `B_K_FAST` (0/1) pick the
-/// coalesced load order. Immediates (26 words): m, n, k, tiles_n, tiles_mn,
-/// groups, a_offset, b_offset, a_rs, a_cs, b_rs, b_cs, batch[4],
-/// a_bstrides[4], b_bstrides[4], k_chunk, batches.
-pub static MATMUL: KernelSpec = KernelSpec {
-    file: "matmul/matmul.wgsl",
-    entry: "matmul",
-    bindings: &[Read, Read, ReadWrite],
-    immediate_bytes: 104,
-    uses_fault: false,
-};
-
-/// [`MATMUL`]'s tiling rewritten for throughput, with the same bindings,
-/// immediates and overrides: 64 x 64 output tile per workgroup of 256
-/// threads (4 x 4 per thread), K in steps of 16 double-buffered in 17 KiB of
-/// workgroup memory, loops unrolled by hand.
+/// thread), K in steps of 16 double-buffered in 17 KiB of workgroup memory,
+/// loops unrolled by hand. Output contiguous `[splits, batch, M, N]` (split
+/// `s` sums `k` in `[s * k_chunk, (s + 1) * k_chunk)`; unsplit when
+/// `k_chunk >= K`); dispatch `groups` workgroups (folded 1-D grid).
+/// Overrides `A_M_FAST` / `B_K_FAST` (0/1) pick the coalesced load order.
+/// Immediates (26 words): m, n, k, tiles_n, tiles_mn, groups, a_offset,
+/// b_offset, a_rs, a_cs, b_rs, b_cs, batch[4], a_bstrides[4],
+/// b_bstrides[4], k_chunk, batches.
 pub static MATMUL_64: KernelSpec = KernelSpec {
     file: "matmul/matmul_64.wgsl",
     entry: "matmul_64",
@@ -31,7 +20,7 @@ pub static MATMUL_64: KernelSpec = KernelSpec {
     uses_fault: false,
 };
 
-/// Large-tile variant of [`MATMUL`] with the same bindings, immediates
+/// Large-tile variant of [`MATMUL_64`] with the same bindings, immediates
 /// (tile counts per 128) and overrides: 128 x 128 output tile per workgroup
 /// of 256 threads (8 x 8 per thread), K in steps of 8, double-buffered in
 /// 16.5 KiB of workgroup memory.
@@ -54,4 +43,4 @@ pub static SUM_SPLITS: KernelSpec = KernelSpec {
     uses_fault: false,
 };
 
-pub static ALL: &[&KernelSpec] = &[&MATMUL, &MATMUL_64, &MATMUL_128, &SUM_SPLITS];
+pub static ALL: &[&KernelSpec] = &[&MATMUL_64, &MATMUL_128, &SUM_SPLITS];
