@@ -10,6 +10,8 @@ use ndarray::{ArrayD, Axis, IxDyn, Zip};
 use wgrad_core::shape::normalize_axis;
 use wgrad_core::{DType, Error, Result, UnaryOp};
 
+use crate::elementwise::unary_cost;
+use crate::parallel;
 use crate::tensor::{CpuTensor, expect_dtype};
 
 impl CpuTensor {
@@ -20,6 +22,20 @@ impl CpuTensor {
         let g = self.f32_input(OP)?;
         let xv = x.f32_input(OP)?;
         same_shape(OP, self, x)?;
+        if let (Some(gs), Some(xs)) = (
+            self.contiguous_slice::<f32>()?,
+            x.contiguous_slice::<f32>()?,
+        ) {
+            let data = match op {
+                // Written out (the same formula as `UnaryOp::derivative`)
+                // so that ReLU's backward, the hot one, vectorises.
+                UnaryOp::Relu => {
+                    parallel::zip_map(gs, xs, 1, |g, x| g * if x > 0.0 { 1.0 } else { 0.0 })
+                }
+                op => parallel::zip_map(gs, xs, unary_cost(op), |g, x| g * op.derivative(x)),
+            };
+            return CpuTensor::from_vec(data, self.shape());
+        }
         let mut out = ArrayD::<f32>::zeros(IxDyn(self.shape()));
         Zip::from(&mut out)
             .and(&g)

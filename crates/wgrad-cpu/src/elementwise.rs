@@ -6,7 +6,61 @@ use ndarray::{ArrayD, ArrayViewD, IxDyn, Zip};
 use wgrad_core::shape::broadcast_shapes;
 use wgrad_core::{BinaryOp, CompareOp, DType, Error, Result, UnaryOp};
 
+use crate::parallel;
 use crate::tensor::{CpuTensor, expect_dtype, unsupported};
+
+/// Runs `$body` with `$f` bound to a closure computing `op.apply(a, b)`.
+/// The four arithmetic ops get their IEEE operator directly, which is
+/// exactly what `BinaryOp::apply` computes for them, so the loop compiles
+/// to vector code instead of a call and a `match` per element.
+macro_rules! dispatch_binary {
+    ($op:expr, $f:ident => $body:expr) => {
+        match $op {
+            BinaryOp::Add => {
+                let $f = |a: f32, b: f32| a + b;
+                $body
+            }
+            BinaryOp::Sub => {
+                let $f = |a: f32, b: f32| a - b;
+                $body
+            }
+            BinaryOp::Mul => {
+                let $f = |a: f32, b: f32| a * b;
+                $body
+            }
+            BinaryOp::Div => {
+                let $f = |a: f32, b: f32| a / b;
+                $body
+            }
+            op => {
+                let $f = move |a: f32, b: f32| op.apply(a, b);
+                $body
+            }
+        }
+    };
+}
+
+/// Runs `$body` with `$f` bound to a closure computing `op.apply(x)`, with
+/// ReLU and negation written out (identical to `UnaryOp::apply`) so that
+/// their loops vectorise.
+macro_rules! dispatch_unary {
+    ($op:expr, $f:ident => $body:expr) => {
+        match $op {
+            UnaryOp::Relu => {
+                let $f = |x: f32| if x > 0.0 { x } else { 0.0 };
+                $body
+            }
+            UnaryOp::Neg => {
+                let $f = |x: f32| -x;
+                $body
+            }
+            op => {
+                let $f = move |x: f32| op.apply(x);
+                $body
+            }
+        }
+    };
+}
 
 /// Generates the named wrappers of a selector-based op.
 macro_rules! named_ops {
@@ -51,6 +105,10 @@ impl CpuTensor {
         expect_dtype(name, self, DType::F32)?;
         expect_dtype(name, other, DType::F32)?;
         let shape = broadcast_shapes(name, self.shape(), other.shape())?;
+        let cost = binary_cost(op);
+        if let Some(data) = dispatch_binary!(op, f => dense_binary(self, other, &shape, cost, f))? {
+            return CpuTensor::from_vec(data, &shape);
+        }
         let (a, b) = (self.expand(&shape)?, other.expand(&shape)?);
         let (av, bv) = (a.as_f32()?, b.as_f32()?);
         let mut out = ArrayD::<f32>::zeros(IxDyn(&shape));
@@ -64,12 +122,14 @@ impl CpuTensor {
     /// `op(self, scalar)` elementwise, or `op(scalar, self)` if
     /// `scalar_on_left` (e.g. `1 - x`, `2 ^ x`); F32 only.
     pub fn binary_scalar(&self, op: BinaryOp, scalar: f32, scalar_on_left: bool) -> Result<Self> {
-        let view = self.f32_input(op.name())?;
-        let data: Vec<f32> = if scalar_on_left {
-            view.iter().map(|&x| op.apply(scalar, x)).collect()
+        expect_dtype(op.name(), self, DType::F32)?;
+        let x = self.dense::<f32>()?;
+        let cost = binary_cost(op);
+        let data = dispatch_binary!(op, f => if scalar_on_left {
+            parallel::map(&x, cost, |x| f(scalar, x))
         } else {
-            view.iter().map(|&x| op.apply(x, scalar)).collect()
-        };
+            parallel::map(&x, cost, |x| f(x, scalar))
+        });
         CpuTensor::from_vec(data, self.shape())
     }
 
@@ -164,16 +224,10 @@ impl CpuTensor {
     pub fn compare_scalar(&self, op: CompareOp, scalar: f32) -> Result<Self> {
         check_comparable(op.name(), self)?;
         let data: Vec<u32> = match self.dtype() {
-            DType::I32 => self
-                .as_i32()?
-                .iter()
-                .map(|&x| u32::from(op.apply(f64::from(x), f64::from(scalar))))
-                .collect(),
-            _ => self
-                .as_f32()?
-                .iter()
-                .map(|&x| u32::from(op.apply(x, scalar)))
-                .collect(),
+            DType::I32 => parallel::map(&self.dense::<i32>()?, 2, |x| {
+                u32::from(op.apply(f64::from(x), f64::from(scalar)))
+            }),
+            _ => parallel::map(&self.dense::<f32>()?, 2, |x| u32::from(op.apply(x, scalar))),
         };
         CpuTensor::from_vec(data, self.shape())
     }
@@ -199,8 +253,9 @@ impl CpuTensor {
 
     /// Applies `op` to every element; F32 only.
     pub fn unary(&self, op: UnaryOp) -> Result<Self> {
-        let view = self.f32_input(op.name())?;
-        let data: Vec<f32> = view.iter().map(|&x| op.apply(x)).collect();
+        expect_dtype(op.name(), self, DType::F32)?;
+        let x = self.dense::<f32>()?;
+        let data = dispatch_unary!(op, f => parallel::map(&x, unary_cost(op), f));
         CpuTensor::from_vec(data, self.shape())
     }
 
@@ -241,12 +296,24 @@ impl CpuTensor {
         }
         let shape = self.shape();
         match (self.dtype(), dtype) {
-            (DType::F32, DType::I32) => Self::from_vec(map(&self.as_f32()?, |x| x as i32), shape),
-            (DType::F32, DType::U32) => Self::from_vec(map(&self.as_f32()?, |x| x as u32), shape),
-            (DType::U32, DType::F32) => Self::from_vec(map(&self.as_u32()?, |x| x as f32), shape),
-            (DType::U32, DType::I32) => Self::from_vec(map(&self.as_u32()?, |x| x as i32), shape),
-            (DType::I32, DType::F32) => Self::from_vec(map(&self.as_i32()?, |x| x as f32), shape),
-            (DType::I32, DType::U32) => Self::from_vec(map(&self.as_i32()?, |x| x as u32), shape),
+            (DType::F32, DType::I32) => {
+                Self::from_vec(map(&self.dense::<f32>()?, |x| x as i32), shape)
+            }
+            (DType::F32, DType::U32) => {
+                Self::from_vec(map(&self.dense::<f32>()?, |x| x as u32), shape)
+            }
+            (DType::U32, DType::F32) => {
+                Self::from_vec(map(&self.dense::<u32>()?, |x| x as f32), shape)
+            }
+            (DType::U32, DType::I32) => {
+                Self::from_vec(map(&self.dense::<u32>()?, |x| x as i32), shape)
+            }
+            (DType::I32, DType::F32) => {
+                Self::from_vec(map(&self.dense::<i32>()?, |x| x as f32), shape)
+            }
+            (DType::I32, DType::U32) => {
+                Self::from_vec(map(&self.dense::<i32>()?, |x| x as u32), shape)
+            }
             (_, other) => Err(unsupported("cast", other)),
         }
     }
@@ -258,9 +325,102 @@ impl CpuTensor {
     }
 }
 
-/// Maps a view into a row-major vector.
-fn map<A: Copy, B>(view: &ArrayViewD<'_, A>, f: impl Fn(A) -> B) -> Vec<B> {
-    view.iter().map(|&x| f(x)).collect()
+/// Maps row-major elements into a new vector (a cheap conversion each).
+fn map<A: Copy + Sync, B: Copy + Default + Send>(xs: &[A], f: impl Fn(A) -> B + Sync) -> Vec<B> {
+    parallel::map(xs, 1, f)
+}
+
+/// Relative per-element cost of a binary op, for [`parallel`]'s work
+/// estimates.
+fn binary_cost(op: BinaryOp) -> usize {
+    match op {
+        BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div => 1,
+        BinaryOp::Maximum | BinaryOp::Minimum => 2,
+        BinaryOp::Pow => parallel::HEAVY,
+    }
+}
+
+/// Relative per-element cost of a unary op (or its derivative), for
+/// [`parallel`]'s work estimates: libm calls are far dearer than the rest.
+pub(crate) fn unary_cost(op: UnaryOp) -> usize {
+    match op {
+        UnaryOp::Neg
+        | UnaryOp::Abs
+        | UnaryOp::Relu
+        | UnaryOp::Square
+        | UnaryOp::Recip
+        | UnaryOp::LeakyRelu { .. }
+        | UnaryOp::Clamp { .. } => 2,
+        _ => parallel::HEAVY,
+    }
+}
+
+/// `op(a, b)` over the broadcast `shape` without ndarray's generic
+/// iteration, for the layouts that dominate training: both operands dense
+/// with equal shapes, one a single element, or one dense over the whole
+/// output and the other dense over its trailing dims (a bias row). Returns
+/// `None` for any other layout.
+pub(crate) fn dense_binary<F>(
+    a: &CpuTensor,
+    b: &CpuTensor,
+    shape: &[usize],
+    cost: usize,
+    f: F,
+) -> Result<Option<Vec<f32>>>
+where
+    F: Fn(f32, f32) -> f32 + Sync,
+{
+    let (Some(x), Some(y)) = (a.contiguous_slice::<f32>()?, b.contiguous_slice::<f32>()?) else {
+        return Ok(None);
+    };
+    let full = |t: &CpuTensor| t.shape() == shape;
+    Ok(if full(a) && full(b) {
+        Some(parallel::zip_map(x, y, cost, f))
+    } else if full(a) && y.len() == 1 {
+        let y = y[0];
+        Some(parallel::map(x, cost, |x| f(x, y)))
+    } else if full(b) && x.len() == 1 {
+        let x = x[0];
+        Some(parallel::map(y, cost, |y| f(x, y)))
+    } else if full(a) && is_trailing(b.shape(), shape) && !y.is_empty() {
+        Some(rows_with(x, y, cost, |xr, yr, o| {
+            for ((o, &x), &y) in o.iter_mut().zip(xr).zip(yr) {
+                *o = f(x, y);
+            }
+        }))
+    } else if full(b) && is_trailing(a.shape(), shape) && !x.is_empty() {
+        Some(rows_with(y, x, cost, |yr, xr, o| {
+            for ((o, &x), &y) in o.iter_mut().zip(xr).zip(yr) {
+                *o = f(x, y);
+            }
+        }))
+    } else {
+        None
+    })
+}
+
+/// Whether a tensor of `small` shape broadcasts to `shape` by repeating
+/// whole rows: `small` without its leading 1s equals the trailing dims.
+fn is_trailing(small: &[usize], shape: &[usize]) -> bool {
+    let lead = small.iter().take_while(|&&d| d == 1).count();
+    let core = &small[lead..];
+    shape.ends_with(core)
+}
+
+/// Runs `row(big_row, small, out_row)` over every `small.len()`-element row
+/// of `big` (whose length is a multiple of it); `cost` per element.
+fn rows_with(
+    big: &[f32],
+    small: &[f32],
+    cost: usize,
+    row: impl Fn(&[f32], &[f32], &mut [f32]) + Sync,
+) -> Vec<f32> {
+    let w = small.len();
+    let mut out = vec![0.0f32; big.len()];
+    parallel::for_each_row(&mut out, w, big.len() * cost, |i, o| {
+        row(&big[i * w..(i + 1) * w], small, o)
+    });
+    out
 }
 
 /// Comparisons accept F32 or I32 (masks are not ordered data).

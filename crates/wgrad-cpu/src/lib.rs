@@ -33,6 +33,7 @@ mod indexing;
 mod matmul;
 mod nn;
 mod optim;
+mod parallel;
 mod reduce;
 mod softmax;
 mod tensor;

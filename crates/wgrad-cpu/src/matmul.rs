@@ -1,14 +1,17 @@
 //! Matrix products with PyTorch `matmul` semantics.
 //!
 //! Each 2-D product goes through ndarray's `general_mat_mul`
-//! (matrixmultiply's blocked, vectorised GEMM), which takes arbitrary
-//! strides, so transposed and broadcast operands are never copied.
+//! (matrixmultiply's blocked, vectorised GEMM, with its AVX-512 kernel
+//! enabled in Cargo.toml), which takes arbitrary strides, so transposed and
+//! broadcast operands are never copied. Large products are split across
+//! cores here (see [`gemm`]).
 
 use ndarray::linalg::general_mat_mul;
-use ndarray::{Array3, ArrayView2, ArrayViewD, Axis, Ix2};
+use ndarray::{ArrayView2, ArrayViewD, ArrayViewMut2, Axis, Ix2};
 use wgrad_core::shape::{broadcast_shapes, check_rank, numel};
 use wgrad_core::{DType, Error, Result};
 
+use crate::parallel;
 use crate::tensor::{CpuTensor, expect_dtype, internal};
 
 const OP: &str = "matmul";
@@ -96,19 +99,79 @@ impl CpuTensor {
         let a = a.expand(&with(batch.clone(), m, k))?;
         let b = b.expand(&with(batch.clone(), k, n))?;
         let count = numel(&batch);
-        let mut out = Array3::<f32>::zeros((count, m, n));
-        // With k == 0 the product is all zeros, which `out` already holds.
+        let mut data = vec![0.0f32; count * m * n];
+        // With k == 0 the product is all zeros, which `data` already holds.
         if k > 0 && m > 0 && n > 0 {
             let (av, bv) = (a.as_f32()?, b.as_f32()?);
-            for (i, mut c) in out.outer_iter_mut().enumerate() {
+            for (i, c) in data.chunks_exact_mut(m * n).enumerate() {
                 let coords = unravel(i, &batch);
                 let a2 = matrix(&av, &coords)?;
                 let b2 = matrix(&bv, &coords)?;
-                general_mat_mul(1.0, &a2, &b2, 0.0, &mut c);
+                let c = ArrayViewMut2::from_shape((m, n), c).map_err(internal)?;
+                gemm(a2, b2, c);
             }
         }
-        let (data, _) = out.into_raw_vec_and_offset();
         CpuTensor::from_vec(data, &out_shape)
+    }
+}
+
+/// Products with fewer multiply-adds than this run on one thread: below
+/// it, handing half to the other core costs more than it saves.
+const PAR_MIN_FMAS: usize = 1 << 20;
+
+/// The narrowest slice of rows or columns worth a thread of its own (a
+/// multiple of matrixmultiply's 16-wide AVX-512 micro-tile).
+const MIN_SPLIT: usize = 32;
+
+/// `c = a @ b` for one 2-D product. matrixmultiply takes any strides
+/// (transposed operands are read in place) and vectorises with AVX-512 or
+/// AVX2 as the CPU allows; large products are cut into one block of rows
+/// or columns per thread (see [`gemm_parts`]).
+fn gemm(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, c: ArrayViewMut2<'_, f32>) {
+    let (m, k) = a.dim();
+    let n = b.dim().1;
+    let parts = if m * n * k < PAR_MIN_FMAS {
+        1
+    } else {
+        rayon::current_num_threads()
+    };
+    gemm_parts(a, b, c, parts);
+}
+
+/// `c = a @ b` in `parts` pieces run in parallel: the longer of `m` and `n`
+/// is cut in two (at a multiple of 16, so both sides keep whole micro-tiles)
+/// in proportion to the parts each side gets, recursively. Each piece is an
+/// independent GEMM over disjoint output, so the result does not depend on
+/// the split.
+fn gemm_parts(
+    a: ArrayView2<'_, f32>,
+    b: ArrayView2<'_, f32>,
+    mut c: ArrayViewMut2<'_, f32>,
+    parts: usize,
+) {
+    let (m, n) = (a.dim().0, b.dim().1);
+    if parts < 2 || m.max(n) < 2 * MIN_SPLIT {
+        general_mat_mul(1.0, &a, &b, 0.0, &mut c);
+        return;
+    }
+    let left = parts / 2;
+    let cut = |len: usize| ((len * left / parts).div_ceil(16) * 16).clamp(16, len - 16);
+    if m >= n {
+        let (a0, a1) = a.split_at(Axis(0), cut(m));
+        let (c0, c1) = c.split_at(Axis(0), cut(m));
+        rayon::join(
+            || gemm_parts(a0, b, c0, left),
+            || gemm_parts(a1, b, c1, parts - left),
+        );
+        parallel::keep_warm();
+    } else {
+        let (b0, b1) = b.split_at(Axis(1), cut(n));
+        let (c0, c1) = c.split_at(Axis(1), cut(n));
+        rayon::join(
+            || gemm_parts(a, b0, c0, left),
+            || gemm_parts(a, b1, c1, parts - left),
+        );
+        parallel::keep_warm();
     }
 }
 

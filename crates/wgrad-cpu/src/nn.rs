@@ -6,6 +6,8 @@
 //! clearest statement of `torch.nn.functional.cross_entropy(reduction='none')`
 //! with class-index targets, `label_smoothing` and `ignore_index`.
 
+use std::borrow::Cow;
+
 use ndarray::{ArrayViewD, Axis};
 use wgrad_core::{DType, Error, Result};
 
@@ -78,7 +80,7 @@ impl CpuTensor {
             let (m, log_total) = max_and_log_sum_exp(&lane);
             let total = log_total.exp();
             let g = grads[row];
-            for (k, (d, &x)) in dst.iter_mut().zip(&lane).enumerate() {
+            for (k, (d, &x)) in dst.iter_mut().zip(lane.iter()).enumerate() {
                 let hit = if k == t { 1.0 - label_smoothing } else { 0.0 };
                 *d = g * ((x - m).exp() / total - hit - uniform);
             }
@@ -87,10 +89,15 @@ impl CpuTensor {
     }
 }
 
-/// Row `row` of a 2-D strided view, staged into a dense lane (rows may be
-/// strided when the logits are a transposed view).
-fn dense_row(logits: &ArrayViewD<'_, f32>, row: usize) -> Vec<f32> {
-    logits.index_axis(Axis(0), row).iter().copied().collect()
+/// Row `row` of the 2-D logits: borrowed when they are dense, else staged
+/// into a dense lane (rows are strided when the logits are a transposed
+/// view).
+fn dense_row<'a>(logits: &'a ArrayViewD<'_, f32>, row: usize) -> Cow<'a, [f32]> {
+    let lane = logits.index_axis(Axis(0), row);
+    match lane.to_slice() {
+        Some(s) => Cow::Borrowed(s),
+        None => Cow::Owned(lane.iter().copied().collect()),
+    }
 }
 
 /// Validates logits `[N, C]` F32, target `[N]` I32 and the smoothing

@@ -10,6 +10,9 @@
 
 use wgrad_core::{DType, Error, Result};
 
+use rayon::prelude::*;
+
+use crate::parallel;
 use crate::tensor::{CpuTensor, expect_dtype};
 
 /// The f32 coefficients of one SGD step (see [`CpuTensor::sgd_step`]).
@@ -45,10 +48,16 @@ struct AdamCoeffs {
 /// that both ends are exact.
 fn lerp(start: f32, end: f32, weight: f32) -> f32 {
     if weight.abs() < 0.5 {
-        start + weight * (end - start)
+        lerp_from_start(start, end, weight)
     } else {
         end - (end - start) * (1.0 - weight)
     }
+}
+
+/// The `|weight| < 0.5` branch of [`lerp`].
+#[inline(always)]
+fn lerp_from_start(start: f32, end: f32, weight: f32) -> f32 {
+    start + weight * (end - start)
 }
 
 /// `torch.maximum`: NaN-propagating (f32::max is not).
@@ -63,6 +72,7 @@ fn nan_max(a: f32, b: f32) -> f32 {
 /// One element of SGD: returns (new param, new momentum buffer value).
 /// `buf` is `None` on the first step, when PyTorch clones the gradient
 /// into the buffer instead of decaying it.
+#[inline(always)] // inlined into the update loops so that they vectorise
 fn sgd_element(p: f32, g: f32, buf: Option<f32>, c: &SgdCoeffs) -> (f32, f32) {
     let mut d = if c.maximize { -g } else { g };
     if c.weight_decay != 0.0 {
@@ -87,7 +97,13 @@ fn sgd_element(p: f32, g: f32, buf: Option<f32>, c: &SgdCoeffs) -> (f32, f32) {
 }
 
 /// One element of Adam: updates `(p, m, v, vmax)` in place.
-fn adam_element(
+///
+/// With `PLAIN` the caller guarantees the default configuration (see
+/// [`AdamCoeffs::is_plain`]) and passes no `vmax`: the configuration
+/// branches then fold away and the update loop vectorises. The arithmetic
+/// is the same either way.
+#[inline(always)] // inlined into the update loops so that they vectorise
+fn adam_element<const PLAIN: bool>(
     p: &mut f32,
     g: f32,
     m: &mut f32,
@@ -95,15 +111,19 @@ fn adam_element(
     vmax: Option<&mut f32>,
     c: &AdamCoeffs,
 ) {
-    let mut g = if c.maximize { -g } else { g };
-    if c.weight_decay != 0.0 {
+    let mut g = if !PLAIN && c.maximize { -g } else { g };
+    if !PLAIN && c.weight_decay != 0.0 {
         if c.decoupled {
             *p *= c.decay;
         } else {
             g += c.weight_decay * *p;
         }
     }
-    *m = lerp(*m, g, c.one_minus_beta1);
+    *m = if PLAIN {
+        lerp_from_start(*m, g, c.one_minus_beta1)
+    } else {
+        lerp(*m, g, c.one_minus_beta1)
+    };
     // exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
     *v = *v * c.beta2 + c.one_minus_beta2 * g * g;
     let second = match vmax {
@@ -116,6 +136,15 @@ fn adam_element(
     let denom = second.sqrt() / c.bias_correction2_sqrt + c.eps;
     // param.addcdiv_(exp_avg, denom, value=-step_size)
     *p += c.neg_step_size * *m / denom;
+}
+
+impl AdamCoeffs {
+    /// Whether this is the default configuration that
+    /// `adam_element::<true>` covers: no `maximize`, no weight decay, and
+    /// `lerp`'s first formula for the first moment (`|1 - beta1| < 0.5`).
+    fn is_plain(&self) -> bool {
+        !self.maximize && self.weight_decay == 0.0 && self.one_minus_beta1.abs() < 0.5
+    }
 }
 
 /// Checks that an optimizer operand is F32 with the parameter's shape.
@@ -173,21 +202,50 @@ impl CpuTensor {
             nesterov,
             maximize,
         };
-        let params = self.to_vec::<f32>()?;
-        let grads = grad.to_vec::<f32>()?;
-        let bufs = momentum_buffer.map(|b| b.to_vec::<f32>()).transpose()?;
-        let mut new_params = Vec::with_capacity(params.len());
-        let mut new_bufs = Vec::with_capacity(if momentum != 0.0 { params.len() } else { 0 });
-        for (i, (&p, &g)) in params.iter().zip(&grads).enumerate() {
-            let buf = bufs.as_ref().map(|b| b[i]);
-            let (np, nb) = sgd_element(p, g, buf, &coeffs);
-            new_params.push(np);
-            if momentum != 0.0 {
-                new_bufs.push(nb);
+        let grads = grad.dense::<f32>()?;
+        let mut new_params = self.to_vec::<f32>()?;
+        let has_buf = momentum != 0.0;
+        // The new buffer starts as a copy of the old one (ignored on the
+        // first step, when `sgd_element` gets `None`).
+        let mut new_bufs = match (has_buf, momentum_buffer) {
+            (true, Some(b)) => b.to_vec::<f32>()?,
+            (true, None) => vec![0.0f32; new_params.len()],
+            (false, _) => Vec::new(),
+        };
+        let first = momentum_buffer.is_none();
+        let run = |p: &mut [f32], b: &mut [f32], g: &[f32]| {
+            if has_buf {
+                for ((p, b), &g) in p.iter_mut().zip(b.iter_mut()).zip(g) {
+                    let old = if first { None } else { Some(*b) };
+                    (*p, *b) = sgd_element(*p, g, old, &coeffs);
+                }
+            } else {
+                for (p, &g) in p.iter_mut().zip(g) {
+                    *p = sgd_element(*p, g, None, &coeffs).0;
+                }
             }
+        };
+        let n = new_params.len();
+        if parallel::worth_splitting(2 * n) {
+            let t = parallel::TASK_ELEMS;
+            if has_buf {
+                new_params
+                    .par_chunks_mut(t)
+                    .zip(new_bufs.par_chunks_mut(t))
+                    .zip(grads.par_chunks(t))
+                    .for_each(|((p, b), g)| run(p, b, g));
+            } else {
+                new_params
+                    .par_chunks_mut(t)
+                    .zip(grads.par_chunks(t))
+                    .for_each(|(p, g)| run(p, &mut [], g));
+            }
+            parallel::keep_warm();
+        } else {
+            run(&mut new_params, &mut new_bufs, &grads);
         }
         let new_param = CpuTensor::from_vec(new_params, self.shape())?;
-        let new_buf = if momentum != 0.0 {
+        let new_buf = if has_buf {
             Some(CpuTensor::from_vec(new_bufs, self.shape())?)
         } else {
             None
@@ -243,14 +301,53 @@ impl CpuTensor {
         {
             check_operand(OP, self, t)?;
         }
+        // The outputs start as copies of the inputs and are updated in
+        // place; the gradient is only read, so it is borrowed when dense.
+        let grads = grad.dense::<f32>()?;
         let mut params = self.to_vec::<f32>()?;
-        let grads = grad.to_vec::<f32>()?;
         let mut m = exp_avg.to_vec::<f32>()?;
         let mut v = exp_avg_sq.to_vec::<f32>()?;
         let mut vmax = max_exp_avg_sq.map(|t| t.to_vec::<f32>()).transpose()?;
-        for (i, (p, &g)) in params.iter_mut().zip(&grads).enumerate() {
-            let vm = vmax.as_mut().map(|x| &mut x[i]);
-            adam_element(p, g, &mut m[i], &mut v[i], vm, &coeffs);
+        let plain = coeffs.is_plain();
+        let run = |p: &mut [f32], m: &mut [f32], v: &mut [f32], vm: &mut [f32], g: &[f32]| {
+            let pmv = p.iter_mut().zip(m.iter_mut()).zip(v.iter_mut()).zip(g);
+            if !vm.is_empty() {
+                for ((((p, m), v), &g), vm) in pmv.zip(vm.iter_mut()) {
+                    adam_element::<false>(p, g, m, v, Some(vm), &coeffs);
+                }
+            } else if plain {
+                for (((p, m), v), &g) in pmv {
+                    adam_element::<true>(p, g, m, v, None, &coeffs);
+                }
+            } else {
+                for (((p, m), v), &g) in pmv {
+                    adam_element::<false>(p, g, m, v, None, &coeffs);
+                }
+            }
+        };
+        let n = params.len();
+        if parallel::worth_splitting(n * parallel::HEAVY) {
+            let t = parallel::TASK_ELEMS;
+            let chunks = params
+                .par_chunks_mut(t)
+                .zip(m.par_chunks_mut(t))
+                .zip(v.par_chunks_mut(t))
+                .zip(grads.par_chunks(t));
+            match vmax.as_mut() {
+                Some(vmax) => chunks
+                    .zip(vmax.par_chunks_mut(t))
+                    .for_each(|((((p, m), v), g), vm)| run(p, m, v, vm, g)),
+                None => chunks.for_each(|(((p, m), v), g)| run(p, m, v, &mut [], g)),
+            }
+            parallel::keep_warm();
+        } else {
+            run(
+                &mut params,
+                &mut m,
+                &mut v,
+                vmax.as_deref_mut().unwrap_or_default(),
+                &grads,
+            );
         }
         let shape = self.shape();
         let vmax = vmax.map(|x| CpuTensor::from_vec(x, shape)).transpose()?;
@@ -322,6 +419,42 @@ mod tests {
         // First step: buf = g (dampening not applied), p -= lr * buf.
         assert_eq!(buf.unwrap().to_vec::<f32>().unwrap(), vec![0.5, -1.0]);
         assert_eq!(np.to_vec::<f32>().unwrap(), vec![1.0 - 0.05, 2.0 + 0.1]);
+    }
+
+    #[test]
+    fn plain_adam_element_matches_the_general_one() {
+        let c = adam_coeffs("test", 7, 1e-3, (0.9, 0.999), 1e-8, 0.0, false, false).unwrap();
+        assert!(c.is_plain());
+        let values = [
+            0.0f32,
+            -0.0,
+            1.0,
+            -1.5,
+            3.0e-5,
+            -2.0e7,
+            1.0e-30,
+            f32::INFINITY,
+            f32::NAN,
+        ];
+        for &p0 in &values {
+            for &g in &values {
+                for &m0 in &values[..7] {
+                    for &v0 in &[0.0f32, 1.0e-12, 0.25, 4.0e6] {
+                        let (mut p1, mut m1, mut v1) = (p0, m0, v0);
+                        let (mut p2, mut m2, mut v2) = (p0, m0, v0);
+                        adam_element::<true>(&mut p1, g, &mut m1, &mut v1, None, &c);
+                        adam_element::<false>(&mut p2, g, &mut m2, &mut v2, None, &c);
+                        let same = |a: f32, b: f32| {
+                            a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+                        };
+                        assert!(
+                            same(p1, p2) && same(m1, m2) && same(v1, v2),
+                            "{p0} {g} {m0} {v0}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]

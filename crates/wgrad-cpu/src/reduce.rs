@@ -1,64 +1,129 @@
 //! Reductions over axes: sum, mean, max, min, var, argmax, argmin.
 //!
-//! Every reduction permutes the reduced axes to the end and copies, so each
-//! output element reduces one contiguous row. Sums are pairwise in f32,
-//! close to the GPU's f32 tree reductions (tests compare with relative
-//! tolerances) and far more accurate than a running sum.
+//! Each output element reduces one contiguous row: when the reduced axes
+//! are the trailing ones of a contiguous tensor the rows are read in place,
+//! otherwise the reduced axes are permuted to the end and copied. Sums and
+//! means over the leading axes (bias gradients) instead add whole rows
+//! into column accumulators, in exactly the order the row-wise sum would
+//! use. Sums are pairwise in f32, close to the GPU's f32 tree reductions
+//! (tests compare with relative tolerances) and far more accurate than a
+//! running sum.
+
+use std::borrow::Cow;
+use std::ops::Range;
 
 use wgrad_core::shape::{normalize_axes, normalize_axis, reduced_shape};
 use wgrad_core::{BinaryOp, Error, Result};
 
+use crate::parallel;
 use crate::tensor::CpuTensor;
 
 /// Rows shorter than this are summed directly; longer ones are split in two.
 const PAIRWISE_BLOCK: usize = 32;
 
-/// Pairwise (tree) sum of `f(x)` over `xs`.
-fn pairwise_sum(xs: &[f32], f: &impl Fn(f32) -> f32) -> f32 {
+/// The value an empty `f32` sum starts from (`Iterator::sum`'s, which is
+/// `-0.0`), so that the column sums below start where a row sum does.
+fn sum_start() -> f32 {
+    std::iter::empty::<f32>().sum()
+}
+
+/// Pairwise (tree) sum of `f(x)` over `xs`. Long halves run on two threads;
+/// the tree, and so the result, is the same either way.
+fn pairwise_sum(xs: &[f32], f: &(impl Fn(f32) -> f32 + Sync)) -> f32 {
     if xs.len() <= PAIRWISE_BLOCK {
         xs.iter().map(|&x| f(x)).sum()
     } else {
         let (lo, hi) = xs.split_at(xs.len() / 2);
-        pairwise_sum(lo, f) + pairwise_sum(hi, f)
+        if parallel::worth_splitting(xs.len()) {
+            let (a, b) = rayon::join(|| pairwise_sum(lo, f), || pairwise_sum(hi, f));
+            parallel::keep_warm();
+            a + b
+        } else {
+            pairwise_sum(lo, f) + pairwise_sum(hi, f)
+        }
+    }
+}
+
+/// For each column `c` in `cols` of the row-major `[rows, width]` matrix
+/// `data`, the [`pairwise_sum`] of that column over `rows`, into `out`
+/// (`cols.len()` long): the same tree and leaf order, so bit-identical to
+/// summing each column separately, but every step adds a whole row slice.
+fn pairwise_columns(
+    data: &[f32],
+    width: usize,
+    rows: Range<usize>,
+    cols: Range<usize>,
+    out: &mut [f32],
+) {
+    let n = rows.len();
+    if n <= PAIRWISE_BLOCK {
+        out.fill(sum_start());
+        for r in rows {
+            let row = &data[r * width + cols.start..r * width + cols.end];
+            for (o, &x) in out.iter_mut().zip(row) {
+                *o += x;
+            }
+        }
+    } else {
+        let mid = rows.start + n / 2;
+        pairwise_columns(data, width, rows.start..mid, cols.clone(), out);
+        let mut hi = vec![0.0f32; out.len()];
+        pairwise_columns(data, width, mid..rows.end, cols, &mut hi);
+        for (o, &h) in out.iter_mut().zip(&hi) {
+            *o += h;
+        }
     }
 }
 
 /// A tensor regrouped so each output element owns one contiguous row.
-struct Rows {
-    data: Vec<f32>,
+struct Rows<'a> {
+    data: Cow<'a, [f32]>,
     /// Number of rows (output elements).
     outer: usize,
     /// Length of each row (elements reduced into one output).
     inner: usize,
 }
 
-impl Rows {
+impl Rows<'_> {
     /// Applies `f` to every row (rows may be empty).
-    fn map<T>(&self, f: impl Fn(&[f32]) -> T) -> Vec<T> {
+    fn map<T: Send>(&self, f: impl Fn(&[f32]) -> T + Sync) -> Vec<T> {
         if self.inner == 0 {
             return (0..self.outer).map(|_| f(&[])).collect();
         }
-        self.data.chunks_exact(self.inner).map(f).collect()
+        parallel::map_rows(&self.data, self.inner, 1, f)
     }
 }
 
 impl CpuTensor {
-    /// Copies the F32 tensor with the (sorted, normalised) `axes` moved last.
-    /// The caller has checked the dtype.
-    fn rows(&self, axes: &[usize]) -> Result<Rows> {
-        let kept = (0..self.rank()).filter(|a| !axes.contains(a));
+    /// The F32 tensor with the (sorted, normalised) `axes` moved last, in
+    /// place when they already are and the tensor is contiguous, else as a
+    /// copy. The caller has checked the dtype.
+    fn rows(&self, axes: &[usize]) -> Result<Rows<'_>> {
+        let rank = self.rank();
+        let inner: usize = axes.iter().map(|&a| self.shape()[a]).product();
+        let outer: usize = (0..rank)
+            .filter(|a| !axes.contains(a))
+            .map(|a| self.shape()[a])
+            .product();
+        let trailing = axes
+            .iter()
+            .enumerate()
+            .all(|(i, &a)| a == rank - axes.len() + i);
+        if trailing && let Some(data) = self.contiguous_slice::<f32>()? {
+            return Ok(Rows {
+                data: Cow::Borrowed(data),
+                outer,
+                inner,
+            });
+        }
+        let kept = (0..rank).filter(|a| !axes.contains(a));
         let perm: Vec<isize> = kept
             .chain(axes.iter().copied())
             .map(|a| a as isize)
             .collect();
         let moved = self.with_layout(self.layout.permute(&perm)?);
-        let inner: usize = axes.iter().map(|&a| self.shape()[a]).product();
-        let outer: usize = (0..self.rank())
-            .filter(|a| !axes.contains(a))
-            .map(|a| self.shape()[a])
-            .product();
         Ok(Rows {
-            data: moved.to_vec::<f32>()?,
+            data: Cow::Owned(moved.to_vec::<f32>()?),
             outer,
             inner,
         })
@@ -71,7 +136,7 @@ impl CpuTensor {
         axes: &[isize],
         keepdim: bool,
         nonempty: bool,
-        f: impl Fn(&[f32]) -> f32,
+        f: impl Fn(&[f32]) -> f32 + Sync,
     ) -> Result<Self> {
         self.f32_input(op)?;
         let axes = normalize_axes(op, axes, self.rank())?;
@@ -83,16 +148,64 @@ impl CpuTensor {
         CpuTensor::from_vec(out, &reduced_shape(self.shape(), &axes, keepdim))
     }
 
+    /// Pairwise sums over the leading `axes` of a contiguous tensor, one per
+    /// remaining element (`None` for any other case). Same values as the
+    /// row-wise path, without transposing the data first.
+    fn sum_leading(&self, axes: &[usize]) -> Result<Option<Vec<f32>>> {
+        let k = axes.len();
+        let leading = k > 0 && k < self.rank() && axes.iter().enumerate().all(|(i, &a)| a == i);
+        if !leading {
+            return Ok(None);
+        }
+        let Some(data) = self.contiguous_slice::<f32>()? else {
+            return Ok(None);
+        };
+        let rows: usize = self.shape()[..k].iter().product();
+        let width: usize = self.shape()[k..].iter().product();
+        if width == 0 {
+            return Ok(Some(Vec::new()));
+        }
+        let mut out = vec![0.0f32; width];
+        // Column blocks of roughly one task's worth of input each.
+        let block = (parallel::TASK_ELEMS / rows.max(1)).max(64).min(width);
+        parallel::for_each_row(&mut out, block, rows * width, |i, o| {
+            let cols = i * block..i * block + o.len();
+            pairwise_columns(data, width, 0..rows, cols, o);
+        });
+        Ok(Some(out))
+    }
+
+    /// Shared body of sum and mean (`mean` divides by the reduced count).
+    fn sum_or_mean(
+        &self,
+        op: &'static str,
+        axes: &[isize],
+        keepdim: bool,
+        mean: bool,
+    ) -> Result<Self> {
+        self.f32_input(op)?;
+        let norm = normalize_axes(op, axes, self.rank())?;
+        if let Some(mut out) = self.sum_leading(&norm)? {
+            if mean {
+                let n: usize = norm.iter().map(|&a| self.shape()[a]).product();
+                out.iter_mut().for_each(|x| *x /= n as f32);
+            }
+            return CpuTensor::from_vec(out, &reduced_shape(self.shape(), &norm, keepdim));
+        }
+        self.reduce_with(op, axes, keepdim, false, |r| {
+            let s = pairwise_sum(r, &|x| x);
+            if mean { s / r.len() as f32 } else { s }
+        })
+    }
+
     /// Sum over `axes` (`&[]` = all); the sum of nothing is 0.
     pub fn sum(&self, axes: &[isize], keepdim: bool) -> Result<Self> {
-        self.reduce_with("sum", axes, keepdim, false, |r| pairwise_sum(r, &|x| x))
+        self.sum_or_mean("sum", axes, keepdim, false)
     }
 
     /// Mean over `axes` (`&[]` = all); the mean of nothing is NaN.
     pub fn mean(&self, axes: &[isize], keepdim: bool) -> Result<Self> {
-        self.reduce_with("mean", axes, keepdim, false, |r| {
-            pairwise_sum(r, &|x| x) / r.len() as f32
-        })
+        self.sum_or_mean("mean", axes, keepdim, true)
     }
 
     /// Maximum over `axes` (`&[]` = all); NaN propagates. Empty reductions
@@ -145,7 +258,7 @@ impl CpuTensor {
         op: &'static str,
         axis: isize,
         keepdim: bool,
-        better: impl Fn(f32, f32) -> bool,
+        better: impl Fn(f32, f32) -> bool + Sync,
     ) -> Result<Self> {
         self.f32_input(op)?;
         let a = normalize_axis(op, axis, self.rank())?;

@@ -4,6 +4,7 @@ use ndarray::{ArrayD, Axis, IxDyn, Zip};
 use wgrad_core::shape::normalize_axis;
 use wgrad_core::{BinaryOp, Result};
 
+use crate::parallel;
 use crate::tensor::CpuTensor;
 
 impl CpuTensor {
@@ -40,10 +41,23 @@ impl CpuTensor {
         &self,
         op: &'static str,
         axis: isize,
-        f: impl Fn(&[f32], &mut [f32]),
+        f: impl Fn(&[f32], &mut [f32]) + Sync,
     ) -> Result<Self> {
         let view = self.f32_input(op)?;
         let a = Axis(normalize_axis(op, axis, self.rank())?);
+        let len = self.shape()[a.0];
+        // The common case, the last axis of a dense tensor: lanes are rows
+        // of the storage, read in place and processed in parallel.
+        if a.0 + 1 == self.rank()
+            && len > 0
+            && let Some(data) = self.contiguous_slice::<f32>()?
+        {
+            let mut out = vec![0.0f32; data.len()];
+            parallel::for_each_row(&mut out, len, data.len() * parallel::HEAVY, |i, o| {
+                f(&data[i * len..(i + 1) * len], o)
+            });
+            return CpuTensor::from_vec(out, self.shape());
+        }
         let mut out = ArrayD::<f32>::zeros(IxDyn(self.shape()));
         let mut lane_in = vec![0.0f32; self.shape()[a.0]];
         let mut lane_out = vec![0.0f32; self.shape()[a.0]];

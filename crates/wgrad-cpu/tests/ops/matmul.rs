@@ -120,3 +120,35 @@ fn matmul_errors() {
         Error::DTypeMismatch { .. }
     ));
 }
+
+/// `a @ b` for row-major `[m, k]` and `[k, n]` data, accumulated in f64.
+fn reference_product(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
+    let mut out = vec![0.0f32; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            let s: f64 = (0..k)
+                .map(|p| a[i * k + p] as f64 * b[p * n + j] as f64)
+                .sum();
+            out[i * n + j] = s as f32;
+        }
+    }
+    out
+}
+
+#[test]
+fn large_products_split_across_threads_match_reference() {
+    // Large enough (> 2^20 multiply-adds) to be cut into per-thread blocks:
+    // tall (split by rows), wide (split by columns), sizes off the 16-wide
+    // micro-tile, and a transposed operand read in place.
+    for &(m, k, n) in &[(301, 260, 77), (37, 300, 515), (129, 1000, 33)] {
+        let a = CpuTensor::randn(&[m, k], 0.0, 1.0, 11).unwrap();
+        let b = CpuTensor::randn(&[k, n], 0.0, 1.0, 12).unwrap();
+        let want = reference_product(&f(&a), &f(&b), m, k, n);
+        let got = a.matmul(&b).unwrap();
+        assert_eq!(got.shape(), &[m, n]);
+        crate::assert_close(&f(&got), &want, 1e-4);
+        let bt = b.transpose(0, 1).unwrap().contiguous().unwrap();
+        let got_t = a.matmul_t(&bt, false, true).unwrap();
+        crate::assert_close(&f(&got_t), &want, 1e-4);
+    }
+}

@@ -148,3 +148,37 @@ fn reduction_axis_and_dtype_errors() {
         Error::DTypeMismatch { .. }
     ));
 }
+
+#[test]
+fn large_reductions_agree_across_layouts_and_with_reference() {
+    // 2048 x 600 elements: past the size where sums run on several threads.
+    let (rows, cols) = (2048, 600);
+    let x = CpuTensor::randn(&[rows, cols], 0.5, 2.0, 21).unwrap();
+    let data = crate::f(&x);
+    // Column sums of a contiguous tensor (added row by row) and of a
+    // transposed view (copied into rows first) use the same pairwise tree,
+    // so they agree exactly.
+    let by_columns = crate::f(&x.sum(&[0], false).unwrap());
+    let xt = x.transpose(0, 1).unwrap().contiguous().unwrap();
+    let view = xt.transpose(0, 1).unwrap();
+    assert_eq!(by_columns, crate::f(&view.sum(&[0], false).unwrap()));
+    let want: Vec<f32> = (0..cols)
+        .map(|c| (0..rows).map(|r| data[r * cols + c] as f64).sum::<f64>() as f32)
+        .collect();
+    crate::assert_close(&by_columns, &want, 1e-4);
+    let means = crate::f(&x.mean(&[0], true).unwrap());
+    let want_means: Vec<f32> = want.iter().map(|s| s / rows as f32).collect();
+    crate::assert_close(&means, &want_means, 1e-5);
+    // A whole-tensor sum and per-row sums.
+    let total: f64 = data.iter().map(|&v| v as f64).sum();
+    crate::assert_close(
+        &crate::f(&x.sum(&[], false).unwrap()),
+        &[total as f32],
+        1e-4,
+    );
+    let row_sums: Vec<f32> = data
+        .chunks(cols)
+        .map(|r| r.iter().map(|&v| v as f64).sum::<f64>() as f32)
+        .collect();
+    crate::assert_close(&crate::f(&x.sum(&[1], false).unwrap()), &row_sums, 1e-4);
+}
