@@ -460,7 +460,7 @@ fn transposing_a_vector_is_an_error() {
 /// adapters). Prints GFLOP/s per shape for: `auto` (the shape-based choice),
 /// `k64` / `k128` (the 64 x 64 / 128 x
 /// 128 kernels, no split), `k64+` / `k128+` (that kernel with the automatic
-/// K split), and `k128/sN` (128 x 128, N splits).
+/// K split), and `k64/s2`, `k128/sN` (N splits).
 #[test]
 #[ignore = "benchmark"]
 fn bench_matmul_throughput() {
@@ -477,7 +477,10 @@ fn bench_matmul_throughput() {
         ("4096^3 B^T", &[4096, 4096], &[4096, 4096], false, true),
         ("4096^3 A^T", &[4096, 4096], &[4096, 4096], true, false),
         ("2048^3", &[2048, 2048], &[2048, 2048], false, false),
+        ("1536^3", &[1536, 1536], &[1536, 1536], false, false),
+        ("2048x1024", &[2048, 1024], &[1024, 1024], false, false),
         ("1024^3", &[1024, 1024], &[1024, 1024], false, false),
+        ("512^3", &[512, 512], &[512, 512], false, false),
         ("W2 fwd x@W^T", &[1024, 784], &[1024, 784], false, true),
         ("1024 x@W^T", &[1024, 1024], &[1024, 1024], false, true),
         ("W2 dW g^T@x", &[1024, 1024], &[1024, 784], true, false),
@@ -493,6 +496,7 @@ fn bench_matmul_throughput() {
         ("auto", "auto", 0),
         ("k64", "64", 1),
         ("k64+", "64", 0),
+        ("k64/s2", "64", 2),
         ("k128", "128", 1),
         ("k128+", "128", 0),
         ("k128/s2", "128", 2),

@@ -9,7 +9,7 @@
 //! output is always contiguous.
 //!
 //! Split K: when the output has too few tiles to occupy a large GPU but K is
-//! long (e.g. the `[1024, 784] x [784, 1024]` products of an MLP), K is cut
+//! long (e.g. the `[128, 784] x [784, 256]` products of a small-batch MLP), K is cut
 //! into `splits` chunks computed by separate workgroups into a temporary
 //! `[splits, batch, M, N]` buffer, and `sum_splits.wgsl` adds them up.
 //!
@@ -301,16 +301,16 @@ fn plan([count, m, n, k]: [usize; 4], big_ok: bool, max_splits: usize, force: Fo
         }
     };
     // The 128 kernel where its edge tiles waste at most 25% more than the 64
-    // kernel's (so not for skinny outputs such as N = 10) and its workgroups
-    // (split or not) fill the GPU; otherwise a 64 kernel has 4 times as
-    // many workgroups to spread.
+    // kernel's (so not for skinny outputs such as N = 10) and its tiles
+    // alone fill the GPU. Where they would need a K split to do so, the 64
+    // kernel's 4 times as many tiles do better without one (H200,
+    // docs/bench/matmul.txt: the MLP products [1024, 1024 or 784, 784 or
+    // 1024] run at 16-22 TFLOP/s unsplit on 64 x 64 tiles against 13-20
+    // with 128 x 128 tiles split 4-5 ways plus the partial sums' pass).
     let padded = |t: usize| m.next_multiple_of(t) * n.next_multiple_of(t);
     let kernel = if let Some(kernel) = force_kernel {
         kernel
-    } else if big_ok
-        && 4 * padded(128) <= 5 * padded(64)
-        && tiles(128) * splits_for(128) >= FILL_GROUPS
-    {
+    } else if big_ok && 4 * padded(128) <= 5 * padded(64) && tiles(128) >= FILL_GROUPS {
         Kernel::Tile128
     } else {
         SMALL
@@ -420,10 +420,11 @@ mod tests {
         // Large outputs: 128 x 128 tiles, no split.
         assert_eq!(auto(1, 4096, 4096, 4096), (128, 1));
         assert_eq!(auto(1, 2048, 2048, 2048), (128, 1));
-        // MLP-sized outputs (64 or 56 big tiles): split K to fill the GPU.
-        assert_eq!(auto(1, 1024, 1024, 1024), (128, 4));
-        assert_eq!(auto(1, 1024, 1024, 784), (128, 4));
-        assert_eq!(auto(1, 1024, 784, 1024), (128, 5));
+        // MLP-sized outputs (64 or 56 big tiles, 256 or 208 small ones):
+        // small tiles fill the GPU without a split.
+        assert_eq!(auto(1, 1024, 1024, 1024), (64, 1));
+        assert_eq!(auto(1, 1024, 1024, 784), (64, 1));
+        assert_eq!(auto(1, 1024, 784, 1024), (64, 1));
         // Skinny (N = 10), small or short-K outputs: 64 x 64 tiles.
         assert_eq!(auto(1, 128, 10, 256), (64, 2));
         assert_eq!(auto(1, 128, 256, 784), (64, 6));
@@ -431,7 +432,7 @@ mod tests {
         assert_eq!(auto(1, 512, 512, 512), (64, 4));
         assert_eq!(auto(32, 256, 256, 64), (64, 1));
         // The automatic cases of the parity test odd_sizes_every_variant_relative_norm.
-        assert_eq!(auto(2, 1024, 640, 512), (128, 4));
+        assert_eq!(auto(2, 1024, 640, 512), (64, 1));
         assert_eq!(auto(1, 130, 140, 1000), (64, 7));
         assert_eq!(auto(3, 260, 250, 256), (64, 2));
         // No 128 kernel without its workgroup memory; splits capped by memory.
