@@ -1,6 +1,6 @@
 // Batched f32 GEMM, large-tile variant: out[s, b] = A[b] @ B[b] restricted
 // to split s of K. Same operands, bindings, immediates and overrides as
-// matmul.wgsl (read its header); only the tiling differs.
+// matmul_64.wgsl (read its header); only the tiling differs.
 //
 // Bindings: 0 a (read), 1 b (read), 2 out (read_write). Immediates: MatmulParams.
 //
@@ -46,7 +46,7 @@ struct MatmulParams {
 
 var<immediate> p: MatmulParams;
 
-// Load order of the staged slices (see matmul.wgsl): 1 when A's rows /
+// Load order of the staged slices (see matmul_64.wgsl): 1 when A's rows /
 // B's rows are the unit-stride index, so neighbouring threads read
 // neighbouring addresses.
 override A_M_FAST: u32 = 0u;

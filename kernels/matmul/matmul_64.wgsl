@@ -1,7 +1,13 @@
-// Batched f32 GEMM, 64 x 64 tiles: out[s, b] = A[b] @ B[b] restricted to
-// split s of K. Same operands, bindings, immediates and overrides as
-// matmul.wgsl (read its header), and the same tiling (16 x 16 threads, 4 x 4
-// outputs each), written like matmul_128.wgsl: K steps of 16 double-buffered
+// Batched f32 GEMM over strided operands, 64 x 64 tiles: out[b] = A[b] @ B[b].
+// A[b] is M x K, B[b] is K x N, both read through arbitrary row/col strides
+// and per-batch offsets (transposed, narrowed and broadcast views need no
+// copy); out is contiguous [batch, M, N] starting at element 0.
+// Split K: with k_chunk < K, workgroup split s sums only k in
+// [s * k_chunk, (s + 1) * k_chunk) and writes out[s, batch, M, N]; a second
+// kernel (sum_splits.wgsl) adds the splits up. Unsplit: k_chunk >= K.
+//
+// Tiling: 16 x 16 threads, 4 x 4 outputs each (rows ty*4.., columns
+// tx*4..), written like matmul_128.wgsl: K steps of 16 double-buffered
 // in workgroup memory (one barrier per step), the next step fetched into
 // registers during the current one, and everything per thread in
 // `var<private>` scalars with hand-unrolled loops (no dynamically indexed
@@ -33,9 +39,11 @@ struct MatmulParams {
 
 var<immediate> p: MatmulParams;
 
-// Load order of the staged slices (see matmul.wgsl): 1 when A's rows /
-// B's rows are the unit-stride index, so neighbouring threads read
-// neighbouring addresses.
+// Which index of each operand runs fastest in memory picks how the threads
+// walk a staged slice, so that neighbouring threads read neighbouring
+// addresses (coalesced) for both plain and transposed views.
+// A_M_FAST = 1: A's rows are unit-stride (e.g. a transposed view).
+// B_K_FAST = 1: B's rows are unit-stride (e.g. transposed weights, x @ W^T).
 override A_M_FAST: u32 = 0u;
 override B_K_FAST: u32 = 0u;
 
