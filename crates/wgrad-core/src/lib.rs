@@ -8,6 +8,7 @@
 pub mod dtype;
 pub mod error;
 pub mod layout;
+pub mod math;
 pub mod ops;
 pub mod random;
 pub mod shape;

@@ -4,6 +4,8 @@
 //! them element by element, and each WGSL kernel mirrors them (the `code()`
 //! of a variant is the selector value the kernels switch on).
 
+use crate::math::exp;
+
 /// Elementwise binary arithmetic on f32.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BinaryOp {
@@ -182,7 +184,7 @@ impl UnaryOp {
         match self {
             UnaryOp::Neg => -x,
             UnaryOp::Abs => x.abs(),
-            UnaryOp::Exp => x.exp(),
+            UnaryOp::Exp => exp(x),
             UnaryOp::Log => x.ln(),
             UnaryOp::Sqrt => x.sqrt(),
             UnaryOp::Rsqrt => 1.0 / x.sqrt(),
@@ -233,7 +235,7 @@ impl UnaryOp {
                     0.0
                 }
             }
-            UnaryOp::Exp => x.exp(),
+            UnaryOp::Exp => exp(x),
             UnaryOp::Log => 1.0 / x,
             UnaryOp::Sqrt => 0.5 / x.sqrt(),
             UnaryOp::Rsqrt => {
@@ -245,7 +247,7 @@ impl UnaryOp {
             // sech^2(x) = 4e / (1 + e)^2 with e = exp(-2|x|): unlike
             // `1 - tanh^2` it keeps full relative precision in the tails.
             UnaryOp::Tanh => {
-                let e = (-2.0 * x.abs()).exp();
+                let e = exp(-2.0 * x.abs());
                 4.0 * e / ((1.0 + e) * (1.0 + e))
             }
             UnaryOp::Sigmoid => sigmoid_derivative(x),
@@ -260,7 +262,7 @@ impl UnaryOp {
             // as the forward pass.
             UnaryOp::Gelu => {
                 let cdf = 0.5 * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2));
-                let pdf = (-0.5 * x * x).exp() * FRAC_1_SQRT_2PI;
+                let pdf = exp(-0.5 * x * x) * FRAC_1_SQRT_2PI;
                 cdf + x * pdf
             }
             // d/dx [x * s(x)] = s(x) + x * s'(x).
@@ -294,16 +296,17 @@ const FRAC_1_SQRT_2PI: f32 = 0.398_942_3;
 /// `sigmoid'(x) = s(x) * s(-x)`, as `e / (1 + e)^2` with `e = exp(-|x|)` so
 /// that neither tail cancels or overflows.
 fn sigmoid_derivative(x: f32) -> f32 {
-    let e = (-x.abs()).exp();
+    let e = exp(-x.abs());
     e / ((1.0 + e) * (1.0 + e))
 }
 
 /// Logistic sigmoid, written to avoid overflow for large |x|.
+#[inline]
 pub fn sigmoid(x: f32) -> f32 {
     if x >= 0.0 {
-        1.0 / (1.0 + (-x).exp())
+        1.0 / (1.0 + exp(-x))
     } else {
-        let e = x.exp();
+        let e = exp(x);
         e / (1.0 + e)
     }
 }
@@ -317,7 +320,7 @@ pub fn erf(x: f32) -> f32 {
     let poly = t
         * (0.254_829_6
             + t * (-0.284_496_74 + t * (1.421_413_7 + t * (-1.453_152_1 + t * 1.061_405_4))));
-    sign * (1.0 - poly * (-x * x).exp())
+    sign * (1.0 - poly * exp(-x * x))
 }
 
 #[cfg(test)]

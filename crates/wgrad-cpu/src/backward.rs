@@ -7,6 +7,7 @@
 //! `kernels/backward/`; accumulation here runs in row-major order of `src`.
 
 use ndarray::{ArrayD, Axis, IxDyn, Zip};
+use wgrad_core::math::exp;
 use wgrad_core::shape::normalize_axis;
 use wgrad_core::{DType, Error, Result, UnaryOp};
 
@@ -65,7 +66,7 @@ impl CpuTensor {
                     Zip::from(&mut o)
                         .and(&g)
                         .and(&y)
-                        .for_each(|o, &g, &y| *o = g - y.exp() * total);
+                        .for_each(|o, &g, &y| *o = g - exp(y) * total);
                 } else {
                     let dot: f32 = g.iter().zip(&y).map(|(&g, &y)| g * y).sum();
                     Zip::from(&mut o)

@@ -41,11 +41,19 @@ macro_rules! dispatch_binary {
 }
 
 /// Runs `$body` with `$f` bound to a closure computing `op.apply(x)`, with
-/// ReLU and negation written out (identical to `UnaryOp::apply`) so that
-/// their loops vectorise.
+/// ReLU, negation, exp and sigmoid written out (the same functions
+/// `UnaryOp::apply` calls) so that their loops vectorise.
 macro_rules! dispatch_unary {
     ($op:expr, $f:ident => $body:expr) => {
         match $op {
+            UnaryOp::Exp => {
+                let $f = wgrad_core::math::exp;
+                $body
+            }
+            UnaryOp::Sigmoid => {
+                let $f = wgrad_core::ops::sigmoid;
+                $body
+            }
             UnaryOp::Relu => {
                 let $f = |x: f32| if x > 0.0 { x } else { 0.0 };
                 $body

@@ -9,8 +9,10 @@
 use std::borrow::Cow;
 
 use ndarray::{ArrayViewD, Axis};
+use wgrad_core::math::exp;
 use wgrad_core::{DType, Error, Result};
 
+use crate::softmax::{lane_max, sum_exp_shifted};
 use crate::tensor::{CpuTensor, expect_dtype};
 
 impl CpuTensor {
@@ -78,11 +80,11 @@ impl CpuTensor {
             let Some(t) = *t else { continue };
             let lane = dense_row(&logits, row);
             let (m, log_total) = max_and_log_sum_exp(&lane);
-            let total = log_total.exp();
+            let total = exp(log_total);
             let g = grads[row];
             for (k, (d, &x)) in dst.iter_mut().zip(lane.iter()).enumerate() {
                 let hit = if k == t { 1.0 - label_smoothing } else { 0.0 };
-                *d = g * ((x - m).exp() / total - hit - uniform);
+                *d = g * (exp(x - m) / total - hit - uniform);
             }
         }
         CpuTensor::from_vec(out, &[n, c])
@@ -162,13 +164,6 @@ fn checked_targets(
 
 /// `(max, ln(sum(exp(x - max))))` of a lane; NaN propagates through the max.
 fn max_and_log_sum_exp(lane: &[f32]) -> (f32, f32) {
-    let m = lane.iter().copied().fold(f32::NEG_INFINITY, |m, x| {
-        if m.is_nan() || x.is_nan() {
-            f32::NAN
-        } else {
-            m.max(x)
-        }
-    });
-    let total: f32 = lane.iter().map(|&x| (x - m).exp()).sum();
-    (m, total.ln())
+    let m = lane_max(lane);
+    (m, sum_exp_shifted(lane, m).ln())
 }

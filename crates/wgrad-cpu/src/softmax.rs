@@ -1,8 +1,9 @@
 //! Numerically stable softmax and log-softmax along one axis.
 
 use ndarray::{ArrayD, Axis, IxDyn, Zip};
+use wgrad_core::Result;
+use wgrad_core::math::exp;
 use wgrad_core::shape::normalize_axis;
-use wgrad_core::{BinaryOp, Result};
 
 use crate::parallel;
 use crate::tensor::CpuTensor;
@@ -12,11 +13,10 @@ impl CpuTensor {
     pub fn softmax(&self, axis: isize) -> Result<Self> {
         self.along_lanes("softmax", axis, |lane, out| {
             let m = lane_max(lane);
-            let mut total = 0.0f32;
             for (o, &x) in out.iter_mut().zip(lane) {
-                *o = (x - m).exp();
-                total += *o;
+                *o = exp(x - m);
             }
+            let total = lane_sum(out);
             for o in out.iter_mut() {
                 *o /= total;
             }
@@ -28,8 +28,7 @@ impl CpuTensor {
     pub fn log_softmax(&self, axis: isize) -> Result<Self> {
         self.along_lanes("log_softmax", axis, |lane, out| {
             let m = lane_max(lane);
-            let total: f32 = lane.iter().map(|&x| (x - m).exp()).sum();
-            let log_total = total.ln();
+            let log_total = sum_exp_shifted(lane, m).ln();
             for (o, &x) in out.iter_mut().zip(lane) {
                 *o = x - m - log_total;
             }
@@ -78,9 +77,59 @@ impl CpuTensor {
     }
 }
 
-/// Largest element of a lane (NaN propagates; `-inf` for an empty lane).
-fn lane_max(lane: &[f32]) -> f32 {
-    lane.iter()
-        .copied()
-        .fold(f32::NEG_INFINITY, |m, x| BinaryOp::Maximum.apply(m, x))
+/// Partial results a lane reduction keeps side by side: enough independent
+/// chains for the adds to pipeline and for the compiler to use vector
+/// registers, where one running value would serialise every step.
+const PARTIALS: usize = 8;
+
+/// Largest element of a lane (NaN propagates, as `torch.max` does; `-inf`
+/// for an empty lane).
+pub(crate) fn lane_max(lane: &[f32]) -> f32 {
+    let mut best = [f32::NEG_INFINITY; PARTIALS];
+    let mut nan = false;
+    let chunks = lane.chunks_exact(PARTIALS);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for (b, &x) in best.iter_mut().zip(c) {
+            // `f32::max` skips NaN; NaNs are tracked on the side instead,
+            // which keeps the loop free of branches.
+            *b = b.max(x);
+            nan |= x.is_nan();
+        }
+    }
+    for &x in rest {
+        best[0] = best[0].max(x);
+        nan |= x.is_nan();
+    }
+    if nan {
+        return f32::NAN;
+    }
+    best.into_iter().fold(f32::NEG_INFINITY, f32::max)
+}
+
+/// Sum of a lane in [`PARTIALS`] interleaved partial sums (vectorises, and
+/// is at least as accurate as a single running sum).
+pub(crate) fn lane_sum(values: &[f32]) -> f32 {
+    let mut acc = [0.0f32; PARTIALS];
+    let chunks = values.chunks_exact(PARTIALS);
+    let rest: f32 = chunks.remainder().iter().sum();
+    for c in chunks {
+        for (a, &x) in acc.iter_mut().zip(c) {
+            *a += x;
+        }
+    }
+    acc.iter().sum::<f32>() + rest
+}
+
+/// `sum(exp(x - m))` over a lane, summed as [`lane_sum`] does.
+pub(crate) fn sum_exp_shifted(lane: &[f32], m: f32) -> f32 {
+    let mut acc = [0.0f32; PARTIALS];
+    let chunks = lane.chunks_exact(PARTIALS);
+    let rest: f32 = chunks.remainder().iter().map(|&x| exp(x - m)).sum();
+    for c in chunks {
+        for (a, &x) in acc.iter_mut().zip(c) {
+            *a += exp(x - m);
+        }
+    }
+    acc.iter().sum::<f32>() + rest
 }
