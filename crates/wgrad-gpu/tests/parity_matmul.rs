@@ -460,7 +460,7 @@ fn transposing_a_vector_is_an_error() {
 /// adapters). Prints GFLOP/s per shape for: `auto` (the shape-based choice),
 /// `k64` / `k128` (the 64 x 64 / 128 x
 /// 128 kernels, no split), `k64+` / `k128+` (that kernel with the automatic
-/// K split), and `k64/s2`, `k128/sN` (N splits).
+/// K split), and `k64/sN`, `k128/sN` (N splits).
 #[test]
 #[ignore = "benchmark"]
 fn bench_matmul_throughput() {
@@ -497,6 +497,9 @@ fn bench_matmul_throughput() {
         ("k64", "64", 1),
         ("k64+", "64", 0),
         ("k64/s2", "64", 2),
+        ("k64/s4", "64", 4),
+        ("k64/s8", "64", 8),
+        ("k64/s16", "64", 16),
         ("k128", "128", 1),
         ("k128+", "128", 0),
         ("k128/s2", "128", 2),
