@@ -391,17 +391,9 @@ where
         let x = x[0];
         Some(parallel::map(y, cost, |y| f(x, y)))
     } else if full(a) && is_trailing(b.shape(), shape) && !y.is_empty() {
-        Some(rows_with(x, y, cost, |xr, yr, o| {
-            for ((o, &x), &y) in o.iter_mut().zip(xr).zip(yr) {
-                *o = f(x, y);
-            }
-        }))
+        Some(rows_with(x, y, cost, &f))
     } else if full(b) && is_trailing(a.shape(), shape) && !x.is_empty() {
-        Some(rows_with(y, x, cost, |yr, xr, o| {
-            for ((o, &x), &y) in o.iter_mut().zip(xr).zip(yr) {
-                *o = f(x, y);
-            }
-        }))
+        Some(rows_with(y, x, cost, |y, x| f(x, y)))
     } else {
         None
     })
@@ -415,18 +407,21 @@ fn is_trailing(small: &[usize], shape: &[usize]) -> bool {
     shape.ends_with(core)
 }
 
-/// Runs `row(big_row, small, out_row)` over every `small.len()`-element row
-/// of `big` (whose length is a multiple of it); `cost` per element.
+/// `g(big[i], small[i % small.len()])` for every element of `big`, whose
+/// length is a multiple of `small`'s (a row repeated down `big`); `cost`
+/// per element.
 fn rows_with(
     big: &[f32],
     small: &[f32],
     cost: usize,
-    row: impl Fn(&[f32], &[f32], &mut [f32]) + Sync,
+    g: impl Fn(f32, f32) -> f32 + Sync,
 ) -> Vec<f32> {
     let w = small.len();
     let mut out = vec![0.0f32; big.len()];
     parallel::for_each_row(&mut out, w, big.len() * cost, |i, o| {
-        row(&big[i * w..(i + 1) * w], small, o)
+        for ((o, &p), &q) in o.iter_mut().zip(&big[i * w..(i + 1) * w]).zip(small) {
+            *o = g(p, q);
+        }
     });
     out
 }

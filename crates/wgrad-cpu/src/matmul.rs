@@ -156,23 +156,21 @@ fn gemm_parts(
     }
     let left = parts / 2;
     let cut = |len: usize| ((len * left / parts).div_ceil(16) * 16).clamp(16, len - 16);
-    if m >= n {
+    // Rows of the output come from rows of `a`, columns from columns of `b`.
+    let ((a0, b0, c0), (a1, b1, c1)) = if m >= n {
         let (a0, a1) = a.split_at(Axis(0), cut(m));
         let (c0, c1) = c.split_at(Axis(0), cut(m));
-        rayon::join(
-            || gemm_parts(a0, b, c0, left),
-            || gemm_parts(a1, b, c1, parts - left),
-        );
-        parallel::keep_warm();
+        ((a0, b, c0), (a1, b, c1))
     } else {
         let (b0, b1) = b.split_at(Axis(1), cut(n));
         let (c0, c1) = c.split_at(Axis(1), cut(n));
-        rayon::join(
-            || gemm_parts(a, b0, c0, left),
-            || gemm_parts(a, b1, c1, parts - left),
-        );
-        parallel::keep_warm();
-    }
+        ((a, b0, c0), (a, b1, c1))
+    };
+    rayon::join(
+        || gemm_parts(a0, b0, c0, left),
+        || gemm_parts(a1, b1, c1, parts - left),
+    );
+    parallel::keep_warm();
 }
 
 /// Row-major multi-index of flat position `i` within `shape`.

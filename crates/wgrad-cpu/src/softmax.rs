@@ -110,25 +110,23 @@ pub(crate) fn lane_max(lane: &[f32]) -> f32 {
 /// Sum of a lane in [`PARTIALS`] interleaved partial sums (vectorises, and
 /// is at least as accurate as a single running sum).
 pub(crate) fn lane_sum(values: &[f32]) -> f32 {
-    let mut acc = [0.0f32; PARTIALS];
-    let chunks = values.chunks_exact(PARTIALS);
-    let rest: f32 = chunks.remainder().iter().sum();
-    for c in chunks {
-        for (a, &x) in acc.iter_mut().zip(c) {
-            *a += x;
-        }
-    }
-    acc.iter().sum::<f32>() + rest
+    lane_sum_of(values, |x| x)
 }
 
 /// `sum(exp(x - m))` over a lane, summed as [`lane_sum`] does.
 pub(crate) fn sum_exp_shifted(lane: &[f32], m: f32) -> f32 {
+    lane_sum_of(lane, |x| exp(x - m))
+}
+
+/// `sum(f(x))` over a lane in [`PARTIALS`] interleaved partial sums.
+#[inline(always)] // so that `f` is inlined into the loop and it vectorises
+fn lane_sum_of(lane: &[f32], f: impl Fn(f32) -> f32) -> f32 {
     let mut acc = [0.0f32; PARTIALS];
     let chunks = lane.chunks_exact(PARTIALS);
-    let rest: f32 = chunks.remainder().iter().map(|&x| exp(x - m)).sum();
+    let rest: f32 = chunks.remainder().iter().map(|&x| f(x)).sum();
     for c in chunks {
         for (a, &x) in acc.iter_mut().zip(c) {
-            *a += exp(x - m);
+            *a += f(x);
         }
     }
     acc.iter().sum::<f32>() + rest
