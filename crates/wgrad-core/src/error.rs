@@ -65,11 +65,16 @@ pub enum Error {
         "no GPU adapter found ({detail}). Install a Vulkan driver (on Debian/Ubuntu: `sudo apt-get install mesa-vulkan-drivers`), or use Device::Cpu, which always works"
     )]
     NoAdapter { detail: String },
-    /// The GPU ran out of memory.
+    /// A device (the GPU, or the host for CPU tensors) ran out of memory.
     #[error(
-        "out of GPU memory while allocating {bytes} bytes; call empty_cache() or use smaller batches"
+        "{op}: out of {device} memory while allocating {bytes} bytes; free tensors you no longer need, call empty_cache() (GPU) or use smaller batches"
     )]
-    OutOfMemory { bytes: u64 },
+    OutOfMemory {
+        op: &'static str,
+        /// `"GPU"` or `"CPU"`.
+        device: &'static str,
+        bytes: u64,
+    },
     /// A failure reported by the GPU driver or wgpu (validation, device lost, mapping).
     #[error("GPU device error: {0}")]
     Device(String),

@@ -141,7 +141,11 @@ impl BufferPool {
             });
             if pollster::block_on(retry.pop()).is_some() {
                 let _ = op;
-                return Err(Error::OutOfMemory { bytes: class });
+                return Err(Error::OutOfMemory {
+                    op: "alloc",
+                    device: "GPU",
+                    bytes: class,
+                });
             }
             StatCounters::bump(&self.stats.buffers_created, 1);
             return Ok(buffer);
