@@ -111,8 +111,8 @@ fn apply(v: f32) -> f32 {
         }
         case 9u: { return sigmoid(v); }
         case 10u: {
-            // Like the reference, `x > 0 ? x : 0` maps NaN to 0.
-            if is_nan(v) { return 0.0; }
+            // Like the reference (and PyTorch), NaN passes through.
+            if is_nan(v) { return v; }
             return select(0.0, v, v > 0.0);
         }
         case 11u: {

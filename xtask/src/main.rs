@@ -75,7 +75,7 @@ usage: cargo xtask <command> [args...]
 
 commands:
   ci              run all checks: fmt, clippy, kernel validation, GPU probe,
-                  tests (release), example smoke runs
+                  unit tests (default profile), tests (release), example smoke runs
   kernels-check   naga validation of every .wgsl kernel (no GPU needed)
   bench [args..]  cargo run --release -p wgrad-bench -- args..
   help            print this message
@@ -247,8 +247,26 @@ fn ci_steps(ctx: &mut Ctx) -> Result {
         Ok(if adapter.is_some() { "ok" } else { "skipped" })
     })?;
 
+    // The unit tests once more in the default (unoptimised) test profile,
+    // the one `cargo test` gives a user: results must not depend on the
+    // optimisation level (a test once passed only in release).
+    ctx.step("unit tests (default profile)", |c| {
+        let totals = run_tests(c, &["test", "--workspace", "--lib", "--no-fail-fast"])?;
+        println!(
+            "\nunit tests (default profile): {} passed, {} failed, {} ignored",
+            totals.passed, totals.failed, totals.ignored
+        );
+        if totals.failed > 0 {
+            return Err(format!("{} test(s) failed", totals.failed));
+        }
+        match totals.error {
+            Some(e) => Err(e),
+            None => Ok("ok"),
+        }
+    })?;
+
     ctx.step("tests", |c| {
-        let totals = run_tests(c)?;
+        let totals = run_tests(c, &["test", "--workspace", "--release", "--no-fail-fast"])?;
         println!(
             "\ntests: {} passed, {} failed, {} ignored",
             totals.passed, totals.failed, totals.ignored
@@ -339,10 +357,10 @@ struct TestTotals {
     error: Option<String>,
 }
 
-/// `cargo test --workspace --release --no-fail-fast`, echoing its stdout and
-/// summing the libtest `test result:` lines.
-fn run_tests(ctx: &Ctx) -> Result<TestTotals> {
-    let mut cmd = ctx.cargo(["test", "--workspace", "--release", "--no-fail-fast"]);
+/// `cargo <args>` (a `cargo test` command), echoing its stdout and summing
+/// the libtest `test result:` lines.
+fn run_tests(ctx: &Ctx, args: &[&str]) -> Result<TestTotals> {
+    let mut cmd = ctx.cargo(args);
     println!("$ {}", show(&cmd));
     flush();
     let mut child = cmd

@@ -5,59 +5,100 @@ use std::collections::{HashMap, HashSet};
 
 use wgrad_core::{BinaryOp, CompareOp, DType, Error, Result, UnaryOp, shape};
 
-use crate::graph::Op;
+use crate::graph::{Node, Op};
 use crate::storage::Storage;
 use crate::tensor::Tensor;
 
+/// Options of [`Tensor::backward_with_options`] (PyTorch's keyword
+/// arguments of `backward`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BackwardOptions {
+    /// Keep what the graph saved for backward so that another backward can
+    /// run through it (PyTorch's `retain_graph`). By default backward frees
+    /// it, so the memory of a step is given back as soon as backward ends.
+    pub retain_graph: bool,
+}
+
 impl Tensor {
     /// Computes gradients of this one-element tensor with respect to every
-    /// leaf that requires grad, accumulating into their `.grad`.
+    /// leaf that requires grad, accumulating into their `.grad`. Frees the
+    /// graph's saved tensors (see [`BackwardOptions::retain_graph`]).
     pub fn backward(&self) -> Result<()> {
-        if self.numel() != 1 {
-            return Err(Error::invalid(
-                "backward",
-                format!(
-                    "grad can be implicitly created only for one-element outputs, got shape {:?}; use backward_with",
-                    self.shape()
-                ),
-            ));
-        }
-        let seed = Storage::full(&self.shape(), 1.0, DType::F32, &self.device())?;
-        self.backward_with_storage(seed)
+        self.backward_with_options(None, BackwardOptions::default())
     }
 
     /// Backward with an explicit upstream gradient of this tensor's shape.
     pub fn backward_with(&self, grad: &Tensor) -> Result<()> {
-        if grad.shape() != self.shape() {
-            return Err(Error::ShapeMismatch {
-                op: "backward_with",
-                lhs: self.shape(),
-                rhs: grad.shape(),
-            });
-        }
-        self.backward_with_storage(grad.storage())
+        self.backward_with_options(Some(grad), BackwardOptions::default())
     }
 
-    fn backward_with_storage(&self, seed: Storage) -> Result<()> {
+    /// `tensor.backward(gradient, retain_graph=..)`: `gradient` is required
+    /// for a tensor of more than one element (as in PyTorch).
+    pub fn backward_with_options(
+        &self,
+        gradient: Option<&Tensor>,
+        options: BackwardOptions,
+    ) -> Result<()> {
+        let seed = match gradient {
+            Some(grad) => {
+                if grad.shape() != self.shape() {
+                    return Err(Error::ShapeMismatch {
+                        op: "backward_with",
+                        lhs: self.shape(),
+                        rhs: grad.shape(),
+                    });
+                }
+                grad.storage()
+            }
+            None => {
+                if self.numel() != 1 {
+                    return Err(Error::invalid(
+                        "backward",
+                        format!(
+                            "grad can be implicitly created only for one-element outputs, got shape {:?}; use backward_with",
+                            self.shape()
+                        ),
+                    ));
+                }
+                Storage::full(&self.shape(), 1.0, DType::F32, &self.device())?
+            }
+        };
+        self.run_backward(seed, options.retain_graph)
+    }
+
+    /// The walk: gradients flow from `self` to the leaves in reverse
+    /// topological order. Leaves' `.grad` change only once every rule has
+    /// run, so a failing backward (a freed graph, data modified since the
+    /// forward pass) leaves every `.grad` as it was.
+    fn run_backward(&self, seed: Storage, retain_graph: bool) -> Result<()> {
         if !self.requires_grad() {
             return Err(Error::invalid(
                 "backward",
                 "tensor does not require grad and has no grad_fn",
             ));
         }
-        let order = self.topological_order();
+        let order = self.topological_order()?;
         let mut grads: HashMap<u64, Storage> = HashMap::new();
         grads.insert(self.id(), seed);
+        let mut leaf_grads = Vec::new();
         for tensor in order.iter().rev() {
             let Some(grad) = grads.remove(&tensor.id()) else {
                 continue;
             };
-            let Some(node) = tensor.node() else {
-                tensor.accumulate_grad(grad)?;
+            let Some(grad_fn) = tensor.grad_fn() else {
+                leaf_grads.push((tensor, grad));
                 continue;
             };
-            let input_grads = input_gradients(&node.op, &grad, tensor, &node.inputs)?;
-            for (input, g) in node.inputs.iter().zip(input_grads) {
+            let (inputs, input_grads) = {
+                let node = grad_fn.lock();
+                let node = node.as_ref().ok_or_else(|| grad_fn.freed())?;
+                let saved = Saved {
+                    node,
+                    output: tensor,
+                };
+                (node.inputs.clone(), input_gradients(&saved, &grad)?)
+            };
+            for (input, g) in inputs.iter().zip(input_grads) {
                 let Some(g) = g else { continue };
                 if !input.requires_grad() {
                     continue;
@@ -69,12 +110,21 @@ impl Tensor {
                 grads.insert(input.id(), merged);
             }
         }
+        for (leaf, grad) in leaf_grads {
+            leaf.accumulate_grad(grad)?;
+        }
+        if !retain_graph {
+            for grad_fn in order.iter().filter_map(Tensor::grad_fn) {
+                drop(grad_fn.take());
+            }
+        }
         Ok(())
     }
 
     /// Tensors reachable from `self` through grad-requiring nodes, inputs
     /// before outputs. Iterative (no recursion), so deep graphs are fine.
-    fn topological_order(&self) -> Vec<Tensor> {
+    /// Fails if a node on the way was freed by an earlier backward.
+    fn topological_order(&self) -> Result<Vec<Tensor>> {
         let mut order = Vec::new();
         let mut visited = HashSet::new();
         let mut stack: Vec<(Tensor, bool)> = vec![(self.clone(), false)];
@@ -87,31 +137,72 @@ impl Tensor {
                 continue;
             }
             stack.push((tensor.clone(), true));
-            if let Some(node) = tensor.node() {
-                for input in &node.inputs {
+            if let Some(grad_fn) = tensor.grad_fn() {
+                for input in grad_fn.inputs()? {
                     if input.requires_grad() && !visited.contains(&input.id()) {
-                        stack.push((input.clone(), false));
+                        stack.push((input, false));
                     }
                 }
             }
         }
-        order
+        Ok(order)
+    }
+}
+
+/// What a backward rule may read of its node: the saved inputs and output,
+/// each checked against the version it had when the node was recorded.
+struct Saved<'a> {
+    node: &'a Node,
+    output: &'a Tensor,
+}
+
+impl Saved<'_> {
+    /// Input `i`'s data as the forward pass saw it.
+    fn input(&self, i: usize) -> Result<Storage> {
+        let tensor = &self.node.inputs[i];
+        self.check_version(tensor, self.node.input_versions[i], &format!("input {i}"))?;
+        Ok(tensor.storage())
+    }
+
+    /// The node's output as the forward pass made it.
+    fn output(&self) -> Result<Storage> {
+        self.check_version(self.output, self.node.output_version, "the output")?;
+        Ok(self.output.storage())
+    }
+
+    /// Input `i`'s shape (which no change of data can alter).
+    fn shape(&self, i: usize) -> Vec<usize> {
+        self.node.inputs[i].shape()
+    }
+
+    /// PyTorch's "modified by an inplace operation" error.
+    fn check_version(&self, tensor: &Tensor, saved: u64, what: &str) -> Result<()> {
+        let now = tensor.version();
+        if now == saved {
+            return Ok(());
+        }
+        Err(Error::invalid(
+            "backward",
+            format!(
+                "one of the tensors needed for gradient computation has been modified by an \
+                 inplace operation: {what} of `{}` (shape {:?}) is at version {now}; expected \
+                 version {saved} instead. Its data changed (set_storage, an optimizer step, an \
+                 in-place op) after the forward pass saved it; run backward before changing it",
+                self.node.op.name(),
+                tensor.shape()
+            ),
+        ))
     }
 }
 
 /// The gradient of each input of `op` given the output's gradient `g`.
-fn input_gradients(
-    op: &Op,
-    g: &Storage,
-    output: &Tensor,
-    inputs: &[Tensor],
-) -> Result<Vec<Option<Storage>>> {
-    let x = |i: usize| inputs[i].storage();
-    let shape_of = |i: usize| inputs[i].shape();
-    Ok(match op {
+fn input_gradients(saved: &Saved, g: &Storage) -> Result<Vec<Option<Storage>>> {
+    let x = |i: usize| saved.input(i);
+    let shape_of = |i: usize| saved.shape(i);
+    let inputs = &saved.node.inputs;
+    Ok(match &saved.node.op {
         Op::Binary(bop) => {
-            let (a, b) = (x(0), x(1));
-            let (ga, gb) = binary_grads(*bop, g, &a, &b, &output.storage())?;
+            let (ga, gb) = binary_grads(*bop, g, saved)?;
             vec![
                 Some(ga.sum_to_shape(&shape_of(0))?),
                 Some(gb.sum_to_shape(&shape_of(1))?),
@@ -122,16 +213,9 @@ fn input_gradients(
             scalar,
             scalar_on_left,
         } => {
-            vec![Some(scalar_grad(
-                *op,
-                *scalar,
-                *scalar_on_left,
-                g,
-                &x(0),
-                &output.storage(),
-            )?)]
+            vec![Some(scalar_grad(*op, *scalar, *scalar_on_left, g, saved)?)]
         }
-        Op::Unary(uop) => vec![Some(g.unary_backward(&x(0), *uop)?)],
+        Op::Unary(uop) => vec![Some(g.unary_backward(&x(0)?, *uop)?)],
         Op::Where { mask } => {
             let zero = Storage::full(&[], 0.0, DType::F32, &g.device())?;
             let ga = Storage::where_cond(mask, g, &zero)?;
@@ -175,9 +259,14 @@ fn input_gradients(
         Op::Expand => vec![Some(g.sum_to_shape(&shape_of(0))?)],
         Op::Unsqueeze(axis) => vec![Some(g.squeeze(*axis)?)],
         Op::Squeeze(axis) => {
-            let rank = shape_of(0).len();
-            let ax = shape::normalize_axis("squeeze", *axis, rank)?;
-            vec![Some(g.unsqueeze(ax as isize)?)]
+            let in_shape = shape_of(0);
+            if g.shape().len() == in_shape.len() {
+                // The dim was not 1 (or the input was 0-d): squeeze was a no-op.
+                vec![Some(g.clone())]
+            } else {
+                let ax = shape::normalize_axis("squeeze", *axis, in_shape.len())?;
+                vec![Some(g.unsqueeze(ax as isize)?)]
+            }
         }
         Op::Concat { axis } => {
             let ax = shape::normalize_axis("concat", *axis, g.shape().len())?;
@@ -199,8 +288,8 @@ fn input_gradients(
         }
         Op::Extreme { axes, keepdim } => {
             let in_shape = shape_of(0);
-            let xs = x(0);
-            let out = expand_reduced(&output.storage(), &in_shape, axes, *keepdim)?;
+            let xs = x(0)?;
+            let out = expand_reduced(&saved.output()?, &in_shape, axes, *keepdim)?;
             let mask = xs.compare(&out, CompareOp::Eq)?.cast(DType::F32)?;
             let count = mask.sum(axes, true)?;
             let share =
@@ -213,7 +302,7 @@ fn input_gradients(
             keepdim,
         } => {
             let in_shape = shape_of(0);
-            let xs = x(0);
+            let xs = x(0)?;
             let n = reduced_count(&in_shape, axes)?;
             let denom = (n as f32 - *correction as f32).max(0.0);
             let mean = xs.mean(axes, true)?;
@@ -226,10 +315,10 @@ fn input_gradients(
             vec![Some(centered.binary(&scale, BinaryOp::Mul)?)]
         }
         Op::Softmax { axis, log } => {
-            vec![Some(g.softmax_backward(&output.storage(), *axis, *log)?)]
+            vec![Some(g.softmax_backward(&saved.output()?, *axis, *log)?)]
         }
         Op::MatmulT { trans_a, trans_b } => {
-            let (a, b) = (x(0), x(1));
+            let (a, b) = (x(0)?, x(1)?);
             let (ta, tb) = (*trans_a, *trans_b);
             let ga = if ta {
                 b.matmul_t(g, tb, true)?
@@ -260,7 +349,7 @@ fn input_gradients(
             label_smoothing,
             ignore_index,
         } => {
-            vec![Some(x(0).cross_entropy_backward(
+            vec![Some(x(0)?.cross_entropy_backward(
                 target,
                 g,
                 *label_smoothing,
@@ -296,28 +385,29 @@ fn expand_reduced(
     kept.expand(in_shape)
 }
 
-fn binary_grads(
-    op: BinaryOp,
-    g: &Storage,
-    a: &Storage,
-    b: &Storage,
-    out: &Storage,
-) -> Result<(Storage, Storage)> {
+/// The gradients of both operands of `a (op) b`; reads only what the rule
+/// needs (add and sub save nothing, as in PyTorch).
+fn binary_grads(op: BinaryOp, g: &Storage, saved: &Saved) -> Result<(Storage, Storage)> {
     use BinaryOp::*;
     Ok(match op {
         Add => (g.clone(), g.clone()),
         Sub => (g.clone(), g.unary(UnaryOp::Neg)?),
-        Mul => (g.binary(b, Mul)?, g.binary(a, Mul)?),
+        Mul => (
+            g.binary(&saved.input(1)?, Mul)?,
+            g.binary(&saved.input(0)?, Mul)?,
+        ),
         Div => {
-            let ga = g.binary(b, Div)?;
+            let (b, out) = (saved.input(1)?, saved.output()?);
+            let ga = g.binary(&b, Div)?;
             // d(a/b)/db = -a/b^2 = -out/b
-            let gb = ga.binary(out, Mul)?.unary(UnaryOp::Neg)?;
+            let gb = ga.binary(&out, Mul)?.unary(UnaryOp::Neg)?;
             (ga, gb)
         }
         Pow => {
             // d/da = b * a^(b-1); d/db = out * ln(a). Where those formulas
             // give 0 * inf = NaN, torch defines the limits instead: d/da = 0
             // where b == 0, and d/db = 0 where a == 0 and b >= 0.
+            let (a, b, out) = (saved.input(0)?, saved.input(1)?, saved.output()?);
             let zero = Storage::full(&[], 0.0, DType::F32, &g.device())?;
             let ga = g.binary(
                 &b.binary(&a.binary(&b.binary_scalar(Sub, 1.0, false)?, Pow)?, Mul)?,
@@ -343,9 +433,10 @@ fn binary_grads(
             } else {
                 CompareOp::Lt
             };
-            let wins_a = a.compare(b, winner)?.cast(DType::F32)?;
+            let (a, b) = (saved.input(0)?, saved.input(1)?);
+            let wins_a = a.compare(&b, winner)?.cast(DType::F32)?;
             let ties = a
-                .compare(b, CompareOp::Eq)?
+                .compare(&b, CompareOp::Eq)?
                 .cast(DType::F32)?
                 .binary_scalar(Mul, 0.5, false)?;
             let share_a = wins_a.binary(&ties, Add)?;
@@ -360,10 +451,11 @@ fn scalar_grad(
     s: f32,
     scalar_on_left: bool,
     g: &Storage,
-    x: &Storage,
-    out: &Storage,
+    saved: &Saved,
 ) -> Result<Storage> {
     use BinaryOp::*;
+    let x = || saved.input(0);
+    let out = || saved.output();
     match (op, scalar_on_left) {
         (Add, _) => Ok(g.clone()),
         (Sub, false) => Ok(g.clone()),
@@ -371,30 +463,34 @@ fn scalar_grad(
         (Mul, _) => g.binary_scalar(Mul, s, false),
         (Div, false) => g.binary_scalar(Div, s, false),
         // d(s/x)/dx = -s/x^2 = -out/x
-        (Div, true) => g.binary(&out.binary(x, Div)?, Mul)?.unary(UnaryOp::Neg),
+        (Div, true) => g
+            .binary(&out()?.binary(&x()?, Div)?, Mul)?
+            .unary(UnaryOp::Neg),
         // x^0 is constant: torch's gradient is 0 even where s * x^(s-1)
         // would be 0 * inf = NaN (x = 0).
-        (Pow, false) if s == 0.0 => Storage::full(x.shape(), 0.0, DType::F32, &g.device()),
+        (Pow, false) if s == 0.0 => Storage::full(g.shape(), 0.0, DType::F32, &g.device()),
         // d(x^s)/dx = s * x^(s-1)
         (Pow, false) => g.binary(
-            &x.binary_scalar(Pow, s - 1.0, false)?
+            &x()?
+                .binary_scalar(Pow, s - 1.0, false)?
                 .binary_scalar(Mul, s, false)?,
             Mul,
         ),
         // d(0^x)/dx: torch defines 0 where x >= 0 (out * ln(0) = 0 * -inf there).
         (Pow, true) if s == 0.0 => {
-            let grad = g.binary(&out.binary_scalar(Mul, s.ln(), false)?, Mul)?;
+            let grad = g.binary(&out()?.binary_scalar(Mul, s.ln(), false)?, Mul)?;
             let zero = Storage::full(&[], 0.0, DType::F32, &g.device())?;
-            Storage::where_cond(&x.compare_scalar(CompareOp::Lt, 0.0)?, &grad, &zero)
+            Storage::where_cond(&x()?.compare_scalar(CompareOp::Lt, 0.0)?, &grad, &zero)
         }
         // d(s^x)/dx = out * ln(s)
-        (Pow, true) => g.binary(&out.binary_scalar(Mul, s.ln(), false)?, Mul),
+        (Pow, true) => g.binary(&out()?.binary_scalar(Mul, s.ln(), false)?, Mul),
         (Maximum | Minimum, _) => {
             let winner = if op == Maximum {
                 CompareOp::Gt
             } else {
                 CompareOp::Lt
             };
+            let x = x()?;
             let wins = x.compare_scalar(winner, s)?.cast(DType::F32)?;
             let ties = x
                 .compare_scalar(CompareOp::Eq, s)?

@@ -1,6 +1,7 @@
 //! `no_grad`: a scope in which ops record no graph (like `torch.no_grad()`).
 
 use std::cell::Cell;
+use std::marker::PhantomData;
 
 thread_local! {
     static GRAD_ENABLED: Cell<bool> = const { Cell::new(true) };
@@ -19,13 +20,26 @@ pub fn is_grad_enabled() -> bool {
 /// ```
 pub fn no_grad() -> NoGradGuard {
     let previous = GRAD_ENABLED.with(|g| g.replace(false));
-    NoGradGuard { previous }
+    NoGradGuard {
+        previous,
+        _not_send: PhantomData,
+    }
 }
 
 /// Restores the previous grad mode on drop.
+///
+/// Grad mode is per thread, so the guard must be dropped on the thread that
+/// made it: it is neither `Send` nor `Sync`.
+///
+/// ```compile_fail
+/// fn needs_send<T: Send>(_: T) {}
+/// needs_send(wgrad_autograd::no_grad());
+/// ```
 #[must_use = "grad is re-enabled as soon as the guard is dropped"]
 pub struct NoGradGuard {
     previous: bool,
+    /// A raw pointer makes the type `!Send + !Sync`.
+    _not_send: PhantomData<*const ()>,
 }
 
 impl Drop for NoGradGuard {

@@ -1,6 +1,8 @@
 //! The recorded graph: which op made a tensor, from which inputs.
 
-use wgrad_core::{BinaryOp, UnaryOp};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use wgrad_core::{BinaryOp, Error, Result, UnaryOp};
 
 use crate::storage::Storage;
 use crate::tensor::Tensor;
@@ -77,8 +79,99 @@ pub(crate) enum Op {
     },
 }
 
-/// A node of the graph: the op and the tensors it read.
+impl Op {
+    /// The op's name, as errors about its node say it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Binary(op) | Op::BinaryScalar { op, .. } => op.name(),
+            Op::Unary(op) => op.name(),
+            Op::Where { .. } => "where",
+            Op::Reshape => "reshape",
+            Op::Transpose(..) => "transpose",
+            Op::Permute(_) => "permute",
+            Op::Narrow { .. } => "narrow",
+            Op::Expand => "expand",
+            Op::Unsqueeze(_) => "unsqueeze",
+            Op::Squeeze(_) => "squeeze",
+            Op::Contiguous => "contiguous",
+            Op::Concat { .. } => "cat",
+            Op::Sum { .. } => "sum",
+            Op::Mean { .. } => "mean",
+            Op::Extreme { .. } => "max/min",
+            Op::Var { .. } => "var",
+            Op::Softmax { log: false, .. } => "softmax",
+            Op::Softmax { log: true, .. } => "log_softmax",
+            Op::MatmulT { .. } => "matmul",
+            Op::IndexSelect { .. } => "index_select",
+            Op::Gather { .. } => "gather",
+            Op::ToDevice => "to",
+            Op::CrossEntropy { .. } => "cross_entropy",
+        }
+    }
+}
+
+/// What a node keeps for its backward rule: the op (with the non-tensor
+/// values it saved), the tensors it read, and the version of each input and
+/// of the output when the node was recorded (see [`Tensor::version`]), so
+/// that backward can refuse data that changed since.
 pub(crate) struct Node {
     pub op: Op,
     pub inputs: Vec<Tensor>,
+    pub input_versions: Vec<u64>,
+    pub output_version: u64,
+}
+
+/// A non-leaf tensor's place in the graph (PyTorch's `grad_fn`). Backward
+/// without `retain_graph` takes the [`Node`] out, freeing what it saved as
+/// soon as the walk is done with it; a later backward through this tensor
+/// is then an error instead of a silently doubled gradient.
+pub(crate) struct GradFn {
+    name: &'static str,
+    node: Mutex<Option<Node>>,
+}
+
+impl GradFn {
+    pub fn new(node: Node) -> Self {
+        GradFn {
+            name: node.op.name(),
+            node: Mutex::new(Some(node)),
+        }
+    }
+
+    /// The name of the op that made the tensor.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The node, or `None` once a backward without `retain_graph` freed it.
+    pub fn lock(&self) -> MutexGuard<'_, Option<Node>> {
+        self.node.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Takes the node out (the graph below this tensor is freed with it).
+    pub fn take(&self) -> Option<Node> {
+        self.lock().take()
+    }
+
+    /// The inputs of the node, or the "graph was freed" error.
+    pub fn inputs(&self) -> Result<Vec<Tensor>> {
+        match self.lock().as_ref() {
+            Some(node) => Ok(node.inputs.clone()),
+            None => Err(self.freed()),
+        }
+    }
+
+    /// PyTorch's error for a second backward through a freed graph.
+    pub fn freed(&self) -> Error {
+        Error::invalid(
+            "backward",
+            format!(
+                "trying to backward through the graph a second time (the saved tensors of `{}` were \
+                 freed by the first backward); call backward_with_options with \
+                 BackwardOptions {{ retain_graph: true, .. }} the first time if you need to \
+                 backward through the graph again",
+                self.name
+            ),
+        )
+    }
 }

@@ -22,6 +22,7 @@ pub mod optim;
 mod storage;
 mod tensor;
 
+pub use backward::BackwardOptions;
 pub use device::Device;
 pub use grad_mode::{NoGradGuard, is_grad_enabled, no_grad};
 pub use storage::Storage;

@@ -64,6 +64,14 @@ impl Storage {
             Storage::Gpu(t) => t.dtype(),
         }
     }
+    /// Whether the data is dense in row-major order (views of it then share
+    /// its buffer; a non-contiguous one is copied by `reshape`/`contiguous`).
+    pub fn is_contiguous(&self) -> bool {
+        match self {
+            Storage::Cpu(t) => t.is_contiguous(),
+            Storage::Gpu(t) => t.is_contiguous(),
+        }
+    }
     pub fn numel(&self) -> usize {
         self.shape().iter().product()
     }
@@ -263,16 +271,30 @@ impl Storage {
         unary_dispatch!(self, t => t.var(axes, correction, keepdim))
     }
     pub fn argmax(&self, axis: isize, keepdim: bool) -> Result<Storage> {
-        unary_dispatch!(self, t => t.argmax(axis, keepdim))
+        self.along_axis(axis, |s, a| unary_dispatch!(s, t => t.argmax(a, keepdim)))
     }
     pub fn argmin(&self, axis: isize, keepdim: bool) -> Result<Storage> {
-        unary_dispatch!(self, t => t.argmin(axis, keepdim))
+        self.along_axis(axis, |s, a| unary_dispatch!(s, t => t.argmin(a, keepdim)))
     }
     pub fn softmax(&self, axis: isize) -> Result<Storage> {
-        unary_dispatch!(self, t => t.softmax(axis))
+        self.along_axis(axis, |s, a| unary_dispatch!(s, t => t.softmax(a)))
     }
     pub fn log_softmax(&self, axis: isize) -> Result<Storage> {
-        unary_dispatch!(self, t => t.log_softmax(axis))
+        self.along_axis(axis, |s, a| unary_dispatch!(s, t => t.log_softmax(a)))
+    }
+
+    /// Runs a one-axis op; on a 0-d tensor, axis `0`/`-1` names its implicit
+    /// dim (as in PyTorch), so the op runs on the value viewed as shape `[1]`
+    /// and the result is viewed back as 0-d.
+    fn along_axis(
+        &self,
+        axis: isize,
+        op: impl FnOnce(&Storage, isize) -> Result<Storage>,
+    ) -> Result<Storage> {
+        if !wgrad_core::shape::is_scalar_axis(axis, self.shape().len()) {
+            return op(self, axis);
+        }
+        op(&self.reshape(&[1])?, 0)?.reshape(&[])
     }
 
     // ---- matmul and indexing ----
@@ -294,6 +316,13 @@ impl Storage {
         pair_dispatch!(op.name(), self, x, g, x => g.unary_backward(x, op))
     }
     pub fn softmax_backward(&self, y: &Storage, axis: isize, log: bool) -> Result<Storage> {
+        if wgrad_core::shape::is_scalar_axis(axis, y.shape().len()) {
+            let y = y.reshape(&[1])?;
+            return self
+                .reshape(&[1])?
+                .softmax_backward(&y, 0, log)?
+                .reshape(&[]);
+        }
         pair_dispatch!("softmax_backward", self, y, g, y => g.softmax_backward(y, axis, log))
     }
     pub fn index_add(&self, axis: isize, index: &Storage, src: &Storage) -> Result<Storage> {

@@ -7,7 +7,7 @@ use wgrad_core::{DType, Element, Error, Generator, Result};
 
 use crate::Device;
 use crate::grad_mode::is_grad_enabled;
-use crate::graph::{Node, Op};
+use crate::graph::{GradFn, Node, Op};
 use crate::storage::Storage;
 
 /// A tensor on the CPU or a GPU that can take part in reverse-mode autograd.
@@ -25,7 +25,11 @@ pub(crate) struct Inner {
     pub storage: RwLock<Storage>,
     pub requires_grad: AtomicBool,
     pub grad: Mutex<Option<Storage>>,
-    pub node: Option<Node>,
+    pub node: Option<GradFn>,
+    /// Counts changes to the data, shared by every view of the same data
+    /// (and by `detach()`), like PyTorch's version counter: a backward rule
+    /// whose saved tensor moved on since the forward pass refuses to run.
+    pub version: Arc<AtomicU64>,
 }
 
 /// Dropping a long chain of results would recurse once per node; unlink the
@@ -33,11 +37,13 @@ pub(crate) struct Inner {
 /// overflow the stack.
 impl Drop for Inner {
     fn drop(&mut self) {
-        let Some(node) = self.node.take() else { return };
+        let Some(node) = self.node.take().and_then(|f| f.take()) else {
+            return;
+        };
         let mut pending = node.inputs;
         while let Some(Tensor { inner }) = pending.pop() {
             if let Ok(mut sole) = Arc::try_unwrap(inner)
-                && let Some(node) = sole.node.take()
+                && let Some(node) = sole.node.take().and_then(|f| f.take())
             {
                 pending.extend(node.inputs);
             }
@@ -68,7 +74,11 @@ pub fn next_seed() -> u64 {
 }
 
 impl Tensor {
-    pub(crate) fn from_storage(storage: Storage, node: Option<Node>) -> Tensor {
+    pub(crate) fn from_storage(storage: Storage, node: Option<GradFn>) -> Tensor {
+        Tensor::with_version(storage, node, Arc::new(AtomicU64::new(0)))
+    }
+
+    fn with_version(storage: Storage, node: Option<GradFn>, version: Arc<AtomicU64>) -> Tensor {
         Tensor {
             inner: Arc::new(Inner {
                 id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
@@ -76,6 +86,7 @@ impl Tensor {
                 requires_grad: AtomicBool::new(false),
                 grad: Mutex::new(None),
                 node,
+                version,
             }),
         }
     }
@@ -88,12 +99,44 @@ impl Tensor {
     /// Records `op` on `inputs` producing `storage`, attaching a graph node
     /// when grad mode is on and any input requires grad.
     pub(crate) fn record(storage: Storage, op: Op, inputs: &[&Tensor]) -> Tensor {
+        Tensor::record_with_version(storage, op, inputs, Arc::new(AtomicU64::new(0)))
+    }
+
+    /// Like [`record`](Self::record) for an op whose output is a view of
+    /// `input`'s data: the two share one version counter, so changing the
+    /// data through either is seen by backward rules that saved the other.
+    pub(crate) fn record_view(storage: Storage, op: Op, input: &Tensor) -> Tensor {
+        Tensor::record_with_version(storage, op, &[input], input.inner.version.clone())
+    }
+
+    fn record_with_version(
+        storage: Storage,
+        op: Op,
+        inputs: &[&Tensor],
+        version: Arc<AtomicU64>,
+    ) -> Tensor {
         let track = is_grad_enabled() && inputs.iter().any(|t| t.requires_grad());
-        let node = track.then(|| Node {
-            op,
-            inputs: inputs.iter().map(|&t| t.clone()).collect(),
+        let node = track.then(|| {
+            GradFn::new(Node {
+                op,
+                inputs: inputs.iter().map(|&t| t.clone()).collect(),
+                input_versions: inputs.iter().map(|t| t.version()).collect(),
+                output_version: version.load(Ordering::Acquire),
+            })
         });
-        Tensor::from_storage(storage, node)
+        Tensor::with_version(storage, node, version)
+    }
+
+    /// How many times this tensor's data has been changed in place or
+    /// replaced (`set_storage`, an optimizer step), counted over every view
+    /// of the same data (PyTorch's `_version`).
+    pub fn version(&self) -> u64 {
+        self.inner.version.load(Ordering::Acquire)
+    }
+
+    /// Records that this tensor's data changed in place.
+    pub(crate) fn bump_version(&self) {
+        self.inner.version.fetch_add(1, Ordering::AcqRel);
     }
 
     /// A snapshot of the storage (cheap: an `Arc` clone).
@@ -118,6 +161,7 @@ impl Tensor {
             Ok(mut s) => *s = storage,
             Err(poisoned) => *poisoned.into_inner() = storage,
         }
+        self.bump_version();
         Ok(())
     }
 
@@ -145,8 +189,13 @@ impl Tensor {
     pub fn is_leaf(&self) -> bool {
         self.inner.node.is_none()
     }
-    pub(crate) fn node(&self) -> Option<&Node> {
+    pub(crate) fn grad_fn(&self) -> Option<&GradFn> {
         self.inner.node.as_ref()
+    }
+    /// The name of the op that made this tensor (`None` for a leaf), like
+    /// PyTorch's `grad_fn`.
+    pub fn grad_fn_name(&self) -> Option<&'static str> {
+        self.grad_fn().map(GradFn::name)
     }
 
     /// Whether gradients flow to (a leaf) or through (a result) this tensor.
@@ -229,9 +278,10 @@ impl Tensor {
         Ok(())
     }
 
-    /// A new leaf sharing this tensor's data, cut from the graph.
+    /// A new leaf sharing this tensor's data (and its version counter), cut
+    /// from the graph.
     pub fn detach(&self) -> Tensor {
-        Tensor::from_storage_leaf(self.storage())
+        Tensor::with_version(self.storage(), None, self.inner.version.clone())
     }
 
     // ---- creation ----

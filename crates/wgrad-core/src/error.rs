@@ -20,7 +20,7 @@ pub enum Error {
         rhs: Vec<usize>,
     },
     /// An axis outside `-rank..rank`, or given twice.
-    #[error("{op}: axis {axis} is out of range for a tensor of rank {rank} (valid: {}..{rank})", -(*rank as isize))]
+    #[error("{op}: axis {axis} is out of range for a tensor of rank {rank} (valid: {})", valid_axes(*rank))]
     BadAxis {
         op: &'static str,
         axis: isize,
@@ -78,6 +78,15 @@ pub enum Error {
     /// A failure reported by the GPU driver or wgpu (validation, device lost, mapping).
     #[error("GPU device error: {0}")]
     Device(String),
+}
+
+/// The axes a tensor of `rank` accepts, as the error text names them.
+fn valid_axes(rank: usize) -> String {
+    match rank {
+        // PyTorch treats a 0-d tensor as having one implicit dim.
+        0 => "-1 or 0".to_string(),
+        r => format!("{} to {}", -(r as isize), r - 1),
+    }
 }
 
 impl Error {

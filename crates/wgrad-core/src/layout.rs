@@ -4,7 +4,8 @@
 //! contiguous tensor) only compute a new [`Layout`]; no data moves.
 
 use crate::shape::{
-    broadcast_strides, check_rank, contiguous_strides, infer_reshape, normalize_axis, numel,
+    self, broadcast_strides, check_rank, checked_numel, contiguous_strides, infer_reshape,
+    normalize_axis, numel,
 };
 use crate::{Error, Result};
 
@@ -93,8 +94,11 @@ impl Layout {
             + 1
     }
 
-    /// Swaps two axes.
+    /// Swaps two axes (a 0-d tensor accepts `0`/`-1` and stays as it is).
     pub fn transpose(&self, a: isize, b: isize) -> Result<Self> {
+        if shape::is_scalar_axis(a, self.rank()) && shape::is_scalar_axis(b, self.rank()) {
+            return Ok(self.clone());
+        }
         let a = normalize_axis("transpose", a, self.rank())?;
         let b = normalize_axis("transpose", b, self.rank())?;
         let mut out = self.clone();
@@ -139,12 +143,23 @@ impl Layout {
     pub fn narrow(&self, axis: isize, start: usize, len: usize) -> Result<Self> {
         let a = normalize_axis("narrow", axis, self.rank())?;
         let size = self.shape[a];
-        if start.checked_add(len).is_none_or(|end| end > size) {
-            return Err(Error::IndexOutOfRange {
-                op: "narrow",
-                index: (start + len) as i64,
-                size,
-            });
+        if start > size {
+            return Err(Error::invalid(
+                "narrow",
+                format!(
+                    "start {start} is out of range for axis {axis} of shape {:?} (size {size})",
+                    self.shape
+                ),
+            ));
+        }
+        if len > size - start {
+            return Err(Error::invalid(
+                "narrow",
+                format!(
+                    "start {start} + length {len} exceeds the size {size} of axis {axis} of shape {:?}",
+                    self.shape
+                ),
+            ));
         }
         let mut out = self.clone();
         if len > 0 {
@@ -156,7 +171,7 @@ impl Layout {
 
     /// Broadcasts to `target` (size-1 or missing leading dims get stride 0).
     pub fn expand(&self, target: &[usize]) -> Result<Self> {
-        check_rank("expand", target)?;
+        checked_numel("expand", target)?;
         let strides = broadcast_strides("expand", &self.shape, &self.strides, target)?;
         Ok(Layout {
             shape: target.to_vec(),
@@ -194,17 +209,15 @@ impl Layout {
         Ok(out)
     }
 
-    /// Removes a size-1 axis.
+    /// Removes `axis` if its size is 1; otherwise (and for a 0-d tensor's
+    /// implicit axis) returns the view unchanged, as `torch.squeeze(dim)` does.
     pub fn squeeze(&self, axis: isize) -> Result<Self> {
+        if shape::is_scalar_axis(axis, self.rank()) {
+            return Ok(self.clone());
+        }
         let a = normalize_axis("squeeze", axis, self.rank())?;
         if self.shape[a] != 1 {
-            return Err(Error::invalid(
-                "squeeze",
-                format!(
-                    "axis {axis} of shape {:?} has size {}, not 1",
-                    self.shape, self.shape[a]
-                ),
-            ));
+            return Ok(self.clone());
         }
         let mut out = self.clone();
         out.shape.remove(a);
@@ -257,6 +270,28 @@ mod tests {
         let n = l.narrow(0, 1, 2).unwrap();
         assert_eq!(n.offset(), 3);
         assert!(l.narrow(0, 3, 2).is_err());
+        // Never overflows (a debug build used to panic) and names the start.
+        let err = l.narrow(1, usize::MAX, 2).unwrap_err().to_string();
+        assert!(err.contains("start") && err.contains("size 3"), "{err}");
+        let err = l.narrow(1, 1, usize::MAX).unwrap_err().to_string();
+        assert!(err.contains("length") && err.contains("size 3"), "{err}");
+    }
+
+    #[test]
+    fn squeeze_of_a_dim_that_is_not_1_is_a_no_op() {
+        let l = Layout::contiguous(&[2, 1, 3]);
+        assert_eq!(l.squeeze(0).unwrap(), l);
+        assert_eq!(l.squeeze(1).unwrap().shape(), &[2, 3]);
+        let scalar = Layout::contiguous(&[]);
+        assert_eq!(scalar.squeeze(0).unwrap(), scalar);
+        assert_eq!(scalar.squeeze(-1).unwrap(), scalar);
+        assert!(scalar.squeeze(1).is_err());
+    }
+
+    #[test]
+    fn expand_rejects_overflowing_shapes() {
+        let l = Layout::contiguous(&[1, 1]);
+        assert!(l.expand(&[usize::MAX, 2]).is_err());
     }
 
     #[test]

@@ -192,11 +192,13 @@ impl UnaryOp {
             UnaryOp::Cos => x.cos(),
             UnaryOp::Tanh => x.tanh(),
             UnaryOp::Sigmoid => sigmoid(x),
+            // `x <= 0 ? 0 : x` rather than `x > 0 ? x : 0`: NaN fails the
+            // comparison and passes through, as in PyTorch.
             UnaryOp::Relu => {
-                if x > 0.0 {
-                    x
-                } else {
+                if x <= 0.0 {
                     0.0
+                } else {
+                    x
                 }
             }
             UnaryOp::Gelu => 0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2)),

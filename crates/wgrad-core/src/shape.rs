@@ -3,8 +3,44 @@
 use crate::{Error, MAX_RANK, Result};
 
 /// Number of elements of a shape (1 for a scalar, 0 if any dim is 0).
+///
+/// Only for shapes already known to be valid (those of existing tensors);
+/// a user-given shape goes through [`checked_numel`] first.
 pub fn numel(shape: &[usize]) -> usize {
     shape.iter().product()
+}
+
+/// Element count of a user-given shape: the one place shape arithmetic is
+/// checked, so that a shape whose product overflows is an error on every
+/// device (never a wrapped count or a debug-build panic). Also rejects ranks
+/// above [`MAX_RANK`].
+pub fn checked_numel(op: &'static str, shape: &[usize]) -> Result<usize> {
+    check_rank(op, shape)?;
+    shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .ok_or_else(|| {
+            Error::invalid(
+                op,
+                format!("shape {shape:?} has more elements than fit in a usize"),
+            )
+        })
+}
+
+/// Bytes a contiguous tensor of `shape` with `elem_size`-byte elements needs,
+/// checked like [`checked_numel`].
+pub fn checked_bytes(op: &'static str, shape: &[usize], elem_size: usize) -> Result<u64> {
+    let n = checked_numel(op, shape)?;
+    n.checked_mul(elem_size)
+        .and_then(|b| u64::try_from(b).ok())
+        .ok_or_else(|| {
+            Error::invalid(
+                op,
+                format!(
+                    "shape {shape:?} ({n} elements of {elem_size} bytes) overflows a byte count"
+                ),
+            )
+        })
 }
 
 /// Row-major (C order) strides, in elements, for `shape`.
@@ -99,6 +135,13 @@ pub fn broadcast_strides(
     Ok(out)
 }
 
+/// Whether `axis` names the one implicit dim of a 0-d tensor: PyTorch lets a
+/// scalar take dim `0` or `-1` in every op that takes a dim (reductions,
+/// softmax, argmax, squeeze, transpose), treating it as one dim of size 1.
+pub fn is_scalar_axis(axis: isize, rank: usize) -> bool {
+    rank == 0 && (axis == 0 || axis == -1)
+}
+
 /// Maps a possibly negative axis (`-1` = last) into `0..rank`.
 pub fn normalize_axis(op: &'static str, axis: isize, rank: usize) -> Result<usize> {
     let r = rank as isize;
@@ -110,9 +153,27 @@ pub fn normalize_axis(op: &'static str, axis: isize, rank: usize) -> Result<usiz
 }
 
 /// Normalises a list of axes; an empty list means "all axes". Duplicates are an error.
+/// A 0-d tensor accepts `0` and `-1` (see [`is_scalar_axis`]); reducing over
+/// that implicit dim reduces over nothing, so they normalise to no axes.
 pub fn normalize_axes(op: &'static str, axes: &[isize], rank: usize) -> Result<Vec<usize>> {
     if axes.is_empty() {
         return Ok((0..rank).collect());
+    }
+    if rank == 0 {
+        if let Some(&bad) = axes.iter().find(|&&a| !is_scalar_axis(a, 0)) {
+            return Err(Error::BadAxis {
+                op,
+                axis: bad,
+                rank,
+            });
+        }
+        if axes.len() > 1 {
+            return Err(Error::invalid(
+                op,
+                format!("axis {} is given more than once in {axes:?}", axes[1]),
+            ));
+        }
+        return Ok(Vec::new());
     }
     let mut out = Vec::with_capacity(axes.len());
     for &axis in axes {
@@ -147,10 +208,16 @@ pub fn infer_reshape(op: &'static str, from: &[usize], to: &[isize]) -> Result<V
     let total = numel(from);
     let mut unknown = None;
     let mut known = 1usize;
+    let too_many = || {
+        Error::invalid(
+            op,
+            format!("cannot reshape {from:?} ({total} elements) into {to:?}: too many elements"),
+        )
+    };
     for (i, &d) in to.iter().enumerate() {
         match d {
             -1 if unknown.is_none() => unknown = Some(i),
-            d if d >= 0 => known *= d as usize,
+            d if d >= 0 => known = known.checked_mul(d as usize).ok_or_else(too_many)?,
             _ => {
                 return Err(Error::invalid(
                     op,

@@ -81,8 +81,7 @@ impl GpuTensor {
         shape: &[usize],
         dtype: DType,
     ) -> Result<Self> {
-        shape::check_rank(op, shape)?;
-        let bytes = (shape::numel(shape) * dtype.size_in_bytes()) as u64;
+        let bytes = shape::checked_bytes(op, shape, dtype.size_in_bytes())?;
         let buffer = kernels.device().alloc(op, bytes)?;
         Ok(GpuTensor {
             kernels: kernels.clone(),
@@ -144,8 +143,7 @@ impl GpuTensor {
         data: &[T],
         shape: &[usize],
     ) -> Result<Self> {
-        shape::check_rank("from_vec", shape)?;
-        let numel = shape::numel(shape);
+        let numel = shape::checked_numel("from_vec", shape)?;
         if data.len() != numel {
             return Err(Error::invalid(
                 "from_vec",

@@ -776,9 +776,9 @@ fn unary_edge_values_match_cpu() {
         };
         assert_close_nan(&got, &want, tol, &format!("{op:?} on {xs:?}"));
     }
-    // relu maps NaN to 0 (the reference's `x > 0 ? x : 0`); clamp keeps NaN.
+    // relu, clamp and leaky_relu keep NaN, as in PyTorch.
     let nan = GpuTensor::from_vec(&gpu, vec![f32::NAN], &[1]).unwrap();
-    assert_eq!(f32s(&nan.relu().unwrap()), vec![0.0]);
+    assert!(f32s(&nan.relu().unwrap())[0].is_nan());
     assert!(f32s(&nan.clamp(Some(0.0), Some(1.0)).unwrap())[0].is_nan());
     assert!(f32s(&nan.leaky_relu(0.1).unwrap())[0].is_nan());
 }

@@ -42,5 +42,5 @@ pub use flatten::Flatten;
 pub use layer_norm::LayerNorm;
 pub use linear::Linear;
 pub use loss::{CrossEntropyOptions, Reduction};
-pub use module::Module;
+pub use module::{Module, unique_parameters};
 pub use sequential::Sequential;

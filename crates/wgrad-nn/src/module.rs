@@ -10,17 +10,23 @@ use wgrad_core::Result;
 /// Parameter names follow PyTorch's `state_dict` keys (`weight`, `bias`;
 /// `0.weight`, `2.bias` inside a [`Sequential`](crate::Sequential)), so a
 /// checkpoint's layout reads the same in both.
-pub trait Module {
+///
+/// Modules are `Send + Sync`, so a model (also as `Box<dyn Module>`) can move
+/// to a worker thread or be shared with one.
+pub trait Module: Send + Sync {
     /// Applies the module to `x`.
     fn forward(&self, x: &Tensor) -> Result<Tensor>;
 
     /// Every learnable tensor with its dotted name, in registration order.
+    /// A tensor shared by several places (tied weights) is listed once, under
+    /// its first name, as in PyTorch ([`unique_parameters`] does that for
+    /// containers).
     fn named_parameters(&self) -> Vec<(String, Tensor)>;
 
-    /// Every learnable tensor, in the order of
+    /// Every learnable tensor, each once, in the order of
     /// [`named_parameters`](Self::named_parameters) (what an optimizer takes).
     fn parameters(&self) -> Vec<Tensor> {
-        self.named_parameters()
+        unique_parameters(self.named_parameters())
             .into_iter()
             .map(|(_, t)| t)
             .collect()
@@ -84,6 +90,16 @@ impl<M: Module + ?Sized> Module for Box<M> {
     fn num_parameters(&self) -> usize {
         (**self).num_parameters()
     }
+}
+
+/// Keeps the first occurrence of every tensor (by identity, not value): what
+/// a container's `named_parameters` returns when children share a tensor.
+pub fn unique_parameters(named: Vec<(String, Tensor)>) -> Vec<(String, Tensor)> {
+    let mut seen = std::collections::HashSet::with_capacity(named.len());
+    named
+        .into_iter()
+        .filter(|(_, t)| seen.insert(t.id()))
+        .collect()
 }
 
 /// A copy of the parameter `p` on `device`: a new leaf with the same

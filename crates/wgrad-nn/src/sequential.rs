@@ -3,7 +3,7 @@
 use wgrad_autograd::{Device, Tensor};
 use wgrad_core::Result;
 
-use crate::Module;
+use crate::module::{Module, unique_parameters};
 
 /// A chain of modules; `forward` feeds each one's output to the next.
 /// Parameters are named `"{index}.{name}"` (`0.weight`, `2.bias`), with
@@ -80,16 +80,18 @@ impl Module for Sequential {
     }
 
     fn named_parameters(&self) -> Vec<(String, Tensor)> {
-        self.layers
-            .iter()
-            .enumerate()
-            .flat_map(|(i, layer)| {
-                layer
-                    .named_parameters()
-                    .into_iter()
-                    .map(move |(name, t)| (format!("{i}.{name}"), t))
-            })
-            .collect()
+        unique_parameters(
+            self.layers
+                .iter()
+                .enumerate()
+                .flat_map(|(i, layer)| {
+                    layer
+                        .named_parameters()
+                        .into_iter()
+                        .map(move |(name, t)| (format!("{i}.{name}"), t))
+                })
+                .collect(),
+        )
     }
 
     fn train(&mut self, on: bool) {

@@ -19,7 +19,8 @@
 //! `wgrad_gpu::GpuTensor`, `wgrad_cpu::CpuTensor`, `wgrad_autograd`, `wgrad_nn`.
 
 pub use wgrad_autograd::{
-    Device, NoGradGuard, Storage, Tensor, gradcheck, is_grad_enabled, manual_seed, no_grad, optim,
+    BackwardOptions, Device, NoGradGuard, Storage, Tensor, gradcheck, is_grad_enabled, manual_seed,
+    no_grad, optim,
 };
 pub use wgrad_core::{BinaryOp, CompareOp, DType, Error, Result, UnaryOp};
 pub use wgrad_cpu::CpuTensor;

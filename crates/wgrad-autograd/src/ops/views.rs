@@ -1,6 +1,6 @@
 //! View and joining ops.
 
-use wgrad_core::Result;
+use wgrad_core::{Error, Result};
 
 use crate::graph::Op;
 use crate::storage::Storage;
@@ -9,22 +9,37 @@ use crate::tensor::Tensor;
 impl Tensor {
     /// Reshape (one dim may be -1); a view when possible, like `torch.reshape`.
     pub fn reshape(&self, shape: &[isize]) -> Result<Tensor> {
-        let out = self.storage().reshape(shape)?;
-        Ok(Tensor::record(out, Op::Reshape, &[self]))
+        let input = self.storage();
+        let out = input.reshape(shape)?;
+        Ok(if input.is_contiguous() {
+            Tensor::record_view(out, Op::Reshape, self)
+        } else {
+            Tensor::record(out, Op::Reshape, &[self])
+        })
     }
-    /// Flattens all dims from `start` on into one.
+    /// Flattens all dims from `start` on into one (`torch.flatten(x,
+    /// start_dim)`); a 0-d tensor becomes shape `[1]`. Dims before `start`
+    /// may be 0 (an empty batch stays empty: `[0, 1, 28, 28]` -> `[0, 784]`
+    /// for `start = 1`).
     pub fn flatten(&self, start: usize) -> Result<Tensor> {
         let shape = self.shape();
-        let mut target: Vec<isize> = shape.iter().take(start).map(|&d| d as isize).collect();
-        target.push(-1);
-        if shape.iter().skip(start).product::<usize>() == 0 {
-            *target.last_mut().unwrap_or(&mut 0) = 0;
+        if shape.is_empty() && start == 0 {
+            return self.reshape(&[1]);
         }
+        if start >= shape.len() {
+            return Err(Error::BadAxis {
+                op: "flatten",
+                axis: isize::try_from(start).unwrap_or(isize::MAX),
+                rank: shape.len(),
+            });
+        }
+        let mut target: Vec<isize> = shape[..start].iter().map(|&d| d as isize).collect();
+        target.push(shape[start..].iter().product::<usize>() as isize);
         self.reshape(&target)
     }
     pub fn transpose(&self, a: isize, b: isize) -> Result<Tensor> {
         let out = self.storage().transpose(a, b)?;
-        Ok(Tensor::record(out, Op::Transpose(a, b), &[self]))
+        Ok(Tensor::record_view(out, Op::Transpose(a, b), self))
     }
     /// Transpose of the last two dims.
     pub fn t(&self) -> Result<Tensor> {
@@ -32,30 +47,35 @@ impl Tensor {
     }
     pub fn permute(&self, dims: &[isize]) -> Result<Tensor> {
         let out = self.storage().permute(dims)?;
-        Ok(Tensor::record(out, Op::Permute(dims.to_vec()), &[self]))
+        Ok(Tensor::record_view(out, Op::Permute(dims.to_vec()), self))
     }
     pub fn narrow(&self, axis: isize, start: usize, len: usize) -> Result<Tensor> {
         let out = self.storage().narrow(axis, start, len)?;
-        Ok(Tensor::record(out, Op::Narrow { axis, start }, &[self]))
+        Ok(Tensor::record_view(out, Op::Narrow { axis, start }, self))
     }
     pub fn expand(&self, shape: &[usize]) -> Result<Tensor> {
         let out = self.storage().expand(shape)?;
-        Ok(Tensor::record(out, Op::Expand, &[self]))
+        Ok(Tensor::record_view(out, Op::Expand, self))
     }
     pub fn broadcast_to(&self, shape: &[usize]) -> Result<Tensor> {
         self.expand(shape)
     }
     pub fn unsqueeze(&self, axis: isize) -> Result<Tensor> {
         let out = self.storage().unsqueeze(axis)?;
-        Ok(Tensor::record(out, Op::Unsqueeze(axis), &[self]))
+        Ok(Tensor::record_view(out, Op::Unsqueeze(axis), self))
     }
     pub fn squeeze(&self, axis: isize) -> Result<Tensor> {
         let out = self.storage().squeeze(axis)?;
-        Ok(Tensor::record(out, Op::Squeeze(axis), &[self]))
+        Ok(Tensor::record_view(out, Op::Squeeze(axis), self))
     }
     pub fn contiguous(&self) -> Result<Tensor> {
-        let out = self.storage().contiguous()?;
-        Ok(Tensor::record(out, Op::Contiguous, &[self]))
+        let input = self.storage();
+        let out = input.contiguous()?;
+        Ok(if input.is_contiguous() {
+            Tensor::record_view(out, Op::Contiguous, self)
+        } else {
+            Tensor::record(out, Op::Contiguous, &[self])
+        })
     }
     /// Concatenates along `axis` (like `torch.cat`).
     pub fn cat(tensors: &[&Tensor], axis: isize) -> Result<Tensor> {

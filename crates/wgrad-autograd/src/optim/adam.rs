@@ -239,6 +239,8 @@ impl Adam {
                     self.decoupled,
                     c.maximize,
                 )?;
+                // Updated in place: graphs that saved the parameter are stale.
+                param.bump_version();
             }
             (p, g) => return Err(device_mismatch(op, &p, &g)),
         }

@@ -67,7 +67,19 @@ pub(crate) fn check_params(op: &'static str, params: &[Tensor]) -> Result<()> {
     if params.is_empty() {
         return Err(Error::invalid(op, "optimizer got an empty parameter list"));
     }
+    let mut seen = std::collections::HashMap::with_capacity(params.len());
     for (i, p) in params.iter().enumerate() {
+        if let Some(first) = seen.insert(p.id(), i) {
+            // Stepping a tensor twice per step would apply its update twice.
+            return Err(Error::invalid(
+                op,
+                format!(
+                    "parameters {first} and {i} are the same tensor (shape {:?}); give each \
+                     parameter once (tied weights: list the shared tensor once)",
+                    p.shape()
+                ),
+            ));
+        }
         if !p.is_leaf() {
             return Err(Error::invalid(
                 op,

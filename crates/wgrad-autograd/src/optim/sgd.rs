@@ -170,6 +170,8 @@ impl Sgd {
                     c.nesterov,
                     c.maximize,
                 )?;
+                // Updated in place: graphs that saved the parameter are stale.
+                param.bump_version();
                 if fresh.is_some() {
                     state.momentum_buffer = fresh;
                 }

@@ -91,9 +91,20 @@ impl GpuTensor {
 mod tests {
     use super::soft_f64_words;
 
+    /// `2^k` for a normal exponent, built from its bits (exact at any
+    /// optimisation level, unlike `powi`, whose unoptimised loop turns
+    /// `2^-1074` into `1 / inf = 0`).
+    fn pow2(k: i32) -> f64 {
+        assert!((-1022..=1023).contains(&k), "{k}");
+        f64::from_bits(((k + 1023) as u64) << 52)
+    }
+
+    /// The value the words stand for, scaled in two exact halves so that
+    /// subnormal results need no subnormal power of two.
     fn value(w: [u32; 4]) -> f64 {
         let m = (u64::from(w[1]) << 32 | u64::from(w[0])) as f64;
-        let v = m * 2f64.powi(w[2] as i32);
+        let e = w[2] as i32;
+        let v = m * pow2(e / 2) * pow2(e - e / 2);
         if w[3] == 1 { -v } else { v }
     }
 

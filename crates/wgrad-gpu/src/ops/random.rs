@@ -56,10 +56,9 @@ impl GpuTensor {
         [a, b]: [f32; 2],
         seed: u64,
     ) -> Result<GpuTensor> {
-        shape::check_rank(op, shape)?;
-        let n = shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d));
+        let n = shape::checked_numel(op, shape)?;
         // The counter is 32 bits on both devices; larger tensors would repeat.
-        let n = n.and_then(|n| u32::try_from(n).ok()).ok_or_else(|| {
+        let n = u32::try_from(n).map_err(|_| {
             Error::invalid(op, format!("shape {shape:?} has more than 2^32 elements"))
         })?;
         let kernels = KernelCache::of(device)?;
