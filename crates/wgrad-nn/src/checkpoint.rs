@@ -22,7 +22,8 @@
 //! * per-parameter optimizer state as `optim.state.{i}.{name}`, with `i` the
 //!   parameter's index in the optimizer (PyTorch's `state` keys) and `name`
 //!   as in PyTorch (`momentum_buffer`; `exp_avg`, `exp_avg_sq`,
-//!   `max_exp_avg_sq`), F32 with the parameter's shape, and Adam's step
+//!   `max_exp_avg_sq`), F32 with the parameter's shape (F64, F16 and BF16
+//!   load too, converted to F32 as the parameters are), and Adam's step
 //!   count as the I64 scalar `optim.state.{i}.step`;
 //! * metadata: `optim.type` (`SGD`, `Adam`, `AdamW`), the hyper-parameters
 //!   as `optim.{key}` with PyTorch's `param_groups` keys (`optim.lr`,
@@ -45,7 +46,7 @@ use wgrad_autograd::optim::{
     Adam, AdamConfig, AdamState, AdamW, AdamWConfig, Optimizer, Sgd, SgdConfig, SgdState,
 };
 use wgrad_autograd::{Device, Tensor};
-use wgrad_core::{Error, Result};
+use wgrad_core::{DType, Error, Result};
 
 use crate::Module;
 use crate::state_dict::{
@@ -392,8 +393,10 @@ pub fn load_optimizer(opt: &mut dyn OptimizerCheckpoint, path: impl AsRef<Path>)
 
 /// Saves a training checkpoint: `model`'s parameters (PyTorch names),
 /// `opt`'s state and `epoch` (the number of epochs completed) in one
-/// safetensors file, written atomically (a temporary file renamed over
-/// `path`).
+/// safetensors file, written atomically and durably as
+/// [`state_dict::save`](crate::state_dict::save) writes (a synced
+/// `.{name}.wgrad-tmp` renamed over `path`; permissions and symbolic links
+/// kept; an interrupted save's stale temporary file removed).
 pub fn save(
     path: impl AsRef<Path>,
     model: &dyn Module,
@@ -758,13 +761,14 @@ fn decode_optimizer(
                     "tensor '{name}' has dtype {dtype} and shape {shape:?}, expected an I64 scalar"
                 )),
             }
-        } else if view.dtype() != Dtype::F32 {
-            problems.push(format!(
-                "tensor '{name}' has dtype {}, expected F32 (float32)",
-                view.dtype()
-            ));
+        } else if let Some(problem) = Incoming::File(view.clone()).dtype_problem(name, DType::F32) {
+            problems.push(problem);
         } else {
-            let storage = Incoming::File(view.clone()).to_storage(&Device::Cpu)?;
+            // F64, F16 and BF16 buffers become F32, as the model's tensors
+            // do (PyTorch's `optimizer.load_state_dict` casts state to the
+            // parameter's dtype).
+            let storage =
+                Incoming::File(view.clone()).to_storage(name, &Device::Cpu, DType::F32)?;
             state[i]
                 .buffers
                 .push((buf.to_string(), Tensor::from_storage_leaf(storage)));

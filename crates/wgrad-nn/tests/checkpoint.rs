@@ -448,3 +448,172 @@ fn checkpoints_and_state_dicts_are_told_apart() {
     let msg = invalid(state_dict::load(&other, &optim_file));
     assert!(msg.contains("missing tensor(s): '0.weight'"), "{msg}");
 }
+
+/// Rewrites the safetensors file at `path` (metadata kept), passing each
+/// tensor's `(name, dtype, data)` through `f`, which returns the new dtype
+/// and bytes.
+fn rewrite(
+    path: &std::path::Path,
+    f: impl Fn(&str, safetensors::Dtype, &[u8]) -> (safetensors::Dtype, Vec<u8>),
+) {
+    let bytes = std::fs::read(path).unwrap();
+    let (_, meta) = safetensors::SafeTensors::read_metadata(&bytes).unwrap();
+    let file = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+    let tensors: Vec<(String, safetensors::Dtype, Vec<usize>, Vec<u8>)> = file
+        .tensors()
+        .into_iter()
+        .map(|(name, view)| {
+            let (dtype, data) = f(&name, view.dtype(), view.data());
+            (name, dtype, view.shape().to_vec(), data)
+        })
+        .collect();
+    let views: Vec<(&str, safetensors::tensor::TensorView<'_>)> = tensors
+        .iter()
+        .map(|(n, d, s, b)| {
+            let view = safetensors::tensor::TensorView::new(*d, s.clone(), b).unwrap();
+            (n.as_str(), view)
+        })
+        .collect();
+    safetensors::serialize_to_file(views, meta.metadata().clone(), path).unwrap();
+}
+
+fn f32s(bytes: &[u8]) -> impl Iterator<Item = f32> + '_ {
+    bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+}
+
+/// Every F32 tensor of a checkpoint (model and optimizer state) stored as
+/// F64 loads back to the same bits, and as BF16 to the BF16 values: the
+/// optimizer's buffers are converted as the model's parameters are.
+#[test]
+fn checkpoint_with_f64_or_bf16_tensors_loads_converted() {
+    let device = Device::Cpu;
+    let path = scratch("converted.safetensors");
+    let a = mlp(1, &device);
+    let mut opt_a = adam(a.parameters(), 0.01);
+    for step in 0..2 {
+        train_step(&a, &mut opt_a, step, &device);
+    }
+    let want_state = opt_a.optimizer_state_dict().unwrap();
+    let buffers = |sd: &wgrad_nn::OptimizerStateDict| -> Vec<(String, Vec<u32>)> {
+        sd.state
+            .iter()
+            .flat_map(|ps| &ps.buffers)
+            .map(|(n, t)| {
+                let v = t.to_vec_f32().unwrap();
+                (n.clone(), v.iter().map(|x| x.to_bits()).collect())
+            })
+            .collect()
+    };
+
+    // F64: widening each f32 is exact, so the load restores every bit.
+    checkpoint::save(&path, &a, &opt_a, 2).unwrap();
+    rewrite(&path, |_, dtype, data| match dtype {
+        safetensors::Dtype::F32 => (
+            safetensors::Dtype::F64,
+            f32s(data)
+                .flat_map(|x| f64::from(x).to_le_bytes())
+                .collect(),
+        ),
+        other => (other, data.to_vec()),
+    });
+    let b = mlp(2, &device);
+    let mut opt_b = adam(b.parameters(), 0.01);
+    assert_eq!(checkpoint::load(&path, &b, &mut opt_b).unwrap(), 2);
+    assert_eq!(bits(&b), bits(&a));
+    let got = opt_b.optimizer_state_dict().unwrap();
+    assert_eq!(buffers(&got), buffers(&want_state));
+    assert!(got.state.iter().all(|ps| ps.step == Some(2)));
+
+    // BF16 (truncated here): each value loads as exactly the BF16 value.
+    checkpoint::save(&path, &a, &opt_a, 2).unwrap();
+    rewrite(&path, |_, dtype, data| match dtype {
+        safetensors::Dtype::F32 => (
+            safetensors::Dtype::BF16,
+            f32s(data)
+                .flat_map(|x| ((x.to_bits() >> 16) as u16).to_le_bytes())
+                .collect(),
+        ),
+        other => (other, data.to_vec()),
+    });
+    let truncated = |v: Vec<(String, Vec<u32>)>| -> Vec<(String, Vec<u32>)> {
+        v.into_iter()
+            .map(|(n, b)| (n, b.into_iter().map(|x| x & 0xFFFF_0000).collect()))
+            .collect()
+    };
+    let c = mlp(3, &device);
+    let mut opt_c = adam(c.parameters(), 0.01);
+    checkpoint::load(&path, &c, &mut opt_c).unwrap();
+    let model_bits = |m: &Sequential| -> Vec<Vec<u32>> {
+        bits(m)
+            .into_iter()
+            .map(|v| v.into_iter().map(|x| x & 0xFFFF_0000).collect())
+            .collect()
+    };
+    assert_eq!(bits(&c), model_bits(&a));
+    assert_eq!(
+        buffers(&opt_c.optimizer_state_dict().unwrap()),
+        truncated(buffers(&want_state))
+    );
+
+    // An optimizer file with F16 buffers loads through load_optimizer too.
+    let opt_path = scratch("converted_optim.safetensors");
+    checkpoint::save_optimizer(&opt_a, &opt_path).unwrap();
+    rewrite(&opt_path, |_, dtype, data| match dtype {
+        // Every buffer as 0.5 in F16.
+        safetensors::Dtype::F32 => (
+            safetensors::Dtype::F16,
+            f32s(data).flat_map(|_| 0x3800u16.to_le_bytes()).collect(),
+        ),
+        other => (other, data.to_vec()),
+    });
+    let mut opt_d = adam(c.parameters(), 0.01);
+    checkpoint::load_optimizer(&mut opt_d, &opt_path).unwrap();
+    let loaded = buffers(&opt_d.optimizer_state_dict().unwrap());
+    assert_eq!(loaded.len(), buffers(&want_state).len());
+    assert!(
+        loaded
+            .iter()
+            .all(|(_, v)| v.iter().all(|&x| x == 0.5f32.to_bits()))
+    );
+}
+
+/// An optimizer buffer of a dtype that does not convert (here I32) is an
+/// error naming the tensor and both dtypes; model and optimizer stay as
+/// they were.
+#[test]
+fn checkpoint_with_an_unconvertible_buffer_changes_nothing() {
+    let device = Device::Cpu;
+    let path = scratch("unconvertible.safetensors");
+    let a = mlp(1, &device);
+    let mut opt_a = adam(a.parameters(), 0.01);
+    train_step(&a, &mut opt_a, 0, &device);
+    checkpoint::save(&path, &a, &opt_a, 1).unwrap();
+    rewrite(&path, |name, dtype, data| {
+        if name == "optim.state.1.exp_avg_sq" {
+            (safetensors::Dtype::I32, data.to_vec())
+        } else {
+            (dtype, data.to_vec())
+        }
+    });
+    let b = mlp(2, &device);
+    let before = bits(&b);
+    let mut opt_b = adam(b.parameters(), 0.01);
+    let msg = invalid(checkpoint::load(&path, &b, &mut opt_b));
+    assert!(msg.contains("unconvertible.safetensors"), "{msg}");
+    assert!(
+        msg.contains(
+            "tensor 'optim.state.1.exp_avg_sq' has dtype I32, expected F32 (float32) like its parameter"
+        ),
+        "{msg}"
+    );
+    assert_eq!(bits(&b), before);
+    assert!(opt_b.state().iter().all(Option::is_none));
+    let msg = invalid(checkpoint::load_optimizer(&mut opt_b, &path));
+    assert!(
+        msg.contains("'optim.state.1.exp_avg_sq' has dtype I32"),
+        "{msg}"
+    );
+    assert!(opt_b.state().iter().all(Option::is_none));
+}

@@ -267,38 +267,201 @@ fn wrong_shape_names_the_tensor_and_both_shapes() {
     );
 }
 
+/// Little-endian bytes of 16-bit words.
+fn u16_bytes(words: &[u16]) -> Vec<u8> {
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+/// Bits of the loaded parameters, NaNs made canonical (the conversion must
+/// keep NaN a NaN; its payload is not part of the contract).
+fn canonical_bits(values: &[f32]) -> Vec<u32> {
+    values
+        .iter()
+        .map(|x| {
+            if x.is_nan() {
+                f32::NAN.to_bits()
+            } else {
+                x.to_bits()
+            }
+        })
+        .collect()
+}
+
+/// F16, BF16 and F64 tensors load into F32 parameters converted as
+/// PyTorch's `param.copy_(t)` converts them: F16 and BF16 exactly
+/// (subnormals, infinities, NaN), F64 rounded to nearest, overflowing to
+/// infinity. Expected values are written out as f32 bits.
+fn half_and_double_tensors_load_converted_to_f32(device: &Device) {
+    let model = mlp(&[2, 3, 2], 0, device);
+    let path = scratch(&format!("converted_{}.safetensors", device.is_gpu()));
+    // 0.weight [3, 2] as F16.
+    let f16_words = [
+        0x3C00, // 1.0
+        0xC100, // -2.5
+        0x7BFF, // 65504, the largest finite
+        0x0001, // 2^-24, the smallest subnormal
+        0xFC00, // -inf
+        0x7E00, // NaN
+    ];
+    let f16_want = [
+        0x3F80_0000,
+        0xC020_0000,
+        0x477F_E000,
+        0x3380_0000,
+        0xFF80_0000,
+        f32::NAN.to_bits(),
+    ];
+    // 0.bias [3] as BF16: the high half of the f32 bits.
+    let bf16_words = [
+        0x3FC0, /* 1.5 */
+        0x8001, /* -2^-133, subnormal */
+        0x7F80, /* inf */
+    ];
+    let bf16_want = [0x3FC0_0000, 0x8001_0000, 0x7F80_0000];
+    // 2.weight [2, 3] as F64.
+    let f64_values = [
+        0.1,                                    // rounds to 0.1f32
+        1.0 + f64::powi(2.0, -24),              // a tie: to even, 1.0
+        1.0 + 3.0 * f64::powi(2.0, -24),        // a tie: to even, 1 + 2^-22
+        1e300,                                  // overflows to inf
+        -1e-50,                                 // underflows to -0.0
+        f64::from(f32::from_bits(0x0000_0001)), // the smallest f32 subnormal
+    ];
+    let f64_want = [
+        0.1f32.to_bits(),
+        0x3F80_0000,
+        0x3F80_0002,
+        0x7F80_0000,
+        0x8000_0000,
+        0x0000_0001,
+    ];
+    // 2.bias [2] as F64 NaN and F32 would not mix; keep it F32.
+    write_raw(
+        &path,
+        vec![
+            ("0.weight", Dtype::F16, vec![3, 2], u16_bytes(&f16_words)),
+            ("0.bias", Dtype::BF16, vec![3], u16_bytes(&bf16_words)),
+            (
+                "2.weight",
+                Dtype::F64,
+                vec![2, 3],
+                f64_values.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            ),
+            ("2.bias", Dtype::F32, vec![2], f32_bytes(2)),
+        ],
+    );
+    state_dict::load(&model, &path).unwrap();
+    let params = model.named_parameters();
+    let got = |i: usize| canonical_bits(&params[i].1.to_vec_f32().unwrap());
+    assert_eq!(params[0].0, "0.weight");
+    assert_eq!(got(0), f16_want, "F16");
+    assert_eq!(got(1), bf16_want, "BF16");
+    assert_eq!(got(2), f64_want, "F64");
+    assert_eq!(got(3), [0.0f32.to_bits(), 0.25f32.to_bits()]);
+    for (_, p) in &params {
+        assert_eq!(p.dtype(), wgrad_core::DType::F32);
+        assert_eq!(p.device().is_gpu(), device.is_gpu());
+    }
+}
+
 #[test]
-fn wrong_dtype_names_the_tensor() {
+fn half_and_double_tensors_load_converted_to_f32_cpu() {
+    half_and_double_tensors_load_converted_to_f32(&Device::Cpu);
+}
+
+#[test]
+fn half_and_double_tensors_load_converted_to_f32_gpu() {
+    if let Some(device) = gpu() {
+        half_and_double_tensors_load_converted_to_f32(&device);
+    }
+}
+
+/// Every F16 bit pattern widens to the f32 with the same value (NaNs stay
+/// NaN), checked against a decoding written out from the IEEE definition.
+#[test]
+fn every_f16_value_loads_exactly() {
+    let words: Vec<u16> = (0..=u16::MAX).collect();
+    let model = Sequential::new().add(Linear::new(1, words.len(), false, &Device::Cpu).unwrap());
+    let path = scratch("all_f16.safetensors");
+    write_raw(
+        &path,
+        vec![(
+            "0.weight",
+            Dtype::F16,
+            vec![words.len(), 1],
+            u16_bytes(&words),
+        )],
+    );
+    state_dict::load(&model, &path).unwrap();
+    let got = model.parameters()[0].to_vec_f32().unwrap();
+    for (&w, &g) in words.iter().zip(&got) {
+        let sign = if w & 0x8000 != 0 { -1.0f64 } else { 1.0 };
+        let (exp, frac) = (i32::from((w >> 10) & 0x1F), f64::from(w & 0x3FF));
+        let want = match exp {
+            0 => sign * frac * f64::powi(2.0, -24),
+            31 if frac == 0.0 => sign * f64::INFINITY,
+            31 => f64::NAN,
+            _ => sign * (1.0 + frac / 1024.0) * f64::powi(2.0, exp - 15),
+        };
+        if want.is_nan() {
+            assert!(g.is_nan(), "{w:#06x} gave {g}");
+        } else {
+            assert_eq!(g.to_bits(), (want as f32).to_bits(), "{w:#06x}");
+        }
+    }
+}
+
+#[test]
+fn unconvertible_dtypes_name_the_tensor_and_both_dtypes() {
     let model = mlp(&[2, 3], 0, &Device::Cpu);
+    let before = bits(&model);
     let path = scratch("dtype.safetensors");
-    let f64_weight: Vec<u8> = (0..6).flat_map(|i| (i as f64).to_le_bytes()).collect();
+    for (dtype, width) in [
+        (Dtype::I8, 1),
+        (Dtype::U8, 1),
+        (Dtype::BOOL, 1),
+        (Dtype::F8_E4M3, 1),
+        (Dtype::I16, 2),
+        (Dtype::I32, 4),
+        (Dtype::U32, 4),
+        (Dtype::I64, 8),
+    ] {
+        // The other tensor converts: the load still fails as a whole.
+        write_raw(
+            &path,
+            vec![
+                ("0.weight", dtype, vec![3, 2], vec![1; 6 * width]),
+                ("0.bias", Dtype::F16, vec![3], u16_bytes(&[0x3C00; 3])),
+            ],
+        );
+        let msg = invalid(state_dict::load(&model, &path), "load");
+        assert!(msg.contains("dtype.safetensors"), "{msg}");
+        let want = format!(
+            "tensor '0.weight' has dtype {dtype}, expected F32 (float32) like its parameter \
+             (F64, F16, BF16 convert to F32, {dtype} does not)"
+        );
+        assert!(msg.contains(&want), "{want:?} not in {msg}");
+        assert!(!msg.contains("'0.bias'"), "{msg}");
+        assert_eq!(
+            bits(&model),
+            before,
+            "a failed {dtype} load changed the model"
+        );
+    }
+    // A converted tensor's shape is still checked.
     write_raw(
         &path,
         vec![
-            ("0.weight", Dtype::F64, vec![3, 2], f64_weight),
-            ("0.bias", Dtype::F32, vec![3], f32_bytes(3)),
-        ],
-    );
-    let msg = invalid(state_dict::load(&model, &path), "load");
-    assert!(msg.contains("dtype.safetensors"), "{msg}");
-    assert!(
-        msg.contains("tensor '0.weight' has dtype F64, expected F32"),
-        "{msg}"
-    );
-    assert!(!msg.contains("'0.bias'"), "{msg}");
-    // BF16 (what half-precision torch checkpoints hold) is refused the same way.
-    write_raw(
-        &path,
-        vec![
-            ("0.weight", Dtype::F32, vec![3, 2], f32_bytes(6)),
-            ("0.bias", Dtype::BF16, vec![3], vec![0; 6]),
+            ("0.weight", Dtype::BF16, vec![2, 3], vec![0; 12]),
+            ("0.bias", Dtype::F64, vec![3], vec![0; 24]),
         ],
     );
     let msg = invalid(state_dict::load(&model, &path), "load");
     assert!(
-        msg.contains("tensor '0.bias' has dtype BF16, expected F32"),
+        msg.contains("tensor '0.weight' has shape [2, 3], the parameter has shape [3, 2]"),
         "{msg}"
     );
+    assert_eq!(bits(&model), before);
 }
 
 #[test]
