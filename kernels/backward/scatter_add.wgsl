@@ -53,9 +53,7 @@ fn scatter_add(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
     }
     let tgt = idx[ii];
     if tgt < 0 || u32(tgt) >= p.size {
-        atomicStore(&fault[1], bitcast<u32>(tgt));
-        atomicStore(&fault[2], p.size);
-        atomicStore(&fault[0], FAULT_CODE);
+        raise_fault(FAULT_CODE, bitcast<u32>(tgt), p.size);
         return;
     }
     io += u32(tgt) * p.out_strides[p.axis];
@@ -67,5 +65,23 @@ fn scatter_add(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
             break;
         }
         old = r.old_value;
+    }
+}
+
+// Records a device fault unless one is already recorded: the first fault
+// wins (word 0 goes from 0 to the code exactly once, and only the thread
+// that set it writes words 1 and 2), so a later kernel (a backward pass)
+// cannot overwrite the fault of the op the user called.
+fn raise_fault(code: u32, index: u32, size: u32) {
+    loop {
+        let r = atomicCompareExchangeWeak(&fault[0], 0u, code);
+        if r.exchanged {
+            atomicStore(&fault[1], index);
+            atomicStore(&fault[2], size);
+            return;
+        }
+        if r.old_value != 0u {
+            return; // an earlier fault stands (a weak exchange may fail spuriously: retry)
+        }
     }
 }

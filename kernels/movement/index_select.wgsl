@@ -43,9 +43,7 @@ fn index_select(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
         if u32(d) == p.axis {
             let idx = index[p.idx_offset + k * p.idx_stride];
             if idx < 0 || u32(idx) >= p.axis_size {
-                atomicStore(&fault[1], bitcast<u32>(idx));
-                atomicStore(&fault[2], p.axis_size);
-                atomicStore(&fault[0], FAULT_INDEX_SELECT);
+                raise_fault(FAULT_INDEX_SELECT, bitcast<u32>(idx), p.axis_size);
                 // max(.., 1): an empty axis clamps to 0; the read below is then skipped.
                 k = u32(clamp(idx, 0, i32(max(p.axis_size, 1u)) - 1));
             } else {
@@ -59,4 +57,22 @@ fn index_select(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
         return;
     }
     out[i] = src[at];
+}
+
+// Records a device fault unless one is already recorded: the first fault
+// wins (word 0 goes from 0 to the code exactly once, and only the thread
+// that set it writes words 1 and 2), so a later kernel (a backward pass)
+// cannot overwrite the fault of the op the user called.
+fn raise_fault(code: u32, index: u32, size: u32) {
+    loop {
+        let r = atomicCompareExchangeWeak(&fault[0], 0u, code);
+        if r.exchanged {
+            atomicStore(&fault[1], index);
+            atomicStore(&fault[2], size);
+            return;
+        }
+        if r.old_value != 0u {
+            return; // an earlier fault stands (a weak exchange may fail spuriously: retry)
+        }
+    }
 }

@@ -46,11 +46,27 @@ fn one_hot(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     let label = labels[at];
     let bad = label < 0 || u32(label) >= p.classes;
     if bad && col == 0u {
-        atomicStore(&fault[1], bitcast<u32>(label));
-        atomicStore(&fault[2], p.classes);
-        atomicStore(&fault[0], FAULT_ONE_HOT);
+        raise_fault(FAULT_ONE_HOT, bitcast<u32>(label), p.classes);
     }
     if p.classes > 0u {
         out[i] = select(0u, p.one, !bad && u32(label) == col);
+    }
+}
+
+// Records a device fault unless one is already recorded: the first fault
+// wins (word 0 goes from 0 to the code exactly once, and only the thread
+// that set it writes words 1 and 2), so a later kernel (a backward pass)
+// cannot overwrite the fault of the op the user called.
+fn raise_fault(code: u32, index: u32, size: u32) {
+    loop {
+        let r = atomicCompareExchangeWeak(&fault[0], 0u, code);
+        if r.exchanged {
+            atomicStore(&fault[1], index);
+            atomicStore(&fault[2], size);
+            return;
+        }
+        if r.old_value != 0u {
+            return; // an earlier fault stands (a weak exchange may fail spuriously: retry)
+        }
     }
 }

@@ -136,9 +136,7 @@ fn cross_entropy_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
         if tgt != bitcast<i32>(p.ignore_index) {
             var k = u32(0);
             if tgt < 0 || u32(tgt) >= p.n {
-                atomicStore(&fault[1], bitcast<u32>(tgt));
-                atomicStore(&fault[2], p.n);
-                atomicStore(&fault[0], FAULT_CROSS_ENTROPY_TARGET);
+                raise_fault(FAULT_CROSS_ENTROPY_TARGET, bitcast<u32>(tgt), p.n);
                 k = u32(clamp(tgt, 0, i32(max(p.n, 1u)) - 1));
             } else {
                 k = u32(tgt);
@@ -153,5 +151,23 @@ fn cross_entropy_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
             }
         }
         out[row] = loss;
+    }
+}
+
+// Records a device fault unless one is already recorded: the first fault
+// wins (word 0 goes from 0 to the code exactly once, and only the thread
+// that set it writes words 1 and 2), so a later kernel (a backward pass)
+// cannot overwrite the fault of the op the user called.
+fn raise_fault(code: u32, index: u32, size: u32) {
+    loop {
+        let r = atomicCompareExchangeWeak(&fault[0], 0u, code);
+        if r.exchanged {
+            atomicStore(&fault[1], index);
+            atomicStore(&fault[2], size);
+            return;
+        }
+        if r.old_value != 0u {
+            return; // an earlier fault stands (a weak exchange may fail spuriously: retry)
+        }
     }
 }

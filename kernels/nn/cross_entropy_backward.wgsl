@@ -114,9 +114,7 @@ fn cross_entropy_backward_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(n
         var k = u32(0);
         if !ignored && (tgt < 0 || u32(tgt) >= p.n) {
             // Every thread of the row sees the same target; the stores agree.
-            atomicStore(&fault[1], bitcast<u32>(tgt));
-            atomicStore(&fault[2], p.n);
-            atomicStore(&fault[0], FAULT_CROSS_ENTROPY_TARGET);
+            raise_fault(FAULT_CROSS_ENTROPY_TARGET, bitcast<u32>(tgt), p.n);
             k = u32(clamp(tgt, 0, i32(max(p.n, 1u)) - 1));
         } else if !ignored {
             k = u32(tgt);
@@ -134,6 +132,24 @@ fn cross_entropy_backward_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(n
                 d = g * (exp(x - row_max) / total - hit - uniform_part);
             }
             out[out_base + e] = d;
+        }
+    }
+}
+
+// Records a device fault unless one is already recorded: the first fault
+// wins (word 0 goes from 0 to the code exactly once, and only the thread
+// that set it writes words 1 and 2), so a later kernel (a backward pass)
+// cannot overwrite the fault of the op the user called.
+fn raise_fault(code: u32, index: u32, size: u32) {
+    loop {
+        let r = atomicCompareExchangeWeak(&fault[0], 0u, code);
+        if r.exchanged {
+            atomicStore(&fault[1], index);
+            atomicStore(&fault[2], size);
+            return;
+        }
+        if r.old_value != 0u {
+            return; // an earlier fault stands (a weak exchange may fail spuriously: retry)
         }
     }
 }

@@ -7,6 +7,8 @@ use wgrad_core::{Error, Result};
 /// What [`GpuDevice::info`](crate::GpuDevice::info) reports about the chosen adapter.
 #[derive(Clone, Debug)]
 pub struct AdapterSummary {
+    /// Its position in wgpu's enumeration: the `N` of `gpu:N`.
+    pub index: usize,
     pub name: String,
     pub backend: String,
     pub device_type: String,
@@ -22,11 +24,13 @@ pub struct AdapterSummary {
 
 impl AdapterSummary {
     pub(crate) fn new(
+        index: usize,
         info: &wgpu::AdapterInfo,
         limits: wgpu::Limits,
         features: wgpu::Features,
     ) -> Self {
         AdapterSummary {
+            index,
             name: info.name.clone(),
             backend: format!("{:?}", info.backend),
             device_type: format!("{:?}", info.device_type),
@@ -39,12 +43,20 @@ impl AdapterSummary {
     }
 }
 
+impl AdapterSummary {
+    /// Whether this is a software rasterizer (adapter type CPU: lavapipe,
+    /// llvmpipe, SwiftShader, WARP), usually slower than wgrad's CPU backend.
+    pub fn is_software(&self) -> bool {
+        self.device_type == format!("{:?}", wgpu::DeviceType::Cpu)
+    }
+}
+
 impl fmt::Display for AdapterSummary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "adapter: {} ({}, {})",
-            self.name, self.backend, self.device_type
+            "adapter: gpu:{} {} ({}, {})",
+            self.index, self.name, self.backend, self.device_type
         )?;
         writeln!(f, "driver: {} {}", self.driver, self.driver_info)?;
         let l = &self.limits;
@@ -101,25 +113,131 @@ pub(crate) fn wanted_features() -> wgpu::Features {
         | wgpu::Features::SHADER_F16
 }
 
-/// Picks the adapter: `WGRAD_ADAPTER` (an index into the enumerated list, or a
-/// case-insensitive substring of the name) if set, else the high-performance one.
-pub(crate) fn choose(instance: &wgpu::Instance) -> Result<wgpu::Adapter> {
-    let backends = wgpu::Backends::from_env().unwrap_or(wgpu::Backends::PRIMARY);
-    let adapters = pollster::block_on(instance.enumerate_adapters(backends));
+/// One adapter wgpu enumerates, as [`GpuDevice::adapters`](crate::GpuDevice::adapters)
+/// lists it; `gpu:N` names the one with `index` N.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AdapterListing {
+    pub index: usize,
+    pub name: String,
+    pub backend: String,
+    pub device_type: String,
+    /// A software rasterizer (adapter type CPU: lavapipe, llvmpipe,
+    /// SwiftShader, WARP).
+    pub software: bool,
+}
+
+impl fmt::Display for AdapterListing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "gpu:{} {} ({}, {}{})",
+            self.index,
+            self.name,
+            self.backend,
+            self.device_type,
+            if self.software { ", software" } else { "" }
+        )
+    }
+}
+
+/// The wgpu instance wgrad uses: primary backends (Vulkan, Metal, DX12)
+/// unless `WGPU_BACKEND` says otherwise (probing GL as well only adds noise
+/// and a less capable adapter).
+pub(crate) fn instance() -> wgpu::Instance {
+    let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+    descriptor.backends = backends();
+    wgpu::Instance::new(descriptor)
+}
+
+fn backends() -> wgpu::Backends {
+    wgpu::Backends::from_env().unwrap_or(wgpu::Backends::PRIMARY)
+}
+
+fn enumerate(instance: &wgpu::Instance) -> Vec<wgpu::Adapter> {
+    pollster::block_on(instance.enumerate_adapters(backends()))
+}
+
+/// Every adapter wgpu enumerates, in order (`gpu:0`, `gpu:1`, ...).
+pub(crate) fn list(instance: &wgpu::Instance) -> Vec<AdapterListing> {
+    enumerate(instance)
+        .iter()
+        .enumerate()
+        .map(|(index, adapter)| {
+            let info = adapter.get_info();
+            AdapterListing {
+                index,
+                name: info.name.clone(),
+                backend: format!("{:?}", info.backend),
+                device_type: format!("{:?}", info.device_type),
+                software: info.device_type == wgpu::DeviceType::Cpu,
+            }
+        })
+        .collect()
+}
+
+/// "1 adapter (gpu:0 llvmpipe (Vulkan, Cpu, software))", for messages.
+pub(crate) fn describe(listings: &[AdapterListing]) -> String {
+    let names: Vec<String> = listings.iter().map(ToString::to_string).collect();
+    format!(
+        "{} adapter{} ({})",
+        listings.len(),
+        if listings.len() == 1 { "" } else { "s" },
+        names.join("; ")
+    )
+}
+
+/// Which adapter to open.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Which {
+    /// `WGRAD_ADAPTER` if set, else the high-performance one.
+    Default,
+    /// `gpu:N`: the N-th adapter wgpu enumerates.
+    Index(usize),
+}
+
+/// Picks the adapter and returns it with its index in the enumeration.
+/// [`Which::Default`]: `WGRAD_ADAPTER` (an index into the enumerated list,
+/// or a case-insensitive substring of the name) if set, else the
+/// high-performance one.
+pub(crate) fn choose(instance: &wgpu::Instance, which: Which) -> Result<(usize, wgpu::Adapter)> {
+    let adapters = enumerate(instance);
     if adapters.is_empty() {
         return Err(Error::NoAdapter {
-            detail: format!("wgpu enumerated no adapters for backends {backends:?}"),
+            detail: format!("wgpu enumerated no adapters for backends {:?}", backends()),
         });
+    }
+    let index_of = |adapter: &wgpu::Adapter| {
+        let info = adapter.get_info();
+        adapters
+            .iter()
+            .position(|a| a.get_info() == info)
+            .unwrap_or(0)
+    };
+    if let Which::Index(n) = which {
+        if n >= adapters.len() {
+            return Err(Error::invalid(
+                "GPU adapter",
+                format!(
+                    "gpu:{n} does not exist: wgpu enumerates {}",
+                    describe(&list(instance))
+                ),
+            ));
+        }
+        let adapter = adapters.into_iter().nth(n);
+        return adapter
+            .map(|a| (n, a))
+            .ok_or_else(|| Error::invalid("GPU adapter", format!("gpu:{n} does not exist")));
     }
     if let Ok(wanted) = std::env::var("WGRAD_ADAPTER") {
         let names: Vec<String> = adapters.iter().map(|a| a.get_info().name).collect();
         let found = match wanted.parse::<usize>() {
-            Ok(i) => adapters.into_iter().nth(i),
+            Ok(i) => adapters.get(i).cloned().map(|a| (i, a)),
             Err(_) => {
                 let needle = wanted.to_lowercase();
                 adapters
-                    .into_iter()
-                    .find(|a| a.get_info().name.to_lowercase().contains(&needle))
+                    .iter()
+                    .position(|a| a.get_info().name.to_lowercase().contains(&needle))
+                    .and_then(|i| adapters.get(i).cloned().map(|a| (i, a)))
             }
         };
         return found.ok_or_else(|| Error::NoAdapter {
@@ -132,7 +250,9 @@ pub(crate) fn choose(instance: &wgpu::Instance) -> Result<wgpu::Adapter> {
         compatible_surface: None,
         apply_limit_buckets: false,
     };
-    pollster::block_on(instance.request_adapter(&options)).map_err(|e| Error::NoAdapter {
-        detail: e.to_string(),
-    })
+    let adapter =
+        pollster::block_on(instance.request_adapter(&options)).map_err(|e| Error::NoAdapter {
+            detail: e.to_string(),
+        })?;
+    Ok((index_of(&adapter), adapter))
 }

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::pool::BufferPool;
+use crate::pool::{BufferPool, Kind};
 
 /// A storage buffer from the device's caching pool. Cloning is cheap (an
 /// `Arc`); when the last clone drops, the buffer goes back to the pool for
@@ -50,7 +50,8 @@ impl GpuBuffer {
         self.inner.id
     }
 
-    /// Capacity in bytes (the size class, at least what was asked for).
+    /// Capacity in bytes: at least what was asked for (its size class, or a
+    /// larger free buffer the pool fitted to the request).
     pub fn size(&self) -> u64 {
         self.inner.class_bytes
     }
@@ -69,7 +70,7 @@ impl std::fmt::Debug for GpuBuffer {
 impl Drop for BufferInner {
     fn drop(&mut self) {
         if let Some(buffer) = self.buffer.take() {
-            self.pool.release(buffer, self.id, self.class_bytes);
+            self.pool.release(Kind::Storage, buffer, self.id);
         }
     }
 }

@@ -7,10 +7,10 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, mpsc};
 use futures::channel::oneshot;
 use wgrad_core::{Error, Result};
 
-use crate::adapter::{self, AdapterSummary};
+use crate::adapter::{self, AdapterListing, AdapterSummary, Which};
 use crate::buffer::GpuBuffer;
 use crate::fault::{self, FAULT_BYTES};
-use crate::pool::{BufferPool, FirstUse, size_class};
+use crate::pool::{BufferPool, FirstUse, Take};
 use crate::profiler::{self, KernelTime, Profiler};
 use crate::readback::Readback;
 use crate::recorder::{MAX_PENDING_DISPATCHES, Recorder};
@@ -25,6 +25,8 @@ pub struct GpuDevice {
 
 struct Inner {
     ordinal: u64,
+    /// `gpu:N` (plus `#k` for the k-th extra device opened on that adapter).
+    label: String,
     device: wgpu::Device,
     queue: wgpu::Queue,
     summary: AdapterSummary,
@@ -32,7 +34,6 @@ struct Inner {
     recorder: Mutex<Recorder>,
     stats: Arc<StatCounters>,
     fault: wgpu::Buffer,
-    staging: Mutex<HashMap<u64, Vec<wgpu::Buffer>>>,
     poller: Mutex<mpsc::Sender<wgpu::SubmissionIndex>>,
     uncaptured: Arc<Mutex<Option<String>>>,
     profiler: Mutex<Option<Profiler>>,
@@ -43,14 +44,27 @@ static NEXT_ORDINAL: AtomicU64 = AtomicU64::new(0);
 impl GpuDevice {
     /// Opens the adapter chosen by `WGRAD_ADAPTER` / `WGPU_BACKEND` (high
     /// performance by default) with the adapter's own limits and the useful
-    /// features it has.
+    /// features it has. Software adapters are accepted (this is an explicit
+    /// request for a GPU); `Device::best()` is what avoids them.
     pub fn new() -> Result<Self> {
-        // Primary backends (Vulkan, Metal, DX12) unless WGPU_BACKEND says otherwise:
-        // probing GL as well only adds noise and a less capable adapter.
-        let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
-        descriptor.backends = wgpu::Backends::from_env().unwrap_or(wgpu::Backends::PRIMARY);
-        let instance = wgpu::Instance::new(descriptor);
-        let adapter = adapter::choose(&instance)?;
+        GpuDevice::open(Which::Default)
+    }
+
+    /// Opens adapter `gpu:index`: the `index`-th adapter wgpu enumerates
+    /// (see [`adapters`](Self::adapters)). An index past the end is an error
+    /// that lists the adapters there are.
+    pub fn with_adapter(index: usize) -> Result<Self> {
+        GpuDevice::open(Which::Index(index))
+    }
+
+    /// Every adapter wgpu enumerates (under `WGPU_BACKEND`), in `gpu:N` order.
+    pub fn adapters() -> Vec<AdapterListing> {
+        adapter::list(&adapter::instance())
+    }
+
+    fn open(which: Which) -> Result<Self> {
+        let instance = adapter::instance();
+        let (index, adapter) = adapter::choose(&instance, which)?;
         let features = adapter.features() & adapter::wanted_features();
         let limits = adapter.limits();
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
@@ -77,7 +91,12 @@ impl GpuDevice {
             }
         }));
 
-        let summary = AdapterSummary::new(&adapter.get_info(), device.limits(), device.features());
+        let summary = AdapterSummary::new(
+            index,
+            &adapter.get_info(),
+            device.limits(),
+            device.features(),
+        );
         let stats = Arc::new(StatCounters::default());
         let pool = Arc::new(BufferPool::new(
             device.clone(),
@@ -107,9 +126,26 @@ impl GpuDevice {
             })
             .map_err(|e| Error::Device(format!("cannot start the GPU poller thread: {e}")))?;
 
+        let label = {
+            static OPENED: Mutex<Option<HashMap<usize, u32>>> = Mutex::new(None);
+            let extra = OPENED.lock().ok().map_or(0, |mut opened| {
+                let count = opened
+                    .get_or_insert_with(HashMap::new)
+                    .entry(index)
+                    .or_insert(0);
+                *count += 1;
+                *count - 1
+            });
+            if extra == 0 {
+                format!("gpu:{index}")
+            } else {
+                format!("gpu:{index}#{extra}")
+            }
+        };
         Ok(GpuDevice {
             inner: Arc::new(Inner {
                 ordinal: NEXT_ORDINAL.fetch_add(1, Ordering::Relaxed),
+                label,
                 device,
                 queue,
                 summary,
@@ -117,7 +153,6 @@ impl GpuDevice {
                 recorder: Mutex::new(Recorder::default()),
                 stats,
                 fault,
-                staging: Mutex::new(HashMap::new()),
                 poller: Mutex::new(tx),
                 uncaptured,
                 profiler: Mutex::new(None),
@@ -125,7 +160,7 @@ impl GpuDevice {
         })
     }
 
-    /// The process-wide default GPU, opened on first use (like `cuda:0`).
+    /// The process-wide default GPU, opened on first use (like `cuda`).
     pub fn shared() -> Result<Self> {
         static SHARED: OnceLock<std::result::Result<GpuDevice, String>> = OnceLock::new();
         match SHARED.get_or_init(|| GpuDevice::new().map_err(|e| e.to_string())) {
@@ -134,6 +169,26 @@ impl GpuDevice {
                 detail: message.clone(),
             }),
         }
+    }
+
+    /// The process-wide device on adapter `gpu:index` (like `cuda:N`),
+    /// opened on first use; the same device as [`shared`](Self::shared)
+    /// when that one is on this adapter.
+    pub fn shared_at(index: usize) -> Result<Self> {
+        static BY_INDEX: Mutex<Option<HashMap<usize, GpuDevice>>> = Mutex::new(None);
+        let mut opened = BY_INDEX
+            .lock()
+            .map_err(|_| Error::Device("device registry lock poisoned".into()))?;
+        let opened = opened.get_or_insert_with(HashMap::new);
+        if let Some(device) = opened.get(&index) {
+            return Ok(device.clone());
+        }
+        let device = match GpuDevice::shared() {
+            Ok(shared) if shared.info().index == index => shared,
+            _ => GpuDevice::with_adapter(index)?,
+        };
+        opened.insert(index, device.clone());
+        Ok(device)
     }
 
     /// Adapter name, backend, type, driver, limits and features.
@@ -166,9 +221,10 @@ impl GpuDevice {
         Arc::ptr_eq(&self.inner, &other.inner)
     }
 
-    /// A short name for messages, e.g. `gpu:0 (llvmpipe)`.
+    /// A short name for messages, e.g. `gpu:0 (llvmpipe)`: the adapter's
+    /// `gpu:N`, plus `#k` for the k-th extra device opened on that adapter.
     pub fn label(&self) -> String {
-        format!("gpu:{} ({})", self.inner.ordinal, self.inner.summary.name)
+        format!("{} ({})", self.inner.label, self.inner.summary.name)
     }
 
     /// The device's fault-flag buffer; index kernels bind it to report bad indices.
@@ -194,16 +250,27 @@ impl GpuDevice {
     /// A pool buffer of at least `bytes` whose first writer is a recorded
     /// dispatch. Its contents are unspecified.
     pub fn alloc(&self, op: &'static str, bytes: u64) -> Result<GpuBuffer> {
-        self.inner.pool.acquire(op, bytes, FirstUse::Recorded)
+        let take = self
+            .inner
+            .pool
+            .acquire(op, bytes, FirstUse::Recorded, false)?;
+        taken(take)
     }
 
     /// Uploads `data` into a pool buffer that no pending command uses (see the
     /// upload hazard in `pool.rs`).
     pub fn upload(&self, op: &'static str, data: &[u8]) -> Result<GpuBuffer> {
-        let buffer = self
-            .inner
-            .pool
-            .acquire(op, data.len() as u64, FirstUse::Upload)?;
+        let pool = &self.inner.pool;
+        let bytes = data.len() as u64;
+        let buffer = match pool.acquire(op, bytes, FirstUse::Upload, true)? {
+            Take::Got(buffer) | Take::Created(buffer) => buffer,
+            // The fitting free buffers were all released since the last
+            // submit: submit the recorded work, after which they are safe.
+            Take::Blocked => {
+                self.flush()?;
+                taken(pool.acquire(op, bytes, FirstUse::Upload, false)?)?
+            }
+        };
         if !data.is_empty() {
             let padded;
             let bytes = if data.len().is_multiple_of(4) {
@@ -218,9 +285,16 @@ impl GpuDevice {
         Ok(buffer)
     }
 
-    /// Drops every cached pool buffer (like `torch.cuda.empty_cache()`).
+    /// Drops every cached pool buffer, tensor storage and readback staging
+    /// alike (like `torch.cuda.empty_cache()`). Waits for the GPU, so that
+    /// wgpu frees buffers that recorded commands were still using.
     pub fn empty_cache(&self) {
+        let _ = self.flush();
         self.inner.pool.empty();
+        let _ = self.inner.device.poll(wgpu::PollType::Wait {
+            submission_index: None,
+            timeout: None,
+        });
     }
 
     fn recorder(&self) -> Result<MutexGuard<'_, Recorder>> {
@@ -294,11 +368,14 @@ impl GpuDevice {
     }
 
     fn submit(&self, recorder: &mut Recorder) -> Option<wgpu::SubmissionIndex> {
-        let commands = recorder.finish()?;
-        let index = self.inner.queue.submit([commands]);
-        StatCounters::bump(&self.inner.stats.submits, 1);
+        let index = recorder.finish().map(|commands| {
+            StatCounters::bump(&self.inner.stats.submits, 1);
+            self.inner.queue.submit([commands])
+        });
+        // Nothing recorded is pending now (even when there was nothing to
+        // submit), so every buffer released so far is safe for an upload.
         self.inner.pool.epoch.fetch_add(1, Ordering::AcqRel);
-        Some(index)
+        index
     }
 
     /// Submits everything recorded so far without waiting.
@@ -321,9 +398,27 @@ impl GpuDevice {
         }
     }
 
-    /// Submits pending work and blocks until the GPU has finished it.
+    /// Submits pending work and blocks until the GPU has finished it. A
+    /// device fault raised by any kernel since the last readback (or
+    /// synchronize) is returned here as an error, and cleared, just as a
+    /// readback would report it. Checking costs a 16-byte copy in the same
+    /// submit; it is not counted in `DeviceStats::readbacks`.
     pub fn synchronize(&self) -> Result<()> {
-        self.flush()?;
+        let mut staging = self.inner.pool.acquire_staging(FAULT_BYTES)?;
+        {
+            let target = staging.raw()?;
+            let mut recorder = self.recorder()?;
+            let encoder = recorder.encoder_outside_pass(&self.inner.device);
+            encoder.copy_buffer_to_buffer(&self.inner.fault, 0, target, 0, FAULT_BYTES);
+            encoder.clear_buffer(&self.inner.fault, 0, None);
+            self.submit(&mut recorder);
+        }
+        let (tx, rx) = mpsc::channel();
+        staging
+            .raw()?
+            .map_async(wgpu::MapMode::Read, 0..FAULT_BYTES, move |result| {
+                let _ = tx.send(result);
+            });
         self.inner
             .device
             .poll(wgpu::PollType::Wait {
@@ -331,26 +426,21 @@ impl GpuDevice {
                 timeout: None,
             })
             .map_err(|e| Error::Device(format!("poll failed: {e}")))?;
-        self.take_uncaptured()
-    }
-
-    fn staging_buffer(&self, bytes: u64) -> wgpu::Buffer {
-        let class = size_class(bytes);
-        let cached = self
-            .inner
-            .staging
-            .lock()
-            .ok()
-            .and_then(|mut s| s.get_mut(&class).and_then(Vec::pop));
-        cached.unwrap_or_else(|| {
-            StatCounters::bump(&self.inner.stats.buffers_created, 1);
-            self.inner.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("wgrad staging"),
-                size: class,
-                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            })
-        })
+        rx.recv()
+            .map_err(|_| Error::Device("fault check was cancelled (device lost?)".into()))?
+            .map_err(|e| Error::Device(format!("mapping the fault words failed: {e}")))?;
+        let raw = staging.raw()?;
+        let words = {
+            let view = raw
+                .get_mapped_range(0..FAULT_BYTES)
+                .map_err(|e| Error::Device(format!("mapped range unavailable: {e}")))?;
+            fault::words(&view)
+        };
+        raw.unmap();
+        staging.set_reusable();
+        drop(staging);
+        self.take_uncaptured()?;
+        fault::check(words)
     }
 
     /// Reads `bytes` bytes at `offset` of `buffer` back to the host. Submits
@@ -365,14 +455,15 @@ impl GpuDevice {
                 buffer.size()
             )));
         }
-        let staging = self.staging_buffer(bytes + FAULT_BYTES);
+        let mut staging = self.inner.pool.acquire_staging(bytes + FAULT_BYTES)?;
         let index = {
+            let target = staging.raw()?;
             let mut recorder = self.recorder()?;
             let encoder = recorder.encoder_outside_pass(&self.inner.device);
             if bytes > 0 {
-                encoder.copy_buffer_to_buffer(buffer.raw(), offset, &staging, 0, bytes);
+                encoder.copy_buffer_to_buffer(buffer.raw(), offset, target, 0, bytes);
             }
-            encoder.copy_buffer_to_buffer(&self.inner.fault, 0, &staging, bytes, FAULT_BYTES);
+            encoder.copy_buffer_to_buffer(&self.inner.fault, 0, target, bytes, FAULT_BYTES);
             encoder.clear_buffer(&self.inner.fault, 0, None);
             self.submit(&mut recorder)
         };
@@ -380,9 +471,11 @@ impl GpuDevice {
         StatCounters::bump(&self.inner.stats.bytes_downloaded, bytes);
 
         let (tx, rx) = oneshot::channel();
-        staging.map_async(wgpu::MapMode::Read, 0..bytes + FAULT_BYTES, move |result| {
-            let _ = tx.send(result);
-        });
+        staging
+            .raw()?
+            .map_async(wgpu::MapMode::Read, 0..bytes + FAULT_BYTES, move |result| {
+                let _ = tx.send(result);
+            });
         if let Some(index) = index {
             let sender = self
                 .inner
@@ -400,22 +493,17 @@ impl GpuDevice {
                 .map_err(|_| Error::Device("readback was cancelled (device lost?)".into()))?;
             mapped
                 .map_err(|e| Error::Device(format!("mapping the readback buffer failed: {e}")))?;
+            let raw = staging.raw()?;
             let (data, words) = {
-                let view = staging
+                let view = raw
                     .get_mapped_range(0..bytes + FAULT_BYTES)
                     .map_err(|e| Error::Device(format!("mapped range unavailable: {e}")))?;
                 let data = view[..bytes as usize].to_vec();
-                let mut words = [0u32; 4];
-                for (i, w) in words.iter_mut().enumerate() {
-                    let at = bytes as usize + 4 * i;
-                    *w = u32::from_le_bytes([view[at], view[at + 1], view[at + 2], view[at + 3]]);
-                }
-                (data, words)
+                (data, fault::words(&view[bytes as usize..]))
             };
-            staging.unmap();
-            if let Ok(mut cache) = device.inner.staging.lock() {
-                cache.entry(staging.size()).or_default().push(staging);
-            }
+            raw.unmap();
+            staging.set_reusable();
+            drop(staging); // back to the pool
             device.take_uncaptured()?;
             fault::check(words)?;
             Ok(data)
@@ -512,6 +600,16 @@ impl GpuDevice {
         staging.unmap();
         let period = f64::from(self.inner.queue.get_timestamp_period());
         Ok(profiler::summarize(&profiler.labels, &ticks, period))
+    }
+}
+
+/// The buffer of a take that never blocks.
+fn taken(take: Take<GpuBuffer>) -> Result<GpuBuffer> {
+    match take {
+        Take::Got(buffer) | Take::Created(buffer) => Ok(buffer),
+        Take::Blocked => Err(Error::Device(
+            "buffer pool: a non-blocking request was blocked".into(),
+        )),
     }
 }
 

@@ -3,9 +3,24 @@
 //!
 //! Like CUDA's device-side assert, the kernel writes the fault into a small
 //! buffer and carries on (clamping so that it never reads out of bounds); the
-//! next readback copies that buffer along with the data and turns a fault into
-//! an [`Error`](wgrad_core::Error). Layout of the fault buffer (u32 words):
-//! `[code, index, size, unused]`; code 0 means no fault.
+//! next readback, or `synchronize()`, copies that buffer along with the data,
+//! clears it, and turns a fault into an [`Error`](wgrad_core::Error). Layout
+//! of the fault buffer (u32 words): `[code, index, size, unused]`; code 0
+//! means no fault.
+//!
+//! The first fault wins: kernels set word 0 with a compare-exchange from 0
+//! (WGSL `raise_fault`), and only the thread that set it writes the index
+//! and size. So the error names the op the user called (an embedding lookup's
+//! `index_select`) even when later kernels meet the same bad indices (its
+//! backward `index_add`).
+//!
+//! A fault does not stop the queue. Everything recorded after the faulting
+//! kernel and before the readback that reports it still runs, with the bad
+//! indices clamped (forward) or skipped (backward): in a training step that
+//! reads the loss only after `optimizer.step()`, that step **has already
+//! updated the parameters** from gradients of the clamped lookup when the
+//! error arrives. To keep the parameters of a faulting step, read back (or
+//! `synchronize()`) before stepping, or restore them from a checkpoint.
 
 /// Which kind of kernel raised a fault. The value is what kernels store in word 0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,6 +65,15 @@ impl FaultCode {
 
 /// Size of the fault buffer in bytes.
 pub(crate) const FAULT_BYTES: u64 = 16;
+
+/// The four fault words at the start of `bytes` (little endian; zeros if short).
+pub(crate) fn words(bytes: &[u8]) -> [u32; 4] {
+    let mut words = [0u32; 4];
+    for (w, chunk) in words.iter_mut().zip(bytes.chunks_exact(4)) {
+        *w = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+    }
+    words
+}
 
 /// Turns the four fault words into an error, if a fault was recorded.
 pub(crate) fn check(words: [u32; 4]) -> wgrad_core::Result<()> {

@@ -21,7 +21,7 @@ mod readback;
 mod recorder;
 mod stats;
 
-pub use adapter::AdapterSummary;
+pub use adapter::{AdapterListing, AdapterSummary};
 pub use buffer::GpuBuffer;
 pub use device::GpuDevice;
 pub use fault::FaultCode;

@@ -5,17 +5,20 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// A snapshot of what the device has done since it was created.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DeviceStats {
-    /// Bytes currently held by live tensors (pool buffers handed out).
+    /// Bytes of pool buffers handed out: live tensors, plus the staging
+    /// buffers of readbacks in flight.
     pub live_bytes: u64,
     /// Highest `live_bytes` seen.
     pub peak_live_bytes: u64,
-    /// Bytes held in the pool's free lists (reusable without allocation).
+    /// Bytes held in the pool's free lists, storage and readback staging
+    /// buffers alike (reusable without allocation; at most twice
+    /// `peak_live_bytes`; `empty_cache()` releases them all).
     pub cached_bytes: u64,
-    /// wgpu buffers created (pool misses plus staging buffers).
+    /// wgpu buffers created by the pool (storage and staging).
     pub buffers_created: u64,
-    /// Pool requests served from a free list.
+    /// Pool requests (storage and staging) served from a free list.
     pub pool_hits: u64,
-    /// Pool requests that had to create a buffer.
+    /// Pool requests (storage and staging) that had to create a buffer.
     pub pool_misses: u64,
     /// Bind groups created (cache misses in `wgrad-kernels`).
     pub bind_groups_created: u64,

@@ -1,0 +1,82 @@
+//! Device faults (bad index values only the GPU sees): the first fault
+//! wins, so the error names the op the user called rather than a backward
+//! kernel that ran later on the same bad indices; `synchronize()` reports a
+//! fault just as a readback does.
+
+mod common;
+
+use wgrad_core::{DType, Error};
+use wgrad_gpu::GpuTensor;
+
+/// An embedding lookup with a bad id (forward `index_select`, code 1), then
+/// its backward (`index_add` over the same ids, code 6) and an unrelated
+/// valid op, all before any readback.
+fn lookup_then_backward(gpu: &wgrad_device::GpuDevice) -> GpuTensor {
+    let (vocab, dim) = (4usize, 3usize);
+    let table = GpuTensor::ones(gpu, &[vocab, dim], DType::F32).unwrap();
+    let ids = GpuTensor::from_vec(gpu, vec![1i32, 7, 2], &[3]).unwrap();
+    let rows = table.index_select(0, &ids).unwrap();
+    let grad_rows = GpuTensor::ones(gpu, &[3, dim], DType::F32).unwrap();
+    let zeros = GpuTensor::zeros(gpu, &[vocab, dim], DType::F32).unwrap();
+    // A second bad value in the backward, so that a kernel that overwrote
+    // the fault would also change the reported index.
+    let bad_ids = GpuTensor::from_vec(gpu, vec![1i32, 9, 2], &[3]).unwrap();
+    let grad_table = zeros.index_add(0, &bad_ids, &grad_rows).unwrap();
+    grad_table.add(&rows.sum(&[], false).unwrap()).unwrap()
+}
+
+fn assert_forward_fault(e: Error) {
+    match e {
+        Error::IndexOutOfRange { op, index, size } => {
+            assert_eq!(
+                (op, index, size),
+                ("index_select", 7, 4),
+                "the first fault (the lookup) must be reported: {e}"
+            );
+        }
+        other => panic!("expected IndexOutOfRange from index_select, got {other}"),
+    }
+}
+
+#[test]
+fn first_fault_wins_over_a_later_backward_fault() {
+    let Some(gpu) = common::own_gpu() else { return };
+    let out = lookup_then_backward(&gpu);
+    assert_forward_fault(out.to_vec_blocking::<f32>().unwrap_err());
+    // Reported once: the next readback is clean.
+    out.to_vec_blocking::<f32>().unwrap();
+}
+
+#[test]
+fn synchronize_reports_a_fault() {
+    let Some(gpu) = common::own_gpu() else { return };
+    let _out = lookup_then_backward(&gpu);
+    assert_forward_fault(gpu.synchronize().unwrap_err());
+    gpu.synchronize().unwrap();
+    // ... and a fault synchronize reported is not reported again.
+    let fine = GpuTensor::ones(&gpu, &[2], DType::F32).unwrap();
+    assert_eq!(fine.to_vec_blocking::<f32>().unwrap(), vec![1.0, 1.0]);
+}
+
+#[test]
+fn first_fault_wins_within_one_kernel_family_too() {
+    // Two faulting lookups in a row: the first one's index is reported.
+    let Some(gpu) = common::own_gpu() else { return };
+    let table = GpuTensor::ones(&gpu, &[4, 2], DType::F32).unwrap();
+    let first = GpuTensor::from_vec(&gpu, vec![-3i32], &[1]).unwrap();
+    let second = GpuTensor::from_vec(&gpu, vec![11i32], &[1]).unwrap();
+    let _a = table.index_select(0, &first).unwrap();
+    let b = table
+        .gather(
+            0,
+            &GpuTensor::from_vec(&gpu, vec![11i32, 0], &[1, 2]).unwrap(),
+        )
+        .unwrap();
+    let _c = table.index_select(0, &second).unwrap();
+    match b.to_vec_blocking::<f32>().unwrap_err() {
+        Error::IndexOutOfRange { op, index, size } => {
+            assert_eq!((op, index, size), ("index_select", -3, 4));
+        }
+        other => panic!("expected IndexOutOfRange, got {other}"),
+    }
+}
