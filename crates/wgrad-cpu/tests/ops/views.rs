@@ -76,12 +76,16 @@ fn view_errors_name_axis_and_shape() {
         "{e:?}"
     );
     assert!(e.to_string().contains("axis 2"), "{e}");
+    // A range past the end is an invalid argument (docs/ERRORS.md).
     let e = x.narrow(0, 3, 2).unwrap_err();
-    assert!(matches!(e, Error::IndexOutOfRange { size: 4, .. }), "{e:?}");
+    assert!(matches!(e, Error::InvalidArgument { .. }), "{e:?}");
+    assert!(e.to_string().contains("exceeds the size 4"), "{e}");
     let msg = err(x.expand(&[2, 3]));
     assert!(msg.contains("[4, 3]") && msg.contains("[2, 3]"), "{msg}");
-    let msg = err(x.squeeze(0));
-    assert!(msg.contains("[4, 3]"), "{msg}");
+    // As torch.squeeze(dim): a dim that is not 1 is left alone.
+    assert_eq!(x.squeeze(0).unwrap().shape(), &[4, 3]);
+    let msg = err(x.squeeze(2));
+    assert!(msg.contains("squeeze") && msg.contains("axis 2"), "{msg}");
     let msg = err(x.permute(&[0, 0]));
     assert!(msg.contains("permute"), "{msg}");
 }
