@@ -6,14 +6,15 @@
 //! These are the reference semantics of the GPU kernels in
 //! `kernels/backward/`; accumulation here runs in row-major order of `src`.
 
-use ndarray::{ArrayD, Axis, IxDyn, Zip};
+use ndarray::{ArrayViewMutD, Axis, IxDyn, Zip};
 use wgrad_core::math::exp;
 use wgrad_core::shape::normalize_axis;
 use wgrad_core::{DType, Error, Result, UnaryOp};
 
+use crate::alloc::During;
 use crate::elementwise::unary_cost;
 use crate::parallel;
-use crate::tensor::{CpuTensor, expect_dtype};
+use crate::tensor::{CpuTensor, expect_dtype, internal};
 
 impl CpuTensor {
     /// `self * op.derivative(x)` elementwise: the gradient of `x.unary(op)`
@@ -35,14 +36,14 @@ impl CpuTensor {
                 }
                 op => parallel::zip_map(gs, xs, unary_cost(op), |g, x| g * op.derivative(x)),
             };
-            return CpuTensor::from_vec(data, self.shape());
+            return CpuTensor::from_vec(data.during(OP)?, self.shape());
         }
-        let mut out = ArrayD::<f32>::zeros(IxDyn(self.shape()));
-        Zip::from(&mut out)
-            .and(&g)
-            .and(&xv)
-            .for_each(|o, &g, &x| *o = g * op.derivative(x));
-        CpuTensor::from_array(out)
+        CpuTensor::build(OP, self.shape(), |mut out| {
+            Zip::from(&mut out)
+                .and(&g)
+                .and(&xv)
+                .for_each(|o, &g, &x| *o = g * op.derivative(x))
+        })
     }
 
     /// Gradient of `softmax(axis)` (`log = false`) or `log_softmax(axis)`
@@ -56,26 +57,26 @@ impl CpuTensor {
         let yv = y.f32_input(OP)?;
         same_shape(OP, self, y)?;
         let a = Axis(normalize_axis(OP, axis, self.rank())?);
-        let mut out = ArrayD::<f32>::zeros(IxDyn(self.shape()));
-        Zip::from(out.lanes_mut(a))
-            .and(g.lanes(a))
-            .and(yv.lanes(a))
-            .for_each(|mut o, g, y| {
-                if log {
-                    let total: f32 = g.iter().sum();
-                    Zip::from(&mut o)
-                        .and(&g)
-                        .and(&y)
-                        .for_each(|o, &g, &y| *o = g - exp(y) * total);
-                } else {
-                    let dot: f32 = g.iter().zip(&y).map(|(&g, &y)| g * y).sum();
-                    Zip::from(&mut o)
-                        .and(&g)
-                        .and(&y)
-                        .for_each(|o, &g, &y| *o = y * (g - dot));
-                }
-            });
-        CpuTensor::from_array(out)
+        CpuTensor::build(OP, self.shape(), |mut out| {
+            Zip::from(out.lanes_mut(a))
+                .and(g.lanes(a))
+                .and(yv.lanes(a))
+                .for_each(|mut o, g, y| {
+                    if log {
+                        let total: f32 = g.iter().sum();
+                        Zip::from(&mut o)
+                            .and(&g)
+                            .and(&y)
+                            .for_each(|o, &g, &y| *o = g - exp(y) * total);
+                    } else {
+                        let dot: f32 = g.iter().zip(&y).map(|(&g, &y)| g * y).sum();
+                        Zip::from(&mut o)
+                            .and(&g)
+                            .and(&y)
+                            .for_each(|o, &g, &y| *o = y * (g - dot));
+                    }
+                })
+        })
     }
 
     /// `torch.Tensor.index_add`: a copy of `self` (the base) where, for
@@ -120,7 +121,7 @@ impl CpuTensor {
                 ),
             ));
         }
-        let picks = index.to_vec::<i32>()?;
+        let picks = index.dense::<i32>(OP)?;
         self.accumulate(OP, a, src.shape(), src, |coords| picks[coords[a]])
     }
 
@@ -179,7 +180,9 @@ impl CpuTensor {
     ) -> Result<Self> {
         let size = self.shape()[axis];
         let src = src.as_f32()?;
-        let mut out = self.as_f32()?.to_owned();
+        let mut data = self.to_vec_for::<f32>(op)?;
+        let mut out =
+            ArrayViewMutD::from_shape(IxDyn(self.shape()), &mut data).map_err(internal)?;
         let n: usize = shape.iter().product();
         let mut coords = vec![0usize; shape.len()];
         let mut dst = coords.clone();
@@ -215,7 +218,7 @@ impl CpuTensor {
                 }
             }
         }
-        CpuTensor::from_array(out)
+        CpuTensor::from_vec(data, self.shape())
     }
 }
 

@@ -5,29 +5,35 @@ use std::sync::Arc;
 use wgrad_core::random::{normal, seed_keys, uniform};
 use wgrad_core::{DType, Error, Result};
 
+use crate::alloc::{try_filled, try_vec};
 use crate::tensor::{CpuData, CpuTensor, checked_numel};
 
 impl CpuTensor {
     /// A contiguous tensor of `shape` with every element `value` converted to
     /// `dtype` (`as` casts: integers truncate toward zero and saturate).
     pub fn full(shape: &[usize], value: f64, dtype: DType) -> Result<Self> {
-        let n = checked_numel("full", shape)?;
-        let data = match dtype {
-            DType::F32 => CpuData::F32(Arc::new(vec![value as f32; n])),
-            DType::U32 => CpuData::U32(Arc::new(vec![value as u32; n])),
-            DType::I32 => CpuData::I32(Arc::new(vec![value as i32; n])),
-        };
-        Self::from_data("full", data, shape)
+        Self::fill("full", shape, value, dtype)
     }
 
     /// All zeros.
     pub fn zeros(shape: &[usize], dtype: DType) -> Result<Self> {
-        Self::full(shape, 0.0, dtype)
+        Self::fill("zeros", shape, 0.0, dtype)
     }
 
     /// All ones.
     pub fn ones(shape: &[usize], dtype: DType) -> Result<Self> {
-        Self::full(shape, 1.0, dtype)
+        Self::fill("ones", shape, 1.0, dtype)
+    }
+
+    /// [`CpuTensor::full`] with errors naming `op`.
+    fn fill(op: &'static str, shape: &[usize], value: f64, dtype: DType) -> Result<Self> {
+        let n = checked_numel(op, shape)?;
+        let data = match dtype {
+            DType::F32 => CpuData::F32(Arc::new(try_filled(op, n, value as f32)?)),
+            DType::U32 => CpuData::U32(Arc::new(try_filled(op, n, value as u32)?)),
+            DType::I32 => CpuData::I32(Arc::new(try_filled(op, n, value as i32)?)),
+        };
+        Self::from_data(op, data, shape)
     }
 
     /// The 1-D range `start, start + step, ...` up to (excluding) `end`, as
@@ -56,9 +62,9 @@ impl CpuTensor {
         let n = count as usize;
         let values = (0..n).map(|i| start + i as f64 * step);
         let data = match dtype {
-            DType::F32 => CpuData::F32(Arc::new(values.map(|v| v as f32).collect())),
-            DType::U32 => CpuData::U32(Arc::new(values.map(|v| v as u32).collect())),
-            DType::I32 => CpuData::I32(Arc::new(values.map(|v| v as i32).collect())),
+            DType::F32 => CpuData::F32(Arc::new(collect("arange", values.map(|v| v as f32))?)),
+            DType::U32 => CpuData::U32(Arc::new(collect("arange", values.map(|v| v as u32))?)),
+            DType::I32 => CpuData::I32(Arc::new(collect("arange", values.map(|v| v as i32))?)),
         };
         Self::from_data("arange", data, &[n])
     }
@@ -85,7 +91,14 @@ impl CpuTensor {
         let n32 = u32::try_from(n).map_err(|_| {
             Error::invalid(op, format!("shape {shape:?} has more than 2^32 elements"))
         })?;
-        let data: Vec<f32> = (0..n32).map(f).collect();
+        let data = collect(op, (0..n32).map(f))?;
         Self::from_data(op, CpuData::F32(Arc::new(data)), shape)
     }
+}
+
+/// The values of an exact-size iterator in a fresh vector, for `op`.
+fn collect<T>(op: &'static str, values: impl ExactSizeIterator<Item = T>) -> Result<Vec<T>> {
+    let mut out = try_vec(op, values.len())?;
+    out.extend(values);
+    Ok(out)
 }

@@ -2,10 +2,12 @@
 //! and casts. The meaning of each op is `wgrad_core::ops::*::apply`; this
 //! file only handles dtypes, broadcasting and iteration.
 
-use ndarray::{ArrayD, ArrayViewD, IxDyn, Zip};
+use bytemuck::Zeroable;
+use ndarray::{ArrayViewD, Zip};
 use wgrad_core::shape::broadcast_shapes;
 use wgrad_core::{BinaryOp, CompareOp, DType, Error, Result, UnaryOp};
 
+use crate::alloc::{self, AllocError, During};
 use crate::parallel;
 use crate::tensor::{CpuTensor, expect_dtype, unsupported};
 
@@ -55,7 +57,7 @@ macro_rules! dispatch_unary {
                 $body
             }
             UnaryOp::Relu => {
-                let $f = |x: f32| if x > 0.0 { x } else { 0.0 };
+                let $f = |x: f32| if x <= 0.0 { 0.0 } else { x };
                 $body
             }
             UnaryOp::Neg => {
@@ -114,31 +116,34 @@ impl CpuTensor {
         expect_dtype(name, other, DType::F32)?;
         let shape = broadcast_shapes(name, self.shape(), other.shape())?;
         let cost = binary_cost(op);
-        if let Some(data) = dispatch_binary!(op, f => dense_binary(self, other, &shape, cost, f))? {
+        if let Some(data) =
+            dispatch_binary!(op, f => dense_binary(self, other, &shape, cost, f)).during(name)?
+        {
             return CpuTensor::from_vec(data, &shape);
         }
         let (a, b) = (self.expand(&shape)?, other.expand(&shape)?);
         let (av, bv) = (a.as_f32()?, b.as_f32()?);
-        let mut out = ArrayD::<f32>::zeros(IxDyn(&shape));
-        Zip::from(&mut out)
-            .and(&av)
-            .and(&bv)
-            .for_each(|o, &x, &y| *o = op.apply(x, y));
-        CpuTensor::from_array(out)
+        CpuTensor::build(name, &shape, |mut out| {
+            Zip::from(&mut out)
+                .and(&av)
+                .and(&bv)
+                .for_each(|o, &x, &y| *o = op.apply(x, y))
+        })
     }
 
     /// `op(self, scalar)` elementwise, or `op(scalar, self)` if
     /// `scalar_on_left` (e.g. `1 - x`, `2 ^ x`); F32 only.
     pub fn binary_scalar(&self, op: BinaryOp, scalar: f32, scalar_on_left: bool) -> Result<Self> {
-        expect_dtype(op.name(), self, DType::F32)?;
-        let x = self.dense::<f32>()?;
+        let name = op.name();
+        expect_dtype(name, self, DType::F32)?;
+        let x = self.dense::<f32>(name)?;
         let cost = binary_cost(op);
         let data = dispatch_binary!(op, f => if scalar_on_left {
             parallel::map(&x, cost, |x| f(scalar, x))
         } else {
             parallel::map(&x, cost, |x| f(x, scalar))
         });
-        CpuTensor::from_vec(data, self.shape())
+        CpuTensor::from_vec(data.during(name)?, self.shape())
     }
 
     named_ops! {
@@ -212,31 +217,43 @@ impl CpuTensor {
         expect_dtype(name, other, self.dtype())?;
         let shape = broadcast_shapes(name, self.shape(), other.shape())?;
         let (a, b) = (self.expand(&shape)?, other.expand(&shape)?);
-        let mut out = ArrayD::<u32>::zeros(IxDyn(&shape));
         match self.dtype() {
-            DType::I32 => Zip::from(&mut out)
-                .and(&a.as_i32()?)
-                .and(&b.as_i32()?)
-                .for_each(|o, &x, &y| *o = u32::from(op.apply(x, y))),
-            _ => Zip::from(&mut out)
-                .and(&a.as_f32()?)
-                .and(&b.as_f32()?)
-                .for_each(|o, &x, &y| *o = u32::from(op.apply(x, y))),
+            DType::I32 => {
+                let (av, bv) = (a.as_i32()?, b.as_i32()?);
+                CpuTensor::build(name, &shape, |mut out| {
+                    Zip::from(&mut out)
+                        .and(&av)
+                        .and(&bv)
+                        .for_each(|o, &x, &y| *o = u32::from(op.apply(x, y)))
+                })
+            }
+            _ => {
+                let (av, bv) = (a.as_f32()?, b.as_f32()?);
+                CpuTensor::build(name, &shape, |mut out| {
+                    Zip::from(&mut out)
+                        .and(&av)
+                        .and(&bv)
+                        .for_each(|o, &x, &y| *o = u32::from(op.apply(x, y)))
+                })
+            }
         }
-        CpuTensor::from_array(out)
     }
 
     /// Compares every element with `scalar`; output a U32 mask. I32 inputs
     /// are compared exactly in f64 (so `lt_scalar(2.5)` is true for 2, as
     /// with PyTorch's type promotion).
     pub fn compare_scalar(&self, op: CompareOp, scalar: f32) -> Result<Self> {
-        check_comparable(op.name(), self)?;
+        let name = op.name();
+        check_comparable(name, self)?;
         let data: Vec<u32> = match self.dtype() {
-            DType::I32 => parallel::map(&self.dense::<i32>()?, 2, |x| {
+            DType::I32 => parallel::map(&self.dense::<i32>(name)?, 2, |x| {
                 u32::from(op.apply(f64::from(x), f64::from(scalar)))
             }),
-            _ => parallel::map(&self.dense::<f32>()?, 2, |x| u32::from(op.apply(x, scalar))),
-        };
+            _ => parallel::map(&self.dense::<f32>(name)?, 2, |x| {
+                u32::from(op.apply(x, scalar))
+            }),
+        }
+        .during(name)?;
         CpuTensor::from_vec(data, self.shape())
     }
 
@@ -250,21 +267,23 @@ impl CpuTensor {
         let shape = broadcast_shapes(OP, mask.shape(), a.shape())?;
         let shape = broadcast_shapes(OP, &shape, b.shape())?;
         let (m, a, b) = (mask.expand(&shape)?, a.expand(&shape)?, b.expand(&shape)?);
-        let mut out = ArrayD::<f32>::zeros(IxDyn(&shape));
-        Zip::from(&mut out)
-            .and(&m.as_u32()?)
-            .and(&a.as_f32()?)
-            .and(&b.as_f32()?)
-            .for_each(|o, &m, &x, &y| *o = if m != 0 { x } else { y });
-        CpuTensor::from_array(out)
+        let (mv, av, bv) = (m.as_u32()?, a.as_f32()?, b.as_f32()?);
+        CpuTensor::build(OP, &shape, |mut out| {
+            Zip::from(&mut out)
+                .and(&mv)
+                .and(&av)
+                .and(&bv)
+                .for_each(|o, &m, &x, &y| *o = if m != 0 { x } else { y })
+        })
     }
 
     /// Applies `op` to every element; F32 only.
     pub fn unary(&self, op: UnaryOp) -> Result<Self> {
-        expect_dtype(op.name(), self, DType::F32)?;
-        let x = self.dense::<f32>()?;
+        let name = op.name();
+        expect_dtype(name, self, DType::F32)?;
+        let x = self.dense::<f32>(name)?;
         let data = dispatch_unary!(op, f => parallel::map(&x, unary_cost(op), f));
-        CpuTensor::from_vec(data, self.shape())
+        CpuTensor::from_vec(data.during(name)?, self.shape())
     }
 
     named_unary_ops! {
@@ -299,30 +318,31 @@ impl CpuTensor {
     /// toward zero and saturates (NaN -> 0); U32 mask -> F32 gives 0.0/1.0;
     /// I32 <-> U32 reinterpret two's complement, like PyTorch's wrap-around.
     pub fn cast(&self, dtype: DType) -> Result<Self> {
+        const OP: &str = "cast";
         if dtype == self.dtype() {
             return Ok(self.clone());
         }
         let shape = self.shape();
         match (self.dtype(), dtype) {
             (DType::F32, DType::I32) => {
-                Self::from_vec(map(&self.dense::<f32>()?, |x| x as i32), shape)
+                Self::from_vec(map(&self.dense::<f32>(OP)?, |x| x as i32)?, shape)
             }
             (DType::F32, DType::U32) => {
-                Self::from_vec(map(&self.dense::<f32>()?, |x| x as u32), shape)
+                Self::from_vec(map(&self.dense::<f32>(OP)?, |x| x as u32)?, shape)
             }
             (DType::U32, DType::F32) => {
-                Self::from_vec(map(&self.dense::<u32>()?, |x| x as f32), shape)
+                Self::from_vec(map(&self.dense::<u32>(OP)?, |x| x as f32)?, shape)
             }
             (DType::U32, DType::I32) => {
-                Self::from_vec(map(&self.dense::<u32>()?, |x| x as i32), shape)
+                Self::from_vec(map(&self.dense::<u32>(OP)?, |x| x as i32)?, shape)
             }
             (DType::I32, DType::F32) => {
-                Self::from_vec(map(&self.dense::<i32>()?, |x| x as f32), shape)
+                Self::from_vec(map(&self.dense::<i32>(OP)?, |x| x as f32)?, shape)
             }
             (DType::I32, DType::U32) => {
-                Self::from_vec(map(&self.dense::<i32>()?, |x| x as u32), shape)
+                Self::from_vec(map(&self.dense::<i32>(OP)?, |x| x as u32)?, shape)
             }
-            (_, other) => Err(unsupported("cast", other)),
+            (_, other) => Err(unsupported(OP, other)),
         }
     }
 
@@ -334,8 +354,11 @@ impl CpuTensor {
 }
 
 /// Maps row-major elements into a new vector (a cheap conversion each).
-fn map<A: Copy + Sync, B: Copy + Default + Send>(xs: &[A], f: impl Fn(A) -> B + Sync) -> Vec<B> {
-    parallel::map(xs, 1, f)
+fn map<A: Copy + Sync, B: Copy + Zeroable + Send>(
+    xs: &[A],
+    f: impl Fn(A) -> B + Sync,
+) -> Result<Vec<B>> {
+    parallel::map(xs, 1, f).during("cast")
 }
 
 /// Relative per-element cost of a binary op, for [`parallel`]'s work
@@ -367,33 +390,35 @@ pub(crate) fn unary_cost(op: UnaryOp) -> usize {
 /// iteration, for the layouts that dominate training: both operands dense
 /// with equal shapes, one a single element, or one dense over the whole
 /// output and the other dense over its trailing dims (a bias row). Returns
-/// `None` for any other layout.
+/// `None` for any other layout (and an [`AllocError`] if the output does
+/// not fit). The operands are F32 (checked by the caller).
 pub(crate) fn dense_binary<F>(
     a: &CpuTensor,
     b: &CpuTensor,
     shape: &[usize],
     cost: usize,
     f: F,
-) -> Result<Option<Vec<f32>>>
+) -> Result<Option<Vec<f32>>, AllocError>
 where
     F: Fn(f32, f32) -> f32 + Sync,
 {
-    let (Some(x), Some(y)) = (a.contiguous_slice::<f32>()?, b.contiguous_slice::<f32>()?) else {
+    let (Ok(Some(x)), Ok(Some(y))) = (a.contiguous_slice::<f32>(), b.contiguous_slice::<f32>())
+    else {
         return Ok(None);
     };
     let full = |t: &CpuTensor| t.shape() == shape;
     Ok(if full(a) && full(b) {
-        Some(parallel::zip_map(x, y, cost, f))
+        Some(parallel::zip_map(x, y, cost, f)?)
     } else if full(a) && y.len() == 1 {
         let y = y[0];
-        Some(parallel::map(x, cost, |x| f(x, y)))
+        Some(parallel::map(x, cost, |x| f(x, y))?)
     } else if full(b) && x.len() == 1 {
         let x = x[0];
-        Some(parallel::map(y, cost, |y| f(x, y)))
+        Some(parallel::map(y, cost, |y| f(x, y))?)
     } else if full(a) && is_trailing(b.shape(), shape) && !y.is_empty() {
-        Some(rows_with(x, y, cost, &f))
+        Some(rows_with(x, y, cost, &f)?)
     } else if full(b) && is_trailing(a.shape(), shape) && !x.is_empty() {
-        Some(rows_with(y, x, cost, |y, x| f(x, y)))
+        Some(rows_with(y, x, cost, |y, x| f(x, y))?)
     } else {
         None
     })
@@ -415,15 +440,15 @@ fn rows_with(
     small: &[f32],
     cost: usize,
     g: impl Fn(f32, f32) -> f32 + Sync,
-) -> Vec<f32> {
+) -> Result<Vec<f32>, AllocError> {
     let w = small.len();
-    let mut out = vec![0.0f32; big.len()];
+    let mut out = alloc::zeroed(big.len())?;
     parallel::for_each_row(&mut out, w, big.len() * cost, |i, o| {
         for ((o, &p), &q) in o.iter_mut().zip(&big[i * w..(i + 1) * w]).zip(small) {
             *o = g(p, q);
         }
     });
-    out
+    Ok(out)
 }
 
 /// Comparisons accept F32 or I32 (masks are not ordered data).

@@ -5,9 +5,11 @@
 
 use std::sync::Arc;
 
+use bytemuck::Zeroable;
 use wgrad_core::shape::{check_rank, normalize_axis};
 use wgrad_core::{DType, Element, Error, Result};
 
+use crate::alloc::{checked_len, try_vec, try_zeroed};
 use crate::tensor::{CpuData, CpuTensor, checked_numel, expect_dtype};
 
 impl CpuTensor {
@@ -24,7 +26,7 @@ impl CpuTensor {
             ));
         }
         let a = normalize_axis(OP, axis, self.rank())?;
-        let picks = checked_indices(OP, &index.to_vec::<i32>()?, self.shape()[a])?;
+        let picks = checked_indices(OP, &index.dense::<i32>(OP)?, self.shape()[a])?;
         let mut out_shape = self.shape().to_vec();
         out_shape[a] = picks.len();
         self.gather_by(OP, &out_shape, a, |_, coords| picks[coords[a]])
@@ -52,7 +54,7 @@ impl CpuTensor {
                 rhs: index.shape().to_vec(),
             });
         }
-        let picks = checked_indices(OP, &index.to_vec::<i32>()?, self.shape()[a])?;
+        let picks = checked_indices(OP, &index.dense::<i32>(OP)?, self.shape()[a])?;
         self.gather_by(OP, index.shape(), a, |flat, _| picks[flat])
     }
 
@@ -61,14 +63,14 @@ impl CpuTensor {
     pub fn one_hot(&self, num_classes: usize, dtype: DType) -> Result<Self> {
         const OP: &str = "one_hot";
         expect_dtype(OP, self, DType::I32)?;
-        let labels = checked_indices(OP, &self.to_vec::<i32>()?, num_classes)?;
+        let labels = checked_indices(OP, &self.dense::<i32>(OP)?, num_classes)?;
         let mut shape = self.shape().to_vec();
         shape.push(num_classes);
         let n = checked_numel(OP, &shape)?;
         let data = match dtype {
-            DType::F32 => CpuData::F32(Arc::new(one_hot_data(&labels, num_classes, n, 1.0))),
-            DType::U32 => CpuData::U32(Arc::new(one_hot_data(&labels, num_classes, n, 1))),
-            DType::I32 => CpuData::I32(Arc::new(one_hot_data(&labels, num_classes, n, 1))),
+            DType::F32 => CpuData::F32(Arc::new(one_hot_data(&labels, num_classes, n, 1.0)?)),
+            DType::U32 => CpuData::U32(Arc::new(one_hot_data(&labels, num_classes, n, 1)?)),
+            DType::I32 => CpuData::I32(Arc::new(one_hot_data(&labels, num_classes, n, 1)?)),
         };
         Self::from_data(OP, data, &shape)
     }
@@ -105,17 +107,20 @@ impl CpuTensor {
 
 /// Converts I32 indices to `usize`, rejecting any outside `0..size`.
 fn checked_indices(op: &'static str, index: &[i32], size: usize) -> Result<Vec<usize>> {
-    index
-        .iter()
-        .map(|&i| match usize::try_from(i) {
-            Ok(u) if u < size => Ok(u),
-            _ => Err(Error::IndexOutOfRange {
-                op,
-                index: i64::from(i),
-                size,
-            }),
-        })
-        .collect()
+    let mut out = try_vec(op, index.len())?;
+    for &i in index {
+        match usize::try_from(i) {
+            Ok(u) if u < size => out.push(u),
+            _ => {
+                return Err(Error::IndexOutOfRange {
+                    op,
+                    index: i64::from(i),
+                    size,
+                });
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Reads `storage[offset(flat, coords)]` for every multi-index of `shape`
@@ -126,8 +131,8 @@ fn collect_strided<T: Element>(
     shape: &[usize],
     offset: &impl Fn(usize, &[usize]) -> usize,
 ) -> Result<Vec<T>> {
-    let n: usize = shape.iter().product();
-    let mut out = Vec::with_capacity(n);
+    let n = checked_len(op, shape)?;
+    let mut out = try_vec(op, n)?;
     let mut coords = vec![0usize; shape.len()];
     for flat in 0..n {
         let at = offset(flat, &coords);
@@ -148,15 +153,15 @@ fn collect_strided<T: Element>(
 }
 
 /// Dense `[labels.len(), num_classes]` data with `one` at each label.
-fn one_hot_data<T: Element + Default>(
+fn one_hot_data<T: Element + Zeroable>(
     labels: &[usize],
     num_classes: usize,
     n: usize,
     one: T,
-) -> Vec<T> {
-    let mut data = vec![T::default(); n];
+) -> Result<Vec<T>> {
+    let mut data = try_zeroed("one_hot", n)?;
     for (row, &label) in labels.iter().enumerate() {
         data[row * num_classes + label] = one;
     }
-    data
+    Ok(data)
 }

@@ -26,6 +26,7 @@ macro_rules! with_dtype {
     };
 }
 
+mod alloc;
 mod backward;
 mod creation;
 mod elementwise;

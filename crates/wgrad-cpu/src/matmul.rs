@@ -8,9 +8,10 @@
 
 use ndarray::linalg::general_mat_mul;
 use ndarray::{ArrayView2, ArrayViewD, ArrayViewMut2, Axis, Ix2};
-use wgrad_core::shape::{broadcast_shapes, check_rank, numel};
+use wgrad_core::shape::{broadcast_shapes, check_rank};
 use wgrad_core::{DType, Error, Result};
 
+use crate::alloc::{checked_len, try_zeroed};
 use crate::parallel;
 use crate::tensor::{CpuTensor, expect_dtype, internal};
 
@@ -98,8 +99,8 @@ impl CpuTensor {
         };
         let a = a.expand(&with(batch.clone(), m, k))?;
         let b = b.expand(&with(batch.clone(), k, n))?;
-        let count = numel(&batch);
-        let mut data = vec![0.0f32; count * m * n];
+        let len = checked_len(op, &with(batch.clone(), m, n))?;
+        let mut data = try_zeroed(op, len)?;
         // With k == 0 the product is all zeros, which `data` already holds.
         if k > 0 && m > 0 && n > 0 {
             let (av, bv) = (a.as_f32()?, b.as_f32()?);

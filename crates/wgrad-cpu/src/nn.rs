@@ -12,6 +12,7 @@ use ndarray::{ArrayViewD, Axis};
 use wgrad_core::math::exp;
 use wgrad_core::{DType, Error, Result};
 
+use crate::alloc::{try_vec, try_zeroed};
 use crate::softmax::{lane_max, sum_exp_shifted};
 use crate::tensor::{CpuTensor, expect_dtype};
 
@@ -32,10 +33,10 @@ impl CpuTensor {
         let (n, c) = check_inputs(OP, self, target, label_smoothing)?;
         let targets = checked_targets(OP, target, c, ignore_index)?;
         let logits = self.as_f32()?;
-        let mut out = vec![0.0f32; n];
+        let mut out = try_zeroed(OP, n)?;
         for (row, (o, t)) in out.iter_mut().zip(&targets).enumerate() {
             let Some(t) = *t else { continue };
-            let lane = dense_row(&logits, row);
+            let lane = dense_row(OP, &logits, row)?;
             let (m, log_total) = max_and_log_sum_exp(&lane);
             let logp = |x: f32| (x - m) - log_total;
             let mut loss = -(1.0 - label_smoothing) * logp(lane[t]);
@@ -73,12 +74,12 @@ impl CpuTensor {
         }
         let targets = checked_targets(OP, target, c, ignore_index)?;
         let logits = self.as_f32()?;
-        let grads = grad.to_vec::<f32>()?;
+        let grads = grad.dense::<f32>(OP)?;
         let uniform = label_smoothing / c.max(1) as f32;
-        let mut out = vec![0.0f32; n * c];
+        let mut out = try_zeroed(OP, n * c)?;
         for (row, (dst, t)) in out.chunks_mut(c.max(1)).zip(&targets).enumerate() {
             let Some(t) = *t else { continue };
-            let lane = dense_row(&logits, row);
+            let lane = dense_row(OP, &logits, row)?;
             let (m, log_total) = max_and_log_sum_exp(&lane);
             let total = exp(log_total);
             let g = grads[row];
@@ -94,12 +95,20 @@ impl CpuTensor {
 /// Row `row` of the 2-D logits: borrowed when they are dense, else staged
 /// into a dense lane (rows are strided when the logits are a transposed
 /// view).
-fn dense_row<'a>(logits: &'a ArrayViewD<'_, f32>, row: usize) -> Cow<'a, [f32]> {
+fn dense_row<'a>(
+    op: &'static str,
+    logits: &'a ArrayViewD<'_, f32>,
+    row: usize,
+) -> Result<Cow<'a, [f32]>> {
     let lane = logits.index_axis(Axis(0), row);
-    match lane.to_slice() {
+    Ok(match lane.to_slice() {
         Some(s) => Cow::Borrowed(s),
-        None => Cow::Owned(lane.iter().copied().collect()),
-    }
+        None => {
+            let mut staged = try_vec(op, lane.len())?;
+            staged.extend(lane.iter().copied());
+            Cow::Owned(staged)
+        }
+    })
 }
 
 /// Validates logits `[N, C]` F32, target `[N]` I32 and the smoothing
@@ -143,23 +152,25 @@ fn checked_targets(
     classes: usize,
     ignore_index: i32,
 ) -> Result<Vec<Option<usize>>> {
-    target
-        .to_vec::<i32>()?
-        .into_iter()
-        .map(|t| {
-            if t == ignore_index {
-                return Ok(None);
-            }
-            match usize::try_from(t) {
-                Ok(u) if u < classes => Ok(Some(u)),
-                _ => Err(Error::IndexOutOfRange {
+    let targets = target.dense::<i32>(op)?;
+    let mut out = try_vec(op, targets.len())?;
+    for &t in targets.iter() {
+        if t == ignore_index {
+            out.push(None);
+            continue;
+        }
+        match usize::try_from(t) {
+            Ok(u) if u < classes => out.push(Some(u)),
+            _ => {
+                return Err(Error::IndexOutOfRange {
                     op,
                     index: i64::from(t),
                     size: classes,
-                }),
+                });
             }
-        })
-        .collect()
+        }
+    }
+    Ok(out)
 }
 
 /// `(max, ln(sum(exp(x - max))))` of a lane; NaN propagates through the max.

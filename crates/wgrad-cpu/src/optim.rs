@@ -12,6 +12,7 @@ use wgrad_core::{DType, Error, Result};
 
 use rayon::prelude::*;
 
+use crate::alloc::try_zeroed;
 use crate::parallel;
 use crate::tensor::{CpuTensor, expect_dtype};
 
@@ -202,14 +203,14 @@ impl CpuTensor {
             nesterov,
             maximize,
         };
-        let grads = grad.dense::<f32>()?;
-        let mut new_params = self.to_vec::<f32>()?;
+        let grads = grad.dense::<f32>(OP)?;
+        let mut new_params = self.to_vec_for::<f32>(OP)?;
         let has_buf = momentum != 0.0;
         // The new buffer starts as a copy of the old one (ignored on the
         // first step, when `sgd_element` gets `None`).
         let mut new_bufs = match (has_buf, momentum_buffer) {
-            (true, Some(b)) => b.to_vec::<f32>()?,
-            (true, None) => vec![0.0f32; new_params.len()],
+            (true, Some(b)) => b.to_vec_for::<f32>(OP)?,
+            (true, None) => try_zeroed(OP, new_params.len())?,
             (false, _) => Vec::new(),
         };
         let first = momentum_buffer.is_none();
@@ -303,11 +304,13 @@ impl CpuTensor {
         }
         // The outputs start as copies of the inputs and are updated in
         // place; the gradient is only read, so it is borrowed when dense.
-        let grads = grad.dense::<f32>()?;
-        let mut params = self.to_vec::<f32>()?;
-        let mut m = exp_avg.to_vec::<f32>()?;
-        let mut v = exp_avg_sq.to_vec::<f32>()?;
-        let mut vmax = max_exp_avg_sq.map(|t| t.to_vec::<f32>()).transpose()?;
+        let grads = grad.dense::<f32>(OP)?;
+        let mut params = self.to_vec_for::<f32>(OP)?;
+        let mut m = exp_avg.to_vec_for::<f32>(OP)?;
+        let mut v = exp_avg_sq.to_vec_for::<f32>(OP)?;
+        let mut vmax = max_exp_avg_sq
+            .map(|t| t.to_vec_for::<f32>(OP))
+            .transpose()?;
         let plain = coeffs.is_plain();
         let run = |p: &mut [f32], m: &mut [f32], v: &mut [f32], vm: &mut [f32], g: &[f32]| {
             let pmv = p.iter_mut().zip(m.iter_mut()).zip(v.iter_mut()).zip(g);

@@ -16,7 +16,10 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use bytemuck::Zeroable;
 use rayon::prelude::*;
+
+use crate::alloc::{self, AllocError};
 
 /// Work (elements, scaled by a per-element cost where ops differ) below
 /// which an op runs on the calling thread. About 100 us of serial work:
@@ -69,16 +72,18 @@ pub(crate) fn keep_warm() {
 
 /// `f` applied to every element of `a`, in order; `cost` is the relative
 /// per-element cost (1 for an add, [`HEAVY`] for libm calls).
-pub(crate) fn map<A, B, F>(a: &[A], cost: usize, f: F) -> Vec<B>
+pub(crate) fn map<A, B, F>(a: &[A], cost: usize, f: F) -> Result<Vec<B>, AllocError>
 where
     A: Copy + Sync,
-    B: Copy + Default + Send,
+    B: Copy + Zeroable + Send,
     F: Fn(A) -> B + Sync,
 {
     if !worth_splitting(a.len() * cost) {
-        return a.iter().map(|&x| f(x)).collect();
+        let mut out = alloc::reserve(a.len())?;
+        out.extend(a.iter().map(|&x| f(x)));
+        return Ok(out);
     }
-    let mut out = vec![B::default(); a.len()];
+    let mut out = alloc::zeroed(a.len())?;
     out.par_chunks_mut(TASK_ELEMS)
         .zip(a.par_chunks(TASK_ELEMS))
         .for_each(|(o, a)| {
@@ -87,23 +92,25 @@ where
             }
         });
     keep_warm();
-    out
+    Ok(out)
 }
 
 /// `f(a[i], b[i])` for every `i`; `a` and `b` have the same length;
 /// `cost` as for [`map`].
-pub(crate) fn zip_map<A, B, C, F>(a: &[A], b: &[B], cost: usize, f: F) -> Vec<C>
+pub(crate) fn zip_map<A, B, C, F>(a: &[A], b: &[B], cost: usize, f: F) -> Result<Vec<C>, AllocError>
 where
     A: Copy + Sync,
     B: Copy + Sync,
-    C: Copy + Default + Send,
+    C: Copy + Zeroable + Send,
     F: Fn(A, B) -> C + Sync,
 {
     debug_assert_eq!(a.len(), b.len());
     if !worth_splitting(a.len() * cost) {
-        return a.iter().zip(b).map(|(&x, &y)| f(x, y)).collect();
+        let mut out = alloc::reserve(a.len())?;
+        out.extend(a.iter().zip(b).map(|(&x, &y)| f(x, y)));
+        return Ok(out);
     }
-    let mut out = vec![C::default(); a.len()];
+    let mut out = alloc::zeroed(a.len())?;
     out.par_chunks_mut(TASK_ELEMS)
         .zip(a.par_chunks(TASK_ELEMS))
         .zip(b.par_chunks(TASK_ELEMS))
@@ -113,7 +120,7 @@ where
             }
         });
     keep_warm();
-    out
+    Ok(out)
 }
 
 /// Calls `f(row_index, row)` for every `row_len`-element row of `out`,
@@ -143,23 +150,30 @@ where
 /// Maps every `row_len`-element row of `data` to one value, splitting the
 /// rows across threads when there is enough work (`cost` as for [`map`]).
 /// `row_len` must be nonzero.
-pub(crate) fn map_rows<T, F>(data: &[f32], row_len: usize, cost: usize, f: F) -> Vec<T>
+pub(crate) fn map_rows<T, F>(
+    data: &[f32],
+    row_len: usize,
+    cost: usize,
+    f: F,
+) -> Result<Vec<T>, AllocError>
 where
     T: Send,
     F: Fn(&[f32]) -> T + Sync,
 {
     let rows = data.len() / row_len.max(1);
+    let mut out = alloc::reserve(rows)?;
     if rows < 2 || !worth_splitting(data.len() * cost) {
-        return data.chunks_exact(row_len.max(1)).map(f).collect();
+        out.extend(data.chunks_exact(row_len.max(1)).map(f));
+        return Ok(out);
     }
     let rows_per_task = (TASK_ELEMS / row_len).max(1);
-    let mut out = Vec::with_capacity(rows);
+    // `collect_into_vec` only reserves what is missing, which is nothing.
     data.par_chunks_exact(row_len)
         .with_min_len(rows_per_task)
         .map(&f)
         .collect_into_vec(&mut out);
     keep_warm();
-    out
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -172,9 +186,9 @@ mod tests {
         let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.5 - 7.0).collect();
         let b: Vec<f32> = (0..n).map(|i| (i % 13) as f32).collect();
         let serial: Vec<f32> = a.iter().map(|x| x * 3.0).collect();
-        assert_eq!(map(&a, 1, |x| x * 3.0), serial);
+        assert_eq!(map(&a, 1, |x| x * 3.0).unwrap(), serial);
         let serial: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x - y).collect();
-        assert_eq!(zip_map(&a, &b, 1, |x, y| x - y), serial);
+        assert_eq!(zip_map(&a, &b, 1, |x, y| x - y).unwrap(), serial);
 
         let row = 1000;
         let len = (n / row) * row;
@@ -187,7 +201,7 @@ mod tests {
                 .enumerate()
                 .all(|(i, r)| r.iter().all(|&x| x == i as f32))
         );
-        let sums = map_rows(&a[..len], row, 1, |r| r[0] + r[row - 1]);
+        let sums = map_rows(&a[..len], row, 1, |r| r[0] + r[row - 1]).unwrap();
         let serial: Vec<f32> = a[..len].chunks(row).map(|r| r[0] + r[row - 1]).collect();
         assert_eq!(sums, serial);
     }

@@ -15,6 +15,7 @@ use std::ops::Range;
 use wgrad_core::shape::{normalize_axes, normalize_axis, reduced_shape};
 use wgrad_core::{BinaryOp, Error, Result};
 
+use crate::alloc::{During, try_vec, try_zeroed};
 use crate::parallel;
 use crate::tensor::CpuTensor;
 
@@ -67,6 +68,9 @@ fn pairwise_columns(
     } else {
         let mid = rows.start + n / 2;
         pairwise_columns(data, width, rows.start..mid, cols.clone(), out);
+        // One column block: this branch needs more than PAIRWISE_BLOCK
+        // rows, so `sum_leading`'s blocks are at most TASK_ELEMS /
+        // PAIRWISE_BLOCK columns here. Small and bounded, so infallible.
         let mut hi = vec![0.0f32; out.len()];
         pairwise_columns(data, width, mid..rows.end, cols, &mut hi);
         for (o, &h) in out.iter_mut().zip(&hi) {
@@ -85,20 +89,24 @@ struct Rows<'a> {
 }
 
 impl Rows<'_> {
-    /// Applies `f` to every row (rows may be empty).
-    fn map<T: Send>(&self, f: impl Fn(&[f32]) -> T + Sync) -> Vec<T> {
+    /// Applies `f` to every row (rows may be empty); `OutOfMemory` naming
+    /// `op` if the output does not fit.
+    fn map<T: Send>(&self, op: &'static str, f: impl Fn(&[f32]) -> T + Sync) -> Result<Vec<T>> {
         if self.inner == 0 {
-            return (0..self.outer).map(|_| f(&[])).collect();
+            let mut out = try_vec(op, self.outer)?;
+            out.extend((0..self.outer).map(|_| f(&[])));
+            return Ok(out);
         }
-        parallel::map_rows(&self.data, self.inner, 1, f)
+        parallel::map_rows(&self.data, self.inner, 1, f).during(op)
     }
 }
 
 impl CpuTensor {
     /// The F32 tensor with the (sorted, normalised) `axes` moved last, in
     /// place when they already are and the tensor is contiguous, else as a
-    /// copy. The caller has checked the dtype.
-    fn rows(&self, axes: &[usize]) -> Result<Rows<'_>> {
+    /// copy (`OutOfMemory` naming `op` if it does not fit). The caller has
+    /// checked the dtype.
+    fn rows(&self, op: &'static str, axes: &[usize]) -> Result<Rows<'_>> {
         let rank = self.rank();
         let inner: usize = axes.iter().map(|&a| self.shape()[a]).product();
         let outer: usize = (0..rank)
@@ -123,7 +131,7 @@ impl CpuTensor {
             .collect();
         let moved = self.with_layout(self.layout.permute(&perm)?);
         Ok(Rows {
-            data: Cow::Owned(moved.to_vec::<f32>()?),
+            data: Cow::Owned(moved.to_vec_for::<f32>(op)?),
             outer,
             inner,
         })
@@ -140,18 +148,18 @@ impl CpuTensor {
     ) -> Result<Self> {
         self.f32_input(op)?;
         let axes = normalize_axes(op, axes, self.rank())?;
-        let rows = self.rows(&axes)?;
+        let rows = self.rows(op, &axes)?;
         if nonempty && rows.inner == 0 {
             return Err(empty_reduction(op, self.shape(), &axes));
         }
-        let out = rows.map(f);
+        let out = rows.map(op, f)?;
         CpuTensor::from_vec(out, &reduced_shape(self.shape(), &axes, keepdim))
     }
 
     /// Pairwise sums over the leading `axes` of a contiguous tensor, one per
     /// remaining element (`None` for any other case). Same values as the
     /// row-wise path, without transposing the data first.
-    fn sum_leading(&self, axes: &[usize]) -> Result<Option<Vec<f32>>> {
+    fn sum_leading(&self, op: &'static str, axes: &[usize]) -> Result<Option<Vec<f32>>> {
         let k = axes.len();
         let leading = k > 0 && k < self.rank() && axes.iter().enumerate().all(|(i, &a)| a == i);
         if !leading {
@@ -165,7 +173,7 @@ impl CpuTensor {
         if width == 0 {
             return Ok(Some(Vec::new()));
         }
-        let mut out = vec![0.0f32; width];
+        let mut out = try_zeroed(op, width)?;
         // Column blocks of roughly one task's worth of input each.
         let block = (parallel::TASK_ELEMS / rows.max(1)).max(64).min(width);
         parallel::for_each_row(&mut out, block, rows * width, |i, o| {
@@ -185,7 +193,7 @@ impl CpuTensor {
     ) -> Result<Self> {
         self.f32_input(op)?;
         let norm = normalize_axes(op, axes, self.rank())?;
-        if let Some(mut out) = self.sum_leading(&norm)? {
+        if let Some(mut out) = self.sum_leading(op, &norm)? {
             if mean {
                 let n: usize = norm.iter().map(|&a| self.shape()[a]).product();
                 out.iter_mut().for_each(|x| *x /= n as f32);
@@ -262,7 +270,7 @@ impl CpuTensor {
     ) -> Result<Self> {
         self.f32_input(op)?;
         let a = normalize_axis(op, axis, self.rank())?;
-        let rows = self.rows(&[a])?;
+        let rows = self.rows(op, &[a])?;
         if rows.inner == 0 {
             return Err(empty_reduction(op, self.shape(), &[a]));
         }
@@ -275,7 +283,7 @@ impl CpuTensor {
                 ),
             ));
         }
-        let out: Vec<i32> = rows.map(|r| {
+        let out: Vec<i32> = rows.map(op, |r| {
             let mut best_i = 0;
             for (i, &x) in r.iter().enumerate().skip(1) {
                 let best = r[best_i];
@@ -287,7 +295,7 @@ impl CpuTensor {
                 }
             }
             best_i as i32
-        });
+        })?;
         CpuTensor::from_vec(out, &reduced_shape(self.shape(), &[a], keepdim))
     }
 }

@@ -1,10 +1,11 @@
 //! Numerically stable softmax and log-softmax along one axis.
 
-use ndarray::{ArrayD, Axis, IxDyn, Zip};
+use ndarray::{Axis, Zip};
 use wgrad_core::Result;
 use wgrad_core::math::exp;
 use wgrad_core::shape::normalize_axis;
 
+use crate::alloc::try_zeroed;
 use crate::parallel;
 use crate::tensor::CpuTensor;
 
@@ -51,29 +52,29 @@ impl CpuTensor {
             && len > 0
             && let Some(data) = self.contiguous_slice::<f32>()?
         {
-            let mut out = vec![0.0f32; data.len()];
+            let mut out = try_zeroed(op, data.len())?;
             parallel::for_each_row(&mut out, len, data.len() * parallel::HEAVY, |i, o| {
                 f(&data[i * len..(i + 1) * len], o)
             });
             return CpuTensor::from_vec(out, self.shape());
         }
-        let mut out = ArrayD::<f32>::zeros(IxDyn(self.shape()));
-        let mut lane_in = vec![0.0f32; self.shape()[a.0]];
-        let mut lane_out = vec![0.0f32; self.shape()[a.0]];
+        let mut lane_in = try_zeroed(op, len)?;
+        let mut lane_out = try_zeroed(op, len)?;
         // Lanes may be strided (axis not last), so each is staged through a
         // dense buffer; this keeps `f` simple slice code.
-        Zip::from(out.lanes_mut(a))
-            .and(view.lanes(a))
-            .for_each(|mut o, i| {
-                for (dst, &src) in lane_in.iter_mut().zip(i.iter()) {
-                    *dst = src;
-                }
-                f(&lane_in, &mut lane_out);
-                for (dst, &src) in o.iter_mut().zip(&lane_out) {
-                    *dst = src;
-                }
-            });
-        CpuTensor::from_array(out)
+        CpuTensor::build(op, self.shape(), |mut out| {
+            Zip::from(out.lanes_mut(a))
+                .and(view.lanes(a))
+                .for_each(|mut o, i| {
+                    for (dst, &src) in lane_in.iter_mut().zip(i.iter()) {
+                        *dst = src;
+                    }
+                    f(&lane_in, &mut lane_out);
+                    for (dst, &src) in o.iter_mut().zip(&lane_out) {
+                        *dst = src;
+                    }
+                })
+        })
     }
 }
 

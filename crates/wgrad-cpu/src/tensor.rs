@@ -12,9 +12,12 @@ use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
-use ndarray::{ArrayD, ArrayViewD, IxDyn, ShapeBuilder};
+use bytemuck::Zeroable;
+use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, IxDyn, ShapeBuilder};
 use wgrad_core::shape::{check_rank, numel};
 use wgrad_core::{DType, Element, Error, Layout, Result};
+
+use crate::alloc::{checked_len, try_copy, try_vec, try_zeroed};
 
 /// The flat storage of a tensor, one variant per dtype.
 #[derive(Clone)]
@@ -77,11 +80,7 @@ pub(crate) fn unsupported(op: &'static str, dtype: DType) -> Error {
 /// Element count of a user-given shape, rejecting shapes whose product
 /// overflows `usize` (and ranks above `MAX_RANK`).
 pub(crate) fn checked_numel(op: &'static str, shape: &[usize]) -> Result<usize> {
-    check_rank(op, shape)?;
-    shape
-        .iter()
-        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
-        .ok_or_else(|| Error::invalid(op, format!("shape {shape:?} has too many elements")))
+    wgrad_core::shape::checked_numel(op, shape)
 }
 
 /// Error for an operand whose dtype is not the one the op requires.
@@ -131,6 +130,20 @@ impl CpuTensor {
         })
     }
 
+    /// A contiguous tensor of `shape` whose elements `fill` writes through
+    /// a row-major view of a zeroed buffer (for the ops that walk strided
+    /// or broadcast operands with ndarray's `Zip`). The buffer is allocated
+    /// fallibly: `OutOfMemory` naming `op` if it does not fit.
+    pub(crate) fn build<T: Element + Zeroable>(
+        op: &'static str,
+        shape: &[usize],
+        fill: impl FnOnce(ArrayViewMutD<'_, T>),
+    ) -> Result<Self> {
+        let mut data = try_zeroed(op, checked_len(op, shape)?)?;
+        fill(ArrayViewMutD::from_shape(IxDyn(shape), &mut data).map_err(internal)?);
+        Self::from_vec(data, shape)
+    }
+
     /// The same storage seen through another layout (view ops).
     pub(crate) fn with_layout(&self, layout: Layout) -> Self {
         CpuTensor {
@@ -160,7 +173,9 @@ impl CpuTensor {
             vec.truncate(numel(&shape));
             vec
         } else {
-            array.iter().copied().collect()
+            let mut data = try_vec("from_array", array.len())?;
+            data.extend(array.iter().copied());
+            data
         };
         Self::from_vec(data, &shape)
     }
@@ -258,17 +273,24 @@ impl CpuTensor {
 
     /// An owned ndarray copy in row-major order.
     pub fn to_array<T: Element>(&self) -> Result<ArrayD<T>> {
-        Ok(self.view::<T>()?.to_owned())
+        let data = self.to_vec_for::<T>("to_array")?;
+        ArrayD::from_shape_vec(IxDyn(self.shape()), data).map_err(internal)
     }
 
     /// The elements in row-major logical order; `T` must match the dtype.
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
-        expect_dtype("to_vec", self, T::DTYPE)?;
+        self.to_vec_for("to_vec")
+    }
+
+    /// [`CpuTensor::to_vec`] with errors (wrong dtype, out of memory)
+    /// naming `op`.
+    pub(crate) fn to_vec_for<T: Element>(&self, op: &'static str) -> Result<Vec<T>> {
+        expect_dtype(op, self, T::DTYPE)?;
         if let Some(s) = self.contiguous_slice::<T>()? {
-            return Ok(s.to_vec());
+            return try_copy(op, s);
         }
-        let data = self.data.slice::<T>("to_vec")?;
-        strided_copy(data, &self.layout)
+        let data = self.data.slice::<T>(op)?;
+        strided_copy(op, data, &self.layout)
     }
 
     /// The elements as one dense row-major slice of the storage when the
@@ -287,12 +309,12 @@ impl CpuTensor {
     }
 
     /// The elements in row-major order, borrowed when the view is
-    /// contiguous and copied otherwise. `DTypeMismatch` if `T` is not the
-    /// tensor's dtype.
-    pub(crate) fn dense<T: Element>(&self) -> Result<Cow<'_, [T]>> {
+    /// contiguous and copied otherwise. `DTypeMismatch` (or, for the copy,
+    /// `OutOfMemory`) naming `op` if `T` is not the tensor's dtype.
+    pub(crate) fn dense<T: Element>(&self, op: &'static str) -> Result<Cow<'_, [T]>> {
         match self.contiguous_slice::<T>()? {
             Some(s) => Ok(Cow::Borrowed(s)),
-            None => Ok(Cow::Owned(self.to_vec::<T>()?)),
+            None => Ok(Cow::Owned(self.to_vec_for::<T>(op)?)),
         }
     }
 
@@ -319,11 +341,11 @@ impl CpuTensor {
 /// Gathers a strided view into a row-major vector. The innermost dim is a
 /// plain strided loop and only the outer dims step an odometer, which is
 /// several times faster than ndarray's generic element iterator.
-fn strided_copy<T: Element>(data: &[T], layout: &Layout) -> Result<Vec<T>> {
+fn strided_copy<T: Element>(op: &'static str, data: &[T], layout: &Layout) -> Result<Vec<T>> {
     let shape = layout.shape();
     let strides = layout.strides();
     let n = layout.numel();
-    let mut out = Vec::with_capacity(n);
+    let mut out = try_vec(op, n)?;
     if n == 0 {
         return Ok(out);
     }

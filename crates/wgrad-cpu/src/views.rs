@@ -1,11 +1,12 @@
 //! View ops (no copy: they only change the layout) plus `contiguous`,
 //! `reshape` of non-contiguous tensors and `concat`, which do copy.
 
-use ndarray::{ArrayViewD, Axis};
+use bytemuck::Zeroable;
+use ndarray::{ArrayViewD, Axis, Slice};
 use wgrad_core::shape::{check_rank, infer_reshape, normalize_axis};
 use wgrad_core::{Element, Error, Layout, Result};
 
-use crate::tensor::{CpuTensor, internal};
+use crate::tensor::CpuTensor;
 
 impl CpuTensor {
     /// Reshape with at most one `-1`; a view when the tensor is contiguous,
@@ -20,7 +21,7 @@ impl CpuTensor {
         match self.layout.reshape(shape)? {
             Some(layout) => Ok(self.with_layout(layout)),
             None => {
-                let dense = self.contiguous()?;
+                let dense = self.contiguous_for("reshape")?;
                 match dense.layout.reshape(shape)? {
                     Some(layout) => Ok(dense.with_layout(layout)),
                     None => Err(Error::invalid(
@@ -70,11 +71,16 @@ impl CpuTensor {
 
     /// The tensor itself if already dense row-major, else a row-major copy.
     pub fn contiguous(&self) -> Result<Self> {
+        self.contiguous_for("contiguous")
+    }
+
+    /// [`CpuTensor::contiguous`] with errors naming `op`.
+    pub(crate) fn contiguous_for(&self, op: &'static str) -> Result<Self> {
         if self.is_contiguous() {
             return Ok(self.clone());
         }
-        with_dtype!("contiguous", self.dtype(), T => {
-            Self::from_vec(self.to_vec::<T>()?, self.shape())
+        with_dtype!(op, self.dtype(), T => {
+            Self::from_vec(self.to_vec_for::<T>(op)?, self.shape())
         })
     }
 
@@ -112,14 +118,26 @@ impl CpuTensor {
     }
 }
 
-fn concat_typed<T: Element>(tensors: &[&CpuTensor], axis: usize) -> Result<CpuTensor> {
+/// Copies each tensor into its slab of a fresh output along `axis`.
+fn concat_typed<T: Element + Zeroable>(tensors: &[&CpuTensor], axis: usize) -> Result<CpuTensor> {
+    const OP: &str = "concat";
     let views = tensors
         .iter()
         .map(|t| t.view::<T>())
         .collect::<Result<Vec<ArrayViewD<'_, T>>>>()?;
     let mut shape = tensors[0].shape().to_vec();
-    shape[axis] = tensors.iter().map(|t| t.shape()[axis]).sum();
-    check_rank("concat", &shape)?;
-    let joined = ndarray::concatenate(Axis(axis), &views).map_err(internal)?;
-    CpuTensor::from_array(joined)
+    shape[axis] = tensors
+        .iter()
+        .try_fold(0usize, |n, t| n.checked_add(t.shape()[axis]))
+        .ok_or_else(|| Error::invalid(OP, "the joined axis is longer than a usize"))?;
+    check_rank(OP, &shape)?;
+    CpuTensor::build(OP, &shape, |mut out| {
+        let mut start = 0;
+        for v in &views {
+            let len = v.len_of(Axis(axis));
+            out.slice_axis_mut(Axis(axis), Slice::from(start..start + len))
+                .assign(v);
+            start += len;
+        }
+    })
 }

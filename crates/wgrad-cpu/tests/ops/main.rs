@@ -4,6 +4,7 @@ mod creation;
 mod elementwise;
 mod indexing;
 mod matmul;
+mod oom;
 mod props;
 mod reduce;
 mod softmax;
