@@ -284,6 +284,33 @@ fn overflowing_shapes_are_errors_on_every_device() {
     }
 }
 
+// ---- 10. a CPU allocation that fails ----
+
+#[test]
+fn cpu_allocation_failure_is_out_of_memory_not_an_abort() {
+    // 2^61 f32 (8 EiB) is more than any machine has; the exact
+    // `ulimit -v` cases run in wgrad-cpu's `oom` tests.
+    let result = Tensor::zeros(&[1usize << 61], &Device::Cpu);
+    assert!(
+        matches!(
+            result,
+            Err(wgrad::Error::OutOfMemory {
+                device: "CPU",
+                op: "full",
+                ..
+            })
+        ),
+        "{:?}",
+        result.map(|t| t.shape())
+    );
+    let big = Tensor::ones(&[1], &Device::Cpu)
+        .unwrap()
+        .expand(&[1usize << 61])
+        .unwrap();
+    let e = err_text(big.exp());
+    assert!(e.contains("out of CPU memory"), "{e}");
+}
+
 // ---- 6. a freed graph ----
 
 #[test]
