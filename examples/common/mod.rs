@@ -24,7 +24,7 @@ pub struct Flags {
     pub resume: Option<String>,
 }
 
-/// Parses `--device auto|cpu|gpu --seed N --epochs N --batch-size N --lr X [--data DIR]`.
+/// Parses `--device auto|cpu|gpu|gpu:N --seed N --epochs N --batch-size N --lr X [--data DIR]`.
 pub fn parse_flags(default_epochs: usize, default_batch: usize, default_lr: f64) -> Flags {
     parse(default_epochs, default_batch, default_lr, false)
 }
@@ -86,12 +86,14 @@ fn parse(default_epochs: usize, default_batch: usize, default_lr: f64, checkpoin
             other => usage(&format!("unknown flag {other}"), checkpoints),
         }
     }
-    flags.device = Device::parse(&device).unwrap_or_else(|e| {
+    let (chosen, reason) = Device::parse_with_reason(&device).unwrap_or_else(|e| {
         eprintln!("error: {e}");
         std::process::exit(1);
     });
+    flags.device = chosen;
     manual_seed(flags.seed);
-    println!("device: {}", flags.device);
+    // Which device and why (auto skips software GPU adapters such as lavapipe).
+    println!("device: {} ({reason})", flags.device);
     flags
 }
 
@@ -100,7 +102,7 @@ fn usage(problem: &str, checkpoints: bool) -> ! {
         eprintln!("error: {problem}");
     }
     eprintln!(
-        "flags: --device auto|cpu|gpu  --seed N  --epochs N  --batch-size N  --lr X  [--data DIR]"
+        "flags: --device auto|cpu|gpu|gpu:N  --seed N  --epochs N  --batch-size N  --lr X  [--data DIR]"
     );
     if checkpoints {
         eprintln!(
