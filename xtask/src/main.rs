@@ -24,7 +24,8 @@ struct Example {
     name: &'static str,
     /// Arguments passed after `--`.
     args: &'static [&'static str],
-    /// The example accepts `--device cpu`; it is passed when the GPU is skipped.
+    /// The example accepts `--device`: `gpu` is passed when the probe found
+    /// an adapter, `cpu` when the GPU is skipped.
     takes_device: bool,
     /// The example cannot do anything useful without a GPU: skipped (not
     /// failed) when the GPU is skipped.
@@ -426,8 +427,10 @@ fn run_examples(ctx: &Ctx, gpu: bool) -> Result {
             continue;
         }
         let mut args: Vec<&str> = vec!["run", "--release", "--example", ex.name, "--"];
-        if ex.takes_device && !gpu {
-            args.extend(["--device", "cpu"]);
+        // Name the device: `auto` would pick the CPU over a software GPU
+        // (lavapipe in CI), and CI must run the examples on the GPU it has.
+        if ex.takes_device {
+            args.extend(["--device", if gpu { "gpu" } else { "cpu" }]);
         }
         args.extend(ex.args);
         println!("-- example {}", ex.name);
