@@ -1,7 +1,8 @@
 //! `cargo xtask`: the project's check and benchmark runner (std only).
 //!
 //! ```text
-//! cargo xtask ci              # fmt, clippy, kernel validation, GPU probe, tests, examples
+//! cargo xtask ci              # fmt, tidy, clippy, kernel validation, GPU probe, tests, examples
+//! cargo xtask tidy            # source invariants (see tidy.rs)
 //! cargo xtask kernels-check   # naga validation of every .wgsl kernel
 //! cargo xtask bench [ARGS..]  # cargo run --release -p wgrad-bench -- ARGS..
 //! ```
@@ -17,6 +18,8 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::Instant;
+
+mod tidy;
 
 /// An example run by the smoke-test step of `cargo xtask ci`.
 struct Example {
@@ -75,9 +78,12 @@ const USAGE: &str = "\
 usage: cargo xtask <command> [args...]
 
 commands:
-  ci              run all checks: fmt, clippy, kernel validation, GPU probe,
+  ci              run all checks: fmt, tidy, clippy, kernel validation, GPU probe,
                   unit tests (default profile), tests (release), example smoke runs
   kernels-check   naga validation of every .wgsl kernel (no GPU needed)
+  tidy            source invariants: submit/poll/map_async only in wgrad-device,
+                  no wgpu in core/cpu/autograd, no unwrap/expect/panic in
+                  library code, no library file over 600 lines
   bench [args..]  cargo run --release -p wgrad-bench -- args..
   help            print this message
 
@@ -93,6 +99,7 @@ fn main() -> ExitCode {
     let result = match cmd.as_str() {
         "ci" => ci(),
         "kernels-check" => kernels_check(&mut Ctx::new()),
+        "tidy" => tidy(&mut Ctx::new()),
         "bench" => bench(&args[1..]),
         "help" | "-h" | "--help" => {
             println!("{USAGE}");
@@ -288,6 +295,20 @@ fn ci_steps(ctx: &mut Ctx) -> Result {
     let gpu = adapter.is_some();
     ctx.step("examples", |c| run_examples(c, gpu).map(|()| "ok"))?;
     Ok(())
+}
+
+/// The source invariants `xtask/src/tidy.rs` checks.
+fn tidy(ctx: &mut Ctx) -> Result {
+    ctx.step("tidy", |_| {
+        let findings = tidy::check(&workspace_root());
+        for f in &findings {
+            println!("{}:{}: {}", f.path.display(), f.line, f.what);
+        }
+        match findings.len() {
+            0 => Ok("ok"),
+            n => Err(format!("{n} finding(s)")),
+        }
+    })
 }
 
 fn kernels_check(ctx: &mut Ctx) -> Result {
