@@ -49,18 +49,15 @@ use wgrad_autograd::{Device, Tensor};
 use wgrad_core::{DType, Error, Result};
 
 use crate::Module;
-use crate::state_dict::{
-    Encoded, Incoming, SafetensorsFile, copy_to_device, encode, entry_problems, fail_if_any,
-    metadata_with_format, stage, write_encoded,
+use crate::codec::{
+    Encoded, Incoming, KIND_CHECKPOINT, KIND_KEY, OPTIM_PREFIX as PREFIX, SafetensorsFile,
+    copy_to_device, encode, entry_problems, fail_if_any, is_checkpoint_metadata, is_optimizer_name,
+    list, metadata_with_format, stage, write_encoded,
 };
 
-/// Prefix of every optimizer tensor and metadata key in a file.
-const PREFIX: &str = "optim.";
 /// Prefix of the per-parameter state tensors.
 const STATE_PREFIX: &str = "optim.state.";
-/// Metadata key telling what a wgrad file holds beyond a state_dict.
-const KIND_KEY: &str = "wgrad.kind";
-const KIND_CHECKPOINT: &str = "checkpoint";
+/// [`KIND_KEY`]'s value in a file holding optimizer state alone.
 const KIND_OPTIMIZER: &str = "optimizer";
 const EPOCH_KEY: &str = "epoch";
 const TYPE_KEY: &str = "optim.type";
@@ -377,7 +374,7 @@ pub fn load_optimizer(opt: &mut dyn OptimizerCheckpoint, path: impl AsRef<Path>)
         if !foreign.is_empty() {
             problems.push(format!(
                 "unexpected tensor(s) in an optimizer file: {}",
-                quoted(&foreign)
+                list(foreign)
             ));
         }
     }
@@ -484,18 +481,6 @@ pub fn load(
 pub fn is_checkpoint(path: impl AsRef<Path>) -> Result<bool> {
     let file = SafetensorsFile::read("load", path.as_ref())?;
     Ok(is_checkpoint_metadata(&file.parse("load")?.metadata))
-}
-
-// ---- shared with `state_dict` ----
-
-/// Whether file metadata marks a checkpoint.
-pub(crate) fn is_checkpoint_metadata(meta: &HashMap<String, String>) -> bool {
-    meta.get(KIND_KEY).map(String::as_str) == Some(KIND_CHECKPOINT)
-}
-
-/// Whether a tensor name belongs to the optimizer part of a file.
-pub(crate) fn is_optimizer_name(name: &str) -> bool {
-    name.starts_with(PREFIX)
 }
 
 // ---- internals ----
@@ -780,13 +765,4 @@ fn decode_optimizer(
         initial_lr,
         state,
     })
-}
-
-/// `'a', 'b'` for error messages.
-fn quoted(names: &[&str]) -> String {
-    names
-        .iter()
-        .map(|n| format!("'{n}'"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }

@@ -22,6 +22,7 @@
 
 mod activation;
 pub mod checkpoint;
+mod codec;
 pub mod data;
 mod dropout;
 mod embedding;

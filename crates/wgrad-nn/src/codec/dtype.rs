@@ -1,0 +1,80 @@
+//! wgrad and safetensors dtypes: which converts to which, and the
+//! little-endian encoding both ways.
+
+use safetensors::Dtype;
+use wgrad_autograd::Tensor;
+use wgrad_core::{DType, Result};
+
+/// A tensor ready for the file: safetensors dtype, shape, little-endian bytes.
+pub(crate) type Encoded = (Dtype, Vec<usize>, Vec<u8>);
+
+/// The file dtypes [`state_dict::load`](crate::state_dict::load) converts
+/// into F32 parameters.
+pub(crate) const CONVERTED_TO_F32: [Dtype; 3] = [Dtype::F64, Dtype::F16, Dtype::BF16];
+
+/// Whether a file tensor of dtype `from` loads into a `to` tensor: the same
+/// dtype, or F64, F16 or BF16 into F32. Those are the conversions PyTorch's
+/// `load_state_dict` makes that lose nothing a float32 model could hold
+/// (F16 and BF16 widen exactly; F64 rounds to nearest as storing it in a
+/// float32 parameter must). Integers, bool and 8-bit floats are refused:
+/// loading them into weights is almost surely the wrong file.
+pub(crate) fn converts(from: Dtype, to: DType) -> bool {
+    dtype_of(from) == Some(to) || (to == DType::F32 && CONVERTED_TO_F32.contains(&from))
+}
+
+/// How safetensors spells a wgrad dtype.
+pub(crate) fn file_dtype(dtype: DType) -> Dtype {
+    match dtype {
+        DType::F32 => Dtype::F32,
+        DType::I32 => Dtype::I32,
+        DType::U32 => Dtype::U32,
+    }
+}
+
+/// The wgrad dtype of a safetensors dtype, if it has one.
+pub(crate) fn dtype_of(dtype: Dtype) -> Option<DType> {
+    match dtype {
+        Dtype::F32 => Some(DType::F32),
+        Dtype::I32 => Some(DType::I32),
+        Dtype::U32 => Some(DType::U32),
+        _ => None,
+    }
+}
+
+/// The safetensors dtype, shape and little-endian bytes of `t` (read back
+/// from the GPU when it lives there).
+pub(crate) fn encode(t: &Tensor) -> Result<Encoded> {
+    Ok(match t.dtype() {
+        DType::F32 => (
+            Dtype::F32,
+            t.shape(),
+            le_bytes(t.to_vec::<f32>()?, f32::to_le_bytes),
+        ),
+        DType::I32 => (
+            Dtype::I32,
+            t.shape(),
+            le_bytes(t.to_vec::<i32>()?, i32::to_le_bytes),
+        ),
+        DType::U32 => (
+            Dtype::U32,
+            t.shape(),
+            le_bytes(t.to_vec::<u32>()?, u32::to_le_bytes),
+        ),
+    })
+}
+
+/// Encodes 4-byte words little-endian (the safetensors byte order).
+pub(crate) fn le_bytes<T: Copy>(values: Vec<T>, to_le: fn(T) -> [u8; 4]) -> Vec<u8> {
+    values.into_iter().flat_map(to_le).collect()
+}
+
+/// Decodes little-endian `N`-byte words (the safetensors byte order,
+/// whatever the host's). The caller's view guarantees a multiple of `N`
+/// bytes.
+pub(crate) fn le_words<T, const N: usize>(bytes: &[u8], from_le: impl Fn([u8; N]) -> T) -> Vec<T> {
+    bytes
+        .chunks_exact(N)
+        .filter_map(|c| <[u8; N]>::try_from(c).ok())
+        .map(from_le)
+        .collect()
+}

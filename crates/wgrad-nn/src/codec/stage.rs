@@ -1,0 +1,219 @@
+//! Checking incoming tensors (from a file or from memory) against the
+//! tensors they are to replace, and staging their data on those tensors'
+//! devices, so a load changes nothing until everything checked out.
+
+use std::collections::{BTreeSet, HashMap};
+
+use safetensors::Dtype;
+use safetensors::tensor::TensorView;
+use wgrad_autograd::{Device, Storage, Tensor};
+use wgrad_core::{DType, Error, Result};
+
+use super::dtype::{CONVERTED_TO_F32, converts, file_dtype, le_words};
+use super::{fail_if_any, list};
+
+/// Where a tensor to load comes from.
+pub(crate) enum Incoming<'a> {
+    /// Little-endian bytes in a file.
+    File(TensorView<'a>),
+    /// A tensor in memory, on any device.
+    Memory(&'a Tensor),
+}
+
+impl Incoming<'_> {
+    pub(crate) fn shape(&self) -> Vec<usize> {
+        match self {
+            Incoming::File(v) => v.shape().to_vec(),
+            Incoming::Memory(t) => t.shape(),
+        }
+    }
+
+    /// Why this tensor cannot become a `want` tensor (its dtype neither is
+    /// `want` nor converts to it), for error messages; `None` when it can.
+    pub(crate) fn dtype_problem(&self, name: &str, want: DType) -> Option<String> {
+        let expected = format!("expected {} ({want})", file_dtype(want));
+        match self {
+            Incoming::Memory(t) if t.dtype() != want => Some(format!(
+                "tensor '{name}' has dtype {}, {expected}",
+                t.dtype()
+            )),
+            Incoming::File(v) if !converts(v.dtype(), want) => {
+                let convertible = CONVERTED_TO_F32
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let hint = if want == DType::F32 {
+                    format!(" ({convertible} convert to F32, {} does not)", v.dtype())
+                } else {
+                    String::new()
+                };
+                Some(format!(
+                    "tensor '{name}' has dtype {}, {expected} like its parameter{hint}",
+                    v.dtype()
+                ))
+            }
+            _ => None,
+        }
+    }
+
+    /// The data as fresh `want` storage on `device` (never aliasing the
+    /// source, so in-place GPU optimizer steps on the result leave the
+    /// source alone), converted from F64, F16 or BF16 to F32 when `want` is
+    /// F32 (see [`converts`]). Errors name the tensor as `name`.
+    pub(crate) fn to_storage(&self, name: &str, device: &Device, want: DType) -> Result<Storage> {
+        if let Some(problem) = self.dtype_problem(name, want) {
+            return Err(Error::invalid("load", problem));
+        }
+        match self {
+            Incoming::Memory(t) => Ok(copy_to_device(t, device)?.storage()),
+            Incoming::File(v) => {
+                let (shape, data) = (v.shape(), v.data());
+                match v.dtype() {
+                    Dtype::F32 => {
+                        Storage::from_vec(le_words(data, f32::from_le_bytes), shape, device)
+                    }
+                    Dtype::I32 => {
+                        Storage::from_vec(le_words(data, i32::from_le_bytes), shape, device)
+                    }
+                    Dtype::U32 => {
+                        Storage::from_vec(le_words(data, u32::from_le_bytes), shape, device)
+                    }
+                    // Narrowing: rounds to nearest-even, overflows to
+                    // infinity, keeps NaN, as torch's `.float()`.
+                    Dtype::F64 => Storage::from_vec(
+                        le_words(data, |w| f64::from_le_bytes(w) as f32),
+                        shape,
+                        device,
+                    ),
+                    // Widening, exact (subnormals, infinities and NaN too).
+                    Dtype::F16 => Storage::from_vec(
+                        le_words(data, |w| half::f16::from_le_bytes(w).to_f32()),
+                        shape,
+                        device,
+                    ),
+                    Dtype::BF16 => Storage::from_vec(
+                        le_words(data, |w| half::bf16::from_le_bytes(w).to_f32()),
+                        shape,
+                        device,
+                    ),
+                    other => Err(Error::invalid(
+                        "load",
+                        format!("tensor '{name}': dtype {other} has no wgrad equivalent"),
+                    )),
+                }
+            }
+        }
+    }
+}
+
+/// Validated data waiting to replace parameters.
+pub(crate) struct Plan {
+    pending: Vec<(Tensor, Storage)>,
+}
+
+impl Plan {
+    /// Swaps the staged data into the parameters. Shapes and dtypes were
+    /// checked when staging, so this does not fail in practice.
+    pub(crate) fn apply(self) -> Result<()> {
+        for (param, storage) in self.pending {
+            param.set_storage(storage)?;
+        }
+        Ok(())
+    }
+}
+
+/// Checks `incoming` against `expected` (names, shapes, F32) and, when all
+/// of it is right, stages each tensor's data on its parameter's device.
+/// Every problem is reported at once, naming `source` and the tensors.
+pub(crate) fn stage(
+    op: &'static str,
+    source: &str,
+    expected: &[(String, Tensor)],
+    incoming: &[(String, Incoming<'_>)],
+) -> Result<Plan> {
+    fail_if_any(op, source, entry_problems(expected, incoming))?;
+    let by_name: HashMap<&str, &Incoming<'_>> =
+        incoming.iter().map(|(n, t)| (n.as_str(), t)).collect();
+    let mut pending = Vec::with_capacity(expected.len());
+    for (name, param) in expected {
+        let source_tensor = by_name
+            .get(name.as_str())
+            .ok_or_else(|| Error::invalid(op, format!("{source}: missing tensor '{name}'")))?;
+        let storage = source_tensor.to_storage(name, &param.device(), param.dtype())?;
+        pending.push((param.clone(), storage));
+    }
+    Ok(Plan { pending })
+}
+
+/// The strict checks of [`stage`]: the names match exactly, and each tensor
+/// has the expected shape and dtype (or one that [`converts`] to it).
+/// Returns every problem found.
+pub(crate) fn entry_problems(
+    expected: &[(String, Tensor)],
+    incoming: &[(String, Incoming<'_>)],
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut by_name: HashMap<&str, &Incoming<'_>> = HashMap::new();
+    let mut duplicates = BTreeSet::new();
+    for (name, t) in incoming {
+        if by_name.insert(name.as_str(), t).is_some() {
+            duplicates.insert(name.as_str());
+        }
+    }
+    if !duplicates.is_empty() {
+        problems.push(format!("duplicate tensor name(s): {}", list(duplicates)));
+    }
+    let wanted: BTreeSet<&str> = expected.iter().map(|(n, _)| n.as_str()).collect();
+    let missing: Vec<&str> = expected
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .filter(|n| !by_name.contains_key(n))
+        .collect();
+    if !missing.is_empty() {
+        problems.push(format!("missing tensor(s): {}", list(missing)));
+    }
+    let extra: Vec<&str> = incoming
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .filter(|n| !wanted.contains(n))
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    if !extra.is_empty() {
+        problems.push(format!("unexpected tensor(s): {}", list(extra)));
+    }
+    for (name, param) in expected {
+        let Some(t) = by_name.get(name.as_str()) else {
+            continue;
+        };
+        problems.extend(t.dtype_problem(name, param.dtype()));
+        let (got, want) = (t.shape(), param.shape());
+        if got != want {
+            problems.push(format!(
+                "tensor '{name}' has shape {got:?}, the parameter has shape {want:?}"
+            ));
+        }
+    }
+    problems
+}
+
+/// An independent copy of `t`'s data on `device`: a new leaf that shares no
+/// buffer with `t` (GPU optimizer steps update buffers in place, so a
+/// shared one would not stay a snapshot). Same-device copies stay on the
+/// device (a copy dispatch on the GPU); cross-device ones go through the host.
+pub(crate) fn copy_to_device(t: &Tensor, device: &Device) -> Result<Tensor> {
+    let s = t.storage();
+    let copy = if !s.device().same(device) {
+        s.to_device(device)?
+    } else if s.numel() == 0 {
+        Storage::full(s.shape(), 0.0, s.dtype(), device)?
+    } else {
+        // A one-part concat is a plain copy into a new contiguous buffer on
+        // either backend; flattening first makes it work for any rank.
+        let shape: Vec<isize> = s.shape().iter().map(|&d| d as isize).collect();
+        let flat = s.reshape(&[-1])?;
+        Storage::concat(&[&flat], 0)?.reshape(&shape)?
+    };
+    Ok(Tensor::from_storage_leaf(copy))
+}
