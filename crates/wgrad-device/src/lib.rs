@@ -20,6 +20,7 @@ mod profiler;
 mod readback;
 mod recorder;
 mod stats;
+mod upload;
 
 pub use adapter::{AdapterListing, AdapterSummary};
 pub use buffer::GpuBuffer;

@@ -8,6 +8,10 @@
 
 use std::collections::HashMap;
 
+use wgrad_core::{Error, Result};
+
+use crate::device::GpuDevice;
+
 /// Query slots per session (two per dispatch); wgpu's maximum.
 pub(crate) const MAX_QUERIES: u32 = wgpu::QUERY_SET_MAX_QUERIES;
 
@@ -75,4 +79,97 @@ pub(crate) fn summarize(labels: &[&'static str], ticks: &[u64], period_ns: f64) 
         .collect();
     out.sort_by(|a, b| b.total_us.total_cmp(&a.total_us));
     out
+}
+
+/// The profiling session.
+impl GpuDevice {
+    /// Starts timing every dispatch with GPU timestamps (needs the
+    /// `TIMESTAMP_QUERY_INSIDE_PASSES` feature). Pending work is flushed
+    /// first so the profile holds only what follows.
+    pub fn start_profiling(&self) -> Result<()> {
+        if !self
+            .features()
+            .contains(wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES)
+        {
+            return Err(Error::Device(format!(
+                "{} cannot write timestamps inside compute passes; profiling is unavailable",
+                self.label()
+            )));
+        }
+        self.flush()?;
+        let mut profiler = self
+            .inner
+            .profiler
+            .lock()
+            .map_err(|_| Error::Device("profiler lock poisoned".into()))?;
+        *profiler = Some(Profiler::new(&self.inner.device));
+        Ok(())
+    }
+
+    /// Stops profiling and returns GPU time per kernel since
+    /// [`start_profiling`](Self::start_profiling), largest first (one
+    /// submit and readback). Dispatches beyond the query capacity
+    /// (2048 per session) are not timed.
+    pub fn profile_report(&self) -> Result<Vec<KernelTime>> {
+        let taken = self
+            .inner
+            .profiler
+            .lock()
+            .map_err(|_| Error::Device("profiler lock poisoned".into()))?
+            .take();
+        let Some(profiler) = taken else {
+            return Err(Error::Device(
+                "profile_report called without start_profiling".into(),
+            ));
+        };
+        let queries = 2 * profiler.labels.len() as u32;
+        if queries == 0 {
+            return Ok(Vec::new());
+        }
+        let bytes = u64::from(queries) * 8;
+        let resolve = self.inner.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("wgrad profiler resolve"),
+            size: bytes,
+            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let staging = self.inner.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("wgrad profiler staging"),
+            size: bytes,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        {
+            let mut recorder = self.recorder()?;
+            let encoder = recorder.encoder_outside_pass(&self.inner.device);
+            encoder.resolve_query_set(&profiler.query_set, 0..queries, &resolve, 0);
+            encoder.copy_buffer_to_buffer(&resolve, 0, &staging, 0, bytes);
+            self.submit(&mut recorder);
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        staging.map_async(wgpu::MapMode::Read, .., move |r| {
+            let _ = tx.send(r);
+        });
+        self.inner
+            .device
+            .poll(wgpu::PollType::Wait {
+                submission_index: None,
+                timeout: None,
+            })
+            .map_err(|e| Error::Device(format!("poll failed: {e}")))?;
+        rx.recv()
+            .map_err(|_| Error::Device("profiler readback cancelled".into()))?
+            .map_err(|e| Error::Device(format!("mapping profiler results failed: {e}")))?;
+        let ticks: Vec<u64> = {
+            let view = staging
+                .get_mapped_range(..)
+                .map_err(|e| Error::Device(format!("mapped range unavailable: {e}")))?;
+            view.chunks_exact(8)
+                .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+                .collect()
+        };
+        staging.unmap();
+        let period = f64::from(self.inner.queue.get_timestamp_period());
+        Ok(summarize(&profiler.labels, &ticks, period))
+    }
 }
