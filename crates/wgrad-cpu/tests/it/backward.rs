@@ -5,29 +5,7 @@
 use proptest::prelude::*;
 use wgrad_cpu::{CpuTensor, DType, Error, UnaryOp};
 
-fn t(data: &[f32], shape: &[usize]) -> CpuTensor {
-    CpuTensor::from_vec(data.to_vec(), shape).unwrap()
-}
-
-fn ti(data: &[i32], shape: &[usize]) -> CpuTensor {
-    CpuTensor::from_vec(data.to_vec(), shape).unwrap()
-}
-
-fn f(x: &CpuTensor) -> Vec<f32> {
-    x.to_vec::<f32>().unwrap()
-}
-
-#[track_caller]
-fn assert_close(got: &[f32], want: &[f32], tol: f32) {
-    assert_eq!(got.len(), want.len(), "lengths differ: {got:?} vs {want:?}");
-    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
-        let ok = (g.is_nan() && w.is_nan()) || g == w || (g - w).abs() <= tol * (1.0 + w.abs());
-        assert!(
-            ok,
-            "element {i}: got {g}, want {w} (got {got:?}, want {want:?})"
-        );
-    }
-}
+use crate::{assert_close, f, t, ti};
 
 /// `sum(g * y)` for two tensors of one shape.
 fn dot(g: &CpuTensor, y: &CpuTensor) -> f32 {

@@ -1,5 +1,8 @@
-//! Known-value, error and property tests of the CPU op set (docs/OPS.md).
+//! The integration tests of wgrad-cpu, one binary: known-value, error and
+//! property tests of the CPU op set (docs/OPS.md) and of the autograd
+//! building blocks (`backward`).
 
+mod backward;
 mod creation;
 mod elementwise;
 mod indexing;
