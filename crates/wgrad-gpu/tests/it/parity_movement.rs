@@ -5,7 +5,7 @@
 //! bit patterns, for every dtype). `arange` and `rand` are bit-exact too;
 //! `randn` is within 1e-5 absolute (for std 1) of the CPU's libm.
 
-mod common;
+use wgrad_test_support::{assert_close, own_gpu, shared_gpu};
 
 use proptest::prelude::*;
 use wgrad_core::{DType, Error};
@@ -234,7 +234,7 @@ proptest! {
 
     #[test]
     fn concat_matches_cpu((shape, axis, parts, dtype, seed) in concat_case()) {
-        let Some(gpu) = common::gpu() else { return Ok(()) };
+        let Some(gpu) = shared_gpu() else { return Ok(()) };
         let a = axis.rem_euclid(shape.len() as isize) as usize;
         let pairs: Vec<Pair> = parts
             .iter()
@@ -255,7 +255,7 @@ proptest! {
 
 #[test]
 fn concat_of_views_of_one_buffer() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let t = GpuTensor::from_vec(&gpu, (0..6).collect::<Vec<i32>>(), &[2, 3]).unwrap();
     let tt = t.transpose(0, 1).unwrap();
     let got = GpuTensor::concat(&[&tt, &tt.narrow(0, 1, 1).unwrap()], 0).unwrap();
@@ -268,7 +268,7 @@ fn concat_of_views_of_one_buffer() {
 
 #[test]
 fn concat_errors_name_shapes_axes_and_dtypes() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let a = GpuTensor::zeros(&gpu, &[2, 3], DType::F32).unwrap();
     let b = GpuTensor::zeros(&gpu, &[4, 3], DType::F32).unwrap();
     let c = GpuTensor::zeros(&gpu, &[2, 5], DType::F32).unwrap();
@@ -346,7 +346,7 @@ proptest! {
     fn index_select_matches_cpu(
         (shape, axis, len, src_view, idx_view, dtype, seed) in select_case()
     ) {
-        let Some(gpu) = common::gpu() else { return Ok(()) };
+        let Some(gpu) = shared_gpu() else { return Ok(()) };
         let a = axis.rem_euclid(shape.len() as isize) as usize;
         let src = make(&gpu, dtype, &shape, src_view, data(dtype, seed));
         // 1-D index views: a column of a [len, 2] tensor (stride 2, offset 1),
@@ -366,7 +366,7 @@ proptest! {
 
 #[test]
 fn index_select_errors() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let x = GpuTensor::zeros(&gpu, &[3, 4], DType::F32).unwrap();
     let fidx = GpuTensor::zeros(&gpu, &[2], DType::F32).unwrap();
     let err = x.index_select(0, &fidx).unwrap_err();
@@ -436,7 +436,7 @@ proptest! {
     fn gather_matches_cpu(
         (shape, idx_shape, axis, src_view, idx_view, dtype, seed) in gather_case()
     ) {
-        let Some(gpu) = common::gpu() else { return Ok(()) };
+        let Some(gpu) = shared_gpu() else { return Ok(()) };
         let a = axis.rem_euclid(shape.len() as isize) as usize;
         let src = make(&gpu, dtype, &shape, src_view, data(dtype, seed));
         let index = make(&gpu, DType::I32, &idx_shape, idx_view, indices(shape[a], seed ^ 0xabc));
@@ -452,7 +452,7 @@ proptest! {
 
 #[test]
 fn gather_errors() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let x = GpuTensor::zeros(&gpu, &[3, 4], DType::F32).unwrap();
     let fidx = GpuTensor::zeros(&gpu, &[3, 4], DType::U32).unwrap();
     let err = x.gather(0, &fidx).unwrap_err();
@@ -511,7 +511,7 @@ proptest! {
         out in dtype(),
         seed in any::<u64>(),
     ) {
-        let Some(gpu) = common::gpu() else { return Ok(()) };
+        let Some(gpu) = shared_gpu() else { return Ok(()) };
         let labels = make(&gpu, DType::I32, &shape, labels_view, indices(classes, seed));
         let want = labels.cpu.one_hot(classes, out).unwrap();
         let got = labels.gpu.one_hot(classes, out).unwrap();
@@ -521,7 +521,7 @@ proptest! {
 
 #[test]
 fn one_hot_errors() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let f = GpuTensor::zeros(&gpu, &[3], DType::F32).unwrap();
     let err = f.one_hot(4, DType::F32).unwrap_err();
     assert!(
@@ -578,7 +578,7 @@ fn expect_fault(gpu: &GpuDevice, t: &GpuTensor, op: &str, index_size: Option<(i6
 fn out_of_range_indices_fail_the_next_readback() {
     // A private device: the fault is per device, and tests on the shared
     // one run in parallel.
-    let Some(gpu) = common::own_gpu() else { return };
+    let Some(gpu) = own_gpu() else { return };
     let x = GpuTensor::from_vec(&gpu, (0..12).map(|v| v as f32).collect(), &[3, 4]).unwrap();
 
     let idx = i32_tensor(&gpu, vec![0, 3, 1], &[3]);
@@ -664,7 +664,7 @@ fn check_arange(gpu: &GpuDevice, start: f64, end: f64, step: f64) {
 
 #[test]
 fn arange_matches_cpu_on_edge_cases() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     for (start, end, step) in [
         (0.0, 10.0, 1.0),
         (0.0, 1.0, 0.1),
@@ -709,7 +709,7 @@ proptest! {
 
     #[test]
     fn arange_matches_cpu_bit_for_bit(start in finite_f64(), step in finite_f64(), k in 0u32..300) {
-        let Some(gpu) = common::gpu() else { return Ok(()) };
+        let Some(gpu) = shared_gpu() else { return Ok(()) };
         prop_assume!(step != 0.0);
         // Mostly ranges of about k elements; `end` may round, which the
         // shared length rule then sees the same way on both devices.
@@ -723,7 +723,7 @@ proptest! {
 
 #[test]
 fn rand_is_bit_exact_with_cpu() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     for (shape, low, high, seed) in [
         (vec![100_000], 0.0f32, 1.0f32, 0u64),
         (vec![3, 5, 7], -2.5, 7.25, 42),
@@ -745,7 +745,7 @@ fn rand_is_bit_exact_with_cpu() {
 
 #[test]
 fn randn_matches_cpu_within_1e_5() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let n = 200_000;
     let want = CpuTensor::randn(&[n], 0.0, 1.0, 7)
         .unwrap()
@@ -778,7 +778,7 @@ fn randn_matches_cpu_within_1e_5() {
         .unwrap();
     let got = GpuTensor::randn(&gpu, &[4, 33], 2.0, 0.5, 123).unwrap();
     assert_eq!(got.shape(), &[4, 33]);
-    common::assert_close(
+    assert_close(
         &got.to_vec_blocking::<f32>().unwrap(),
         &want,
         1e-5,
@@ -788,7 +788,7 @@ fn randn_matches_cpu_within_1e_5() {
 
 #[test]
 fn different_seeds_give_different_draws() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let a = GpuTensor::rand(&gpu, &[64], 0.0, 1.0, 1)
         .unwrap()
         .to_vec_blocking::<f32>()

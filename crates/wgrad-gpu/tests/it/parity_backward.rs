@@ -2,7 +2,7 @@
 //! `softmax_backward`, `index_add`, `scatter_add` (parity over random
 //! shapes, strided views and duplicate indices; device faults; errors).
 
-mod common;
+use wgrad_test_support::{assert_close, own_gpu, shared_gpu};
 
 use proptest::prelude::*;
 use wgrad_core::{DType, Error, UnaryOp};
@@ -164,7 +164,7 @@ proptest! {
         xv in view_strategy(),
         seed in any::<u64>(),
     ) {
-        let Some(gpu) = common::gpu() else { return Ok(()) };
+        let Some(gpu) = shared_gpu() else { return Ok(()) };
         let op = OPS[op_index];
         let (lo, hi) = domain(op);
         let (cg, gg) = pair(&gpu, &shape, gv, -2.0, 2.0, seed);
@@ -172,13 +172,13 @@ proptest! {
         let want = cpu_f32(&cg.unary_backward(&cx, op).unwrap());
         let got = gg.unary_backward(&gx, op).unwrap();
         prop_assert_eq!(got.shape(), &shape[..]);
-        common::assert_close(&gpu_f32(&got), &want, 2e-5, op.name());
+        assert_close(&gpu_f32(&got), &want, 2e-5, op.name());
     }
 }
 
 #[test]
 fn unary_backward_every_op_and_kinks_match_cpu() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     // Kinks, clamp bounds, NaN, infinities and tails, for every op.
     let x = vec![
         -1.0,
@@ -240,7 +240,7 @@ fn unary_backward_every_op_and_kinks_match_cpu() {
 
 #[test]
 fn unary_backward_errors() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let a = GpuTensor::from_vec(&gpu, vec![1.0f32, 2.0], &[2]).unwrap();
     let b = GpuTensor::from_vec(&gpu, vec![1.0f32, 2.0, 3.0], &[3]).unwrap();
     let e = a.unary_backward(&b, UnaryOp::Exp).unwrap_err();
@@ -280,7 +280,7 @@ proptest! {
         yv in view_strategy(),
         seed in any::<u64>(),
     ) {
-        let Some(gpu) = common::gpu() else { return Ok(()) };
+        let Some(gpu) = shared_gpu() else { return Ok(()) };
         let rank = shape.len();
         let axis = (axis_pick % rank) as isize - if negative_axis { rank as isize } else { 0 };
         let (cg, gg) = pair(&gpu, &shape, gv, -1.0, 1.0, seed);
@@ -290,7 +290,7 @@ proptest! {
         let want = cpu_f32(&cg.softmax_backward(&cy, axis, log).unwrap());
         let got = gg.softmax_backward(&gy, axis, log).unwrap();
         prop_assert_eq!(got.shape(), &shape[..]);
-        common::assert_close(&gpu_f32(&got), &want, 1e-5, "softmax_backward");
+        assert_close(&gpu_f32(&got), &want, 1e-5, "softmax_backward");
     }
 }
 
@@ -299,7 +299,7 @@ proptest! {
 /// workgroups, with real softmax outputs.
 #[test]
 fn softmax_backward_row_sizes_match_cpu() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     for (rows, len) in [
         (5, 1),
         (300, 3),
@@ -322,7 +322,7 @@ fn softmax_backward_row_sizes_match_cpu() {
                 };
                 let want = cpu_f32(&g.softmax_backward(&y, axis, log).unwrap());
                 let got = gpu_f32(&up(&g).softmax_backward(&up(&y), axis, log).unwrap());
-                common::assert_close(
+                assert_close(
                     &got,
                     &want,
                     1e-5,
@@ -335,7 +335,7 @@ fn softmax_backward_row_sizes_match_cpu() {
 
 #[test]
 fn softmax_backward_errors() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let a = GpuTensor::from_vec(&gpu, vec![0.5f32; 6], &[2, 3]).unwrap();
     let e = a.softmax_backward(&a, 2, false).unwrap_err();
     assert!(
@@ -375,7 +375,7 @@ proptest! {
         strided_index in any::<bool>(),
         seed in any::<u64>(),
     ) {
-        let Some(gpu) = common::gpu() else { return Ok(()) };
+        let Some(gpu) = shared_gpu() else { return Ok(()) };
         let axis = axis_pick % dims.len();
         let size = dims[axis];
         // Indices must be valid; with an empty axis only an empty index is.
@@ -389,9 +389,9 @@ proptest! {
         let want = cpu_f32(&cb.index_add(axis as isize, &ci, &cs).unwrap());
         let got = gb.index_add(axis as isize, &gi, &gs).unwrap();
         prop_assert_eq!(got.shape(), &dims[..]);
-        common::assert_close(&gpu_f32(&got), &want, 1e-5, "index_add");
+        assert_close(&gpu_f32(&got), &want, 1e-5, "index_add");
         // The base is left untouched.
-        common::assert_close(&gpu_f32(&gb), &cpu_f32(&cb), 0.0, "index_add base");
+        assert_close(&gpu_f32(&gb), &cpu_f32(&cb), 0.0, "index_add base");
     }
 }
 
@@ -399,7 +399,7 @@ proptest! {
 /// adds contend hard on the same words.
 #[test]
 fn index_add_heavy_duplicates_match_cpu() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let (n, vocab, dim) = (4096, 5, 33);
     let idx: Vec<i32> = (0..n).map(|i| [0, 0, 0, 3, 4, 0, 1][i % 7]).collect();
     let src = CpuTensor::rand(&[n, dim], -1.0, 1.0, 42).unwrap();
@@ -411,14 +411,14 @@ fn index_add_heavy_duplicates_match_cpu() {
     let gi = GpuTensor::from_vec(&gpu, idx, &[n]).unwrap();
     let got = gpu_f32(&gbase.index_add(0, &gi, &gsrc).unwrap());
     // ~2000 terms per word summed in a different order.
-    common::assert_close(&got, &want, 1e-4, "index_add duplicates");
+    assert_close(&got, &want, 1e-4, "index_add duplicates");
     assert!(got[vocab * dim - 1] != 0.0 && got[2 * dim] == 0.0);
 }
 
 #[test]
 fn index_add_out_of_range_faults_and_skips() {
     // A private device: the fault must not leak into other tests' readbacks.
-    let Some(gpu) = common::own_gpu() else { return };
+    let Some(gpu) = own_gpu() else { return };
     let base = GpuTensor::zeros(&gpu, &[3, 2], DType::F32).unwrap();
     let src = GpuTensor::ones(&gpu, &[3, 2], DType::F32).unwrap();
     let idx = GpuTensor::from_vec(&gpu, vec![0i32, 5, 2], &[3]).unwrap();
@@ -452,7 +452,7 @@ fn index_add_out_of_range_faults_and_skips() {
 
 #[test]
 fn index_add_errors() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let base = GpuTensor::zeros(&gpu, &[3, 2], DType::F32).unwrap();
     let src = GpuTensor::ones(&gpu, &[2, 2], DType::F32).unwrap();
     let idx = GpuTensor::from_vec(&gpu, vec![0i32, 1], &[2]).unwrap();
@@ -510,7 +510,7 @@ proptest! {
         strided_index in any::<bool>(),
         seed in any::<u64>(),
     ) {
-        let Some(gpu) = common::gpu() else { return Ok(()) };
+        let Some(gpu) = shared_gpu() else { return Ok(()) };
         let rank = dims.len();
         let axis = axis_pick % rank;
         let size = dims[axis];
@@ -531,14 +531,14 @@ proptest! {
         let want = cpu_f32(&cb.scatter_add(axis as isize, &ci, &cs).unwrap());
         let got = gb.scatter_add(axis as isize, &gi, &gs).unwrap();
         prop_assert_eq!(got.shape(), &dims[..]);
-        common::assert_close(&gpu_f32(&got), &want, 1e-5, "scatter_add");
+        assert_close(&gpu_f32(&got), &want, 1e-5, "scatter_add");
     }
 }
 
 /// The backward of cross-entropy's gather: one target per row, many rows.
 #[test]
 fn scatter_add_large_matches_cpu() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let (rows, classes) = (3000, 17);
     let idx: Vec<i32> = (0..rows * 2).map(|i| ((i * 7) % classes) as i32).collect();
     let src = CpuTensor::rand(&[rows, 2], -1.0, 1.0, 5).unwrap();
@@ -548,12 +548,12 @@ fn scatter_add_large_matches_cpu() {
     let up = |t: &CpuTensor| GpuTensor::from_vec(&gpu, cpu_f32(t), t.shape()).unwrap();
     let gi = GpuTensor::from_vec(&gpu, idx, &[rows, 2]).unwrap();
     let got = gpu_f32(&up(&base).scatter_add(1, &gi, &up(&src)).unwrap());
-    common::assert_close(&got, &want, 1e-5, "scatter_add large");
+    assert_close(&got, &want, 1e-5, "scatter_add large");
 }
 
 #[test]
 fn scatter_add_out_of_range_faults() {
-    let Some(gpu) = common::own_gpu() else { return };
+    let Some(gpu) = own_gpu() else { return };
     let base = GpuTensor::zeros(&gpu, &[2, 3], DType::F32).unwrap();
     let src = GpuTensor::ones(&gpu, &[2, 3], DType::F32).unwrap();
     let idx = GpuTensor::from_vec(&gpu, vec![0i32, 3, 1, 2], &[2, 2]).unwrap();
@@ -578,7 +578,7 @@ fn scatter_add_out_of_range_faults() {
 
 #[test]
 fn scatter_add_errors() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let base = GpuTensor::zeros(&gpu, &[3, 2], DType::F32).unwrap();
     let src = GpuTensor::ones(&gpu, &[3, 2], DType::F32).unwrap();
     let idx = |v: Vec<i32>, s: &[usize]| GpuTensor::from_vec(&gpu, v, s).unwrap();
@@ -644,7 +644,7 @@ fn seconds_per_call(iters: u32, op: impl Fn() -> GpuTensor) -> f64 {
 #[test]
 #[ignore = "throughput probe, not a correctness test"]
 fn backward_throughput() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let gb = |bytes: usize, s: f64| bytes as f64 / s / 1e9;
 
     let (rows, len) = (8192, 4096);

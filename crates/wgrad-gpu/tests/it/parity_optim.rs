@@ -10,7 +10,7 @@
 //! operations in the same order, but the GPU may fuse multiply-adds and its
 //! sqrt/division are within a few ulp.
 
-mod common;
+use wgrad_test_support::{assert_close, own_gpu, shared_gpu};
 
 use proptest::prelude::*;
 use wgrad_core::{DType, Error};
@@ -167,14 +167,14 @@ fn sgd_trajectory(dev: &GpuDevice, shape: &[usize], case: SgdCase, seed: u64, st
             )
             .unwrap();
         let what = format!("sgd {case:?} shape {shape:?} step {step}");
-        common::assert_close(
+        assert_close(
             &read(&gpu_p),
             &cpu_vec(&cpu_p),
             TOL,
             &format!("{what}: param"),
         );
         if let (Some(gb), Some(cb)) = (&gpu_buf, &cpu_buf) {
-            common::assert_close(&read(gb), &cpu_vec(cb), TOL, &format!("{what}: buffer"));
+            assert_close(&read(gb), &cpu_vec(cb), TOL, &format!("{what}: buffer"));
         }
     }
 }
@@ -228,16 +228,16 @@ fn adam_trajectory(dev: &GpuDevice, shape: &[usize], case: AdamCase, seed: u64, 
         )
         .unwrap();
         let what = format!("adam {case:?} shape {shape:?} step {step}");
-        common::assert_close(&read(&gp), &cpu_vec(&c.0), TOL, &format!("{what}: param"));
-        common::assert_close(&read(&gm), &cpu_vec(&c.1), TOL, &format!("{what}: exp_avg"));
-        common::assert_close(
+        assert_close(&read(&gp), &cpu_vec(&c.0), TOL, &format!("{what}: param"));
+        assert_close(&read(&gm), &cpu_vec(&c.1), TOL, &format!("{what}: exp_avg"));
+        assert_close(
             &read(&gv),
             &cpu_vec(&c.2),
             TOL,
             &format!("{what}: exp_avg_sq"),
         );
         if let (Some(gx), Some(cx)) = (&g_max, &c_max) {
-            common::assert_close(
+            assert_close(
                 &read(gx),
                 &cpu_vec(cx),
                 TOL,
@@ -252,20 +252,20 @@ proptest! {
 
     #[test]
     fn sgd_matches_cpu(shape in shape_strategy(), case in sgd_case(), seed in any::<u64>()) {
-        let Some(dev) = common::gpu() else { return Ok(()) };
+        let Some(dev) = shared_gpu() else { return Ok(()) };
         sgd_trajectory(&dev, &shape, case, seed, 4);
     }
 
     #[test]
     fn adam_matches_cpu(shape in shape_strategy(), case in adam_case(), seed in any::<u64>()) {
-        let Some(dev) = common::gpu() else { return Ok(()) };
+        let Some(dev) = shared_gpu() else { return Ok(()) };
         adam_trajectory(&dev, &shape, case, seed, 4);
     }
 }
 
 #[test]
 fn every_sgd_and_adam_variant_matches_cpu() {
-    let Some(dev) = common::gpu() else { return };
+    let Some(dev) = shared_gpu() else { return };
     // More elements than one workgroup, so the grid indexing is exercised.
     let shape = [3, 130];
     for (momentum, dampening, nesterov) in [
@@ -310,7 +310,7 @@ fn every_sgd_and_adam_variant_matches_cpu() {
 
 #[test]
 fn strided_grad_and_offset_param_are_handled() {
-    let Some(dev) = common::gpu() else { return };
+    let Some(dev) = shared_gpu() else { return };
     let mut rng = Rng(3);
     // The parameter is rows 1..3 of a [4, 5] buffer: contiguous, offset 5.
     let base = rng.values(20, 1.0);
@@ -327,7 +327,7 @@ fn strided_grad_and_offset_param_are_handled() {
     param
         .sgd_step_(&grad_gpu, None, false, 0.5, 0.0, 0.0, 0.1, false, false)
         .unwrap();
-    common::assert_close(&read(&param), &cpu_vec(&want), TOL, "offset param");
+    assert_close(&read(&param), &cpu_vec(&want), TOL, "offset param");
     // Rows outside the view are untouched.
     let all = read(&base_gpu);
     assert_eq!(&all[..5], &base[..5]);
@@ -367,12 +367,12 @@ fn strided_grad_and_offset_param_are_handled() {
             false,
         )
         .unwrap();
-    common::assert_close(&read(&param), &cpu_vec(&want), TOL, "adam offset param");
+    assert_close(&read(&param), &cpu_vec(&want), TOL, "adam offset param");
 }
 
 #[test]
 fn grad_aliasing_the_param_is_copied_first() {
-    let Some(dev) = common::gpu() else { return };
+    let Some(dev) = shared_gpu() else { return };
     let p = gpu_t(&dev, &[1.0, -2.0, 4.0], &[3]);
     // p -= 0.5 * p
     p.sgd_step_(&p.clone(), None, false, 0.5, 0.0, 0.0, 0.0, false, false)
@@ -382,7 +382,7 @@ fn grad_aliasing_the_param_is_copied_first() {
 
 #[test]
 fn a_step_records_one_dispatch_and_no_readback() {
-    let Some(dev) = common::own_gpu() else { return };
+    let Some(dev) = own_gpu() else { return };
     let shape = [64];
     let p = GpuTensor::ones(&dev, &shape, DType::F32).unwrap();
     let g = GpuTensor::ones(&dev, &shape, DType::F32).unwrap();
@@ -435,7 +435,7 @@ fn a_step_records_one_dispatch_and_no_readback() {
 
 #[test]
 fn bad_operands_are_errors() {
-    let Some(dev) = common::gpu() else { return };
+    let Some(dev) = shared_gpu() else { return };
     let p = GpuTensor::ones(&dev, &[2, 3], DType::F32).unwrap();
     let g = GpuTensor::ones(&dev, &[2, 3], DType::F32).unwrap();
     let z = || GpuTensor::zeros(&dev, &[2, 3], DType::F32).unwrap();

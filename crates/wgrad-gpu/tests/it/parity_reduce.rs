@@ -7,7 +7,7 @@
 //! a different order); softmax 1e-5 and log-softmax 1e-5 relative (GPU
 //! `exp`/`log` are a few ulp off libm's).
 
-mod common;
+use wgrad_test_support::{assert_close, shared_gpu};
 
 use proptest::prelude::*;
 use wgrad_core::DType;
@@ -163,7 +163,7 @@ fn check_f32(
         (Ok(g), Ok(w)) => {
             assert_eq!(g.shape(), w.shape(), "{what}: shape");
             assert_eq!(g.dtype(), DType::F32, "{what}: dtype");
-            common::assert_close(&gpu_f32(&g), &cpu_f32(&w), tol, what);
+            assert_close(&gpu_f32(&g), &cpu_f32(&w), tol, what);
         }
         (Err(_), Err(_)) => {}
         (g, w) => panic!("{what}: gpu {g:?} vs cpu {w:?}"),
@@ -223,7 +223,7 @@ proptest! {
         ints in any::<bool>(),
         nan_at in prop::option::weighted(0.15, any::<usize>()),
     ) {
-        let Some(gpu) = common::gpu() else { return Ok(()) };
+        let Some(gpu) = shared_gpu() else { return Ok(()) };
         let (c, g) = build(&gpu, &shape, &view, seed, ints, nan_at);
         let axes = axes_of(mask, negative, shape.len());
         check_reductions(&c, &g, &axes, keepdim, &format!("{shape:?} {view:?}"));
@@ -240,7 +240,7 @@ proptest! {
         ints in any::<bool>(),
         nan_at in prop::option::weighted(0.15, any::<usize>()),
     ) {
-        let Some(gpu) = common::gpu() else { return Ok(()) };
+        let Some(gpu) = shared_gpu() else { return Ok(()) };
         let (c, g) = build(&gpu, &shape, &view, seed, ints, nan_at);
         let rank = shape.len();
         let axis = (axis % rank) as isize - if negative { rank as isize } else { 0 };
@@ -257,7 +257,7 @@ proptest! {
         seed in any::<u64>(),
         nan_at in prop::option::weighted(0.1, any::<usize>()),
     ) {
-        let Some(gpu) = common::gpu() else { return Ok(()) };
+        let Some(gpu) = shared_gpu() else { return Ok(()) };
         let (c, g) = build(&gpu, &shape, &view, seed, false, nan_at);
         let axis = (axis % shape.len()) as isize;
         let what = format!("{shape:?} {view:?} axis {axis}");
@@ -270,7 +270,7 @@ proptest! {
 /// a second pass (contiguous rows, strided rows, and everything to a scalar).
 #[test]
 fn split_reductions_match_cpu() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let cases: &[(&[usize], &[isize])] = &[
         (&[3, 40_000], &[1]),
         (&[50_000, 4], &[0]),
@@ -309,7 +309,7 @@ fn split_reductions_match_cpu() {
 
 #[test]
 fn long_reduction_to_scalar() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let n = 1 << 20;
     let (c, g) = pair(&gpu, data(n, 12345, false, None), &[n]);
     for (what, got, want) in [
@@ -361,7 +361,7 @@ fn long_reduction_to_scalar() {
 #[test]
 fn column_sum_of_a_wide_matrix() {
     // Summing the batch dim of [1024, 512]: 512 strided rows of 1024.
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let (c, g) = pair(&gpu, data(1024 * 512, 3, false, None), &[1024, 512]);
     check_reductions(&c, &g, &[0], false, "[1024, 512]");
     check_reductions(&c, &g, &[1], true, "[1024, 512]");
@@ -369,7 +369,7 @@ fn column_sum_of_a_wide_matrix() {
 
 #[test]
 fn argmax_ties_take_the_first_index() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let g = GpuTensor::from_vec(
         &gpu,
         vec![1.0f32, 3.0, 3.0, 0.0, 2.0, 2.0, 2.0, 2.0],
@@ -398,7 +398,7 @@ fn argmax_ties_take_the_first_index() {
 
 #[test]
 fn softmax_of_large_magnitudes_stays_finite() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let v: Vec<f32> = data(6 * 500, 11, false, None)
         .into_iter()
         .map(|x| x * 20.0) // about +-80: exp would overflow without the max shift
@@ -407,10 +407,10 @@ fn softmax_of_large_magnitudes_stays_finite() {
     for axis in [0isize, 1, -1] {
         let s = gpu_f32(&g.softmax(axis).unwrap());
         assert!(s.iter().all(|x| x.is_finite()), "softmax axis {axis}");
-        common::assert_close(&s, &cpu_f32(&c.softmax(axis).unwrap()), 1e-5, "softmax");
+        assert_close(&s, &cpu_f32(&c.softmax(axis).unwrap()), 1e-5, "softmax");
         let l = gpu_f32(&g.log_softmax(axis).unwrap());
         assert!(l.iter().all(|x| x.is_finite()), "log_softmax axis {axis}");
-        common::assert_close(
+        assert_close(
             &l,
             &cpu_f32(&c.log_softmax(axis).unwrap()),
             1e-5,
@@ -437,7 +437,7 @@ fn softmax_of_large_magnitudes_stays_finite() {
 
 #[test]
 fn long_softmax_rows() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let (c, g) = pair(&gpu, data(3 * 20_000, 4, false, None), &[3, 20_000]);
     check_f32("softmax long rows", g.softmax(1), c.softmax(1), 1e-5);
     check_f32(
@@ -467,7 +467,7 @@ fn long_softmax_rows() {
         ),
     ] {
         let (got, want) = (gpu_f32(&got.unwrap()), cpu_f32(&want.unwrap()));
-        common::assert_close(&got, &want, 1e-5, what);
+        assert_close(&got, &want, 1e-5, what);
         // Column 2 has a finite maximum: its -inf entries give no NaN.
         assert!(got.iter().skip(2).step_by(4).all(|x| !x.is_nan()), "{what}");
     }
@@ -475,7 +475,7 @@ fn long_softmax_rows() {
 
 #[test]
 fn empty_reductions() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let g = GpuTensor::zeros(&gpu, &[0, 3], DType::F32).unwrap();
     let s = g.sum(&[0], false).unwrap();
     assert_eq!(s.shape(), &[3]);
@@ -502,7 +502,7 @@ fn empty_reductions() {
 
 #[test]
 fn errors_name_the_problem() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let g = GpuTensor::zeros(&gpu, &[2, 3], DType::F32).unwrap();
     let msg = |e: wgrad_core::Error| e.to_string();
 
@@ -561,7 +561,7 @@ fn errors_name_the_problem() {
 #[test]
 #[ignore = "benchmark; run explicitly on a real GPU"]
 fn bench_reductions() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     eprintln!("adapter: {}", gpu.label());
     let mk = |shape: &[usize]| GpuTensor::rand(&gpu, shape, -1.0, 1.0, 1).unwrap();
     type Op = Box<dyn Fn(&GpuTensor) -> GpuTensor>;

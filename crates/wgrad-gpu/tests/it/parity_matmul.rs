@@ -9,7 +9,7 @@
 //! Each kernel variant (64 x 64 or 128 x 128 output tiles, K split or not)
 //! is exercised through the hidden `matmul_t_variant`, which forces one.
 
-mod common;
+use wgrad_test_support::{assert_close, shared_gpu};
 
 use proptest::prelude::*;
 use wgrad_core::{DType, Error};
@@ -30,7 +30,7 @@ fn pair(gpu: &GpuDevice, shape: &[usize], seed: u64) -> (CpuTensor, GpuTensor) {
 fn check(got: &GpuTensor, want: &CpuTensor, what: &str) {
     assert_eq!(got.shape(), want.shape(), "{what}: shape");
     assert!(got.is_contiguous(), "{what}: output must be contiguous");
-    common::assert_close(
+    assert_close(
         &got.to_vec_blocking::<f32>().unwrap(),
         &want.to_vec::<f32>().unwrap(),
         TOL,
@@ -73,7 +73,7 @@ proptest! {
         trans_b: bool,
         seed in 0u64..1000,
     ) {
-        let Some(gpu) = common::gpu() else { return Ok(()) };
+        let Some(gpu) = shared_gpu() else { return Ok(()) };
         let (ca, ga) = pair(&gpu, &dims_2d(m, k, trans_a), seed);
         let (cb, gb) = pair(&gpu, &dims_2d(k, n, trans_b), seed + 1);
         let want = ca.matmul_t(&cb, trans_a, trans_b).unwrap();
@@ -93,7 +93,7 @@ proptest! {
         trans_b: bool,
         seed in 0u64..1000,
     ) {
-        let Some(gpu) = common::gpu() else { return Ok(()) };
+        let Some(gpu) = shared_gpu() else { return Ok(()) };
         let mut sa = vec![b1, 1];
         sa.extend(dims_2d(m, k, trans_a));
         let mut sb = vec![b2];
@@ -115,7 +115,7 @@ proptest! {
         start in 0usize..5,
         seed in 0u64..1000,
     ) {
-        let Some(gpu) = common::gpu() else { return Ok(()) };
+        let Some(gpu) = shared_gpu() else { return Ok(()) };
         // A: a [m, k] window (offset, row stride k + 5) of a [m + 5, k + 5] tensor.
         let (ca, ga) = pair(&gpu, &[m + 5, k + 5], seed);
         let ca = ca.narrow(0, start, m).unwrap().narrow(1, 5 - start, k).unwrap();
@@ -152,7 +152,7 @@ proptest! {
         splits in 1usize..=4,
         seed in 0u64..1000,
     ) {
-        let Some(gpu) = common::gpu() else { return Ok(()) };
+        let Some(gpu) = shared_gpu() else { return Ok(()) };
         let (ca, ga) = pair(&gpu, &dims_2d(m, k, trans_a), seed);
         let (cb, gb) = pair(&gpu, &dims_2d(k, n, trans_b), seed + 1);
         let want = ca.matmul_t(&cb, trans_a, trans_b).unwrap();
@@ -178,7 +178,7 @@ proptest! {
         splits in 1usize..=3,
         seed in 0u64..1000,
     ) {
-        let Some(gpu) = common::gpu() else { return Ok(()) };
+        let Some(gpu) = shared_gpu() else { return Ok(()) };
         let mut sa = vec![b1, 1];
         sa.extend(dims_2d(m, k, trans_a));
         let mut sb = vec![b2];
@@ -205,7 +205,7 @@ proptest! {
         splits in 1usize..=2,
         seed in 0u64..1000,
     ) {
-        let Some(gpu) = common::gpu() else { return Ok(()) };
+        let Some(gpu) = shared_gpu() else { return Ok(()) };
         let (ca, ga) = pair(&gpu, &[m + 5, k + 5], seed);
         let ca = ca.narrow(0, start, m).unwrap().narrow(1, 5 - start, k).unwrap();
         let ga = ga.narrow(0, start, m).unwrap().narrow(1, 5 - start, k).unwrap();
@@ -231,7 +231,7 @@ proptest! {
 /// products whose automatic plan picks the 128 kernel and/or splits K.
 #[test]
 fn odd_sizes_every_variant_relative_norm() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let (m, k, n) = (263, 301, 131);
     for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
         let (ca, ga) = pair(&gpu, &dims_2d(m, k, ta), 41);
@@ -274,7 +274,7 @@ fn odd_sizes_every_variant_relative_norm() {
 
 #[test]
 fn bad_variant_is_an_error() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let a = GpuTensor::zeros(&gpu, &[2, 2], DType::F32).unwrap();
     let msg = a
         .matmul_t_variant(&a, false, false, "32", 1)
@@ -285,7 +285,7 @@ fn bad_variant_is_an_error() {
 
 #[test]
 fn one_d_operands_are_promoted_and_squeezed() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let cases: &[(&[usize], &[usize])] = &[
         (&[5], &[5, 3]),    // vector @ matrix -> [3]
         (&[4, 5], &[5]),    // matrix @ vector -> [4]
@@ -310,7 +310,7 @@ fn one_d_operands_are_promoted_and_squeezed() {
 
 #[test]
 fn empty_and_zero_k_products() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let cases: &[(&[usize], &[usize])] = &[
         (&[0, 4], &[4, 3]),       // M = 0 -> [0, 3]
         (&[3, 4], &[4, 0]),       // N = 0 -> [3, 0]
@@ -335,7 +335,7 @@ fn empty_and_zero_k_products() {
 /// Four batch dims (rank 6) with alternating broadcast that cannot be merged.
 #[test]
 fn rank_six_alternating_broadcast() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let (ca, ga) = pair(&gpu, &[2, 1, 3, 1, 5, 7], 21);
     let (cb, gb) = pair(&gpu, &[1, 2, 1, 2, 7, 4], 22);
     let want = ca.matmul(&cb).unwrap();
@@ -358,7 +358,7 @@ fn rank_six_alternating_broadcast() {
 
 #[test]
 fn large_product_relative_norm() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     for (ta, tb) in [(false, false), (true, true)] {
         let (ca, ga) = pair(&gpu, &dims_2d(257, 300, ta), 31);
         let (cb, gb) = pair(&gpu, &dims_2d(300, 129, tb), 32);
@@ -379,7 +379,7 @@ fn large_product_relative_norm() {
 
 #[test]
 fn inner_dim_mismatch_names_both_shapes() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let a = GpuTensor::zeros(&gpu, &[2, 3], DType::F32).unwrap();
     let b = GpuTensor::zeros(&gpu, &[4, 5], DType::F32).unwrap();
     let err = a.matmul(&b).unwrap_err();
@@ -410,7 +410,7 @@ fn inner_dim_mismatch_names_both_shapes() {
 
 #[test]
 fn non_f32_operand_is_a_dtype_mismatch() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let f = GpuTensor::zeros(&gpu, &[2, 2], DType::F32).unwrap();
     let i = GpuTensor::zeros(&gpu, &[2, 2], DType::I32).unwrap();
     for err in [f.matmul(&i).unwrap_err(), i.matmul(&f).unwrap_err()] {
@@ -430,7 +430,7 @@ fn non_f32_operand_is_a_dtype_mismatch() {
 
 #[test]
 fn zero_d_operand_is_an_error() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let s = GpuTensor::from_vec(&gpu, vec![2.0f32], &[]).unwrap();
     let v = GpuTensor::zeros(&gpu, &[3], DType::F32).unwrap();
     for err in [s.matmul(&v).unwrap_err(), v.matmul(&s).unwrap_err()] {
@@ -444,7 +444,7 @@ fn zero_d_operand_is_an_error() {
 
 #[test]
 fn transposing_a_vector_is_an_error() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let v = GpuTensor::zeros(&gpu, &[3], DType::F32).unwrap();
     let m = GpuTensor::zeros(&gpu, &[3, 3], DType::F32).unwrap();
     let msg = v.matmul_t(&m, true, false).unwrap_err().to_string();
@@ -464,7 +464,7 @@ fn transposing_a_vector_is_an_error() {
 #[test]
 #[ignore = "benchmark"]
 fn bench_matmul_throughput() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     println!("adapter: {}", gpu.label());
     let max_dim: usize = std::env::var("WGRAD_BENCH_MAX_DIM")
         .ok()

@@ -11,7 +11,7 @@
 //! (GPU exp/log/sin are a few ulp; pow compounds exp2(y log2 x) errors,
 //! so 1e-4 there). NaN must appear exactly where the CPU has NaN.
 
-mod common;
+use wgrad_test_support::{assert_close, own_gpu, shared_gpu};
 
 use proptest::prelude::*;
 use wgrad_core::{BinaryOp, CompareOp, DType, UnaryOp};
@@ -220,7 +220,7 @@ fn broadcast_operand_shape(out: &[usize], ones: u8, drop: usize) -> Vec<usize> {
         .collect()
 }
 
-/// Asserts NaN positions agree, then `common::assert_close` (which treats
+/// Asserts NaN positions agree, then `assert_close` (which treats
 /// NaN == NaN but would let a NaN slip past on one side only).
 fn assert_close_nan(got: &[f32], want: &[f32], tol: f32, what: &str) {
     assert_eq!(got.len(), want.len(), "{what}: length");
@@ -234,7 +234,7 @@ fn assert_close_nan(got: &[f32], want: &[f32], tol: f32, what: &str) {
             assert_eq!(g, w, "{what}: element {i}");
         }
     }
-    common::assert_close(got, want, tol, what);
+    assert_close(got, want, tol, what);
 }
 
 fn f32s(t: &GpuTensor) -> Vec<f32> {
@@ -302,35 +302,12 @@ fn every_unary() -> Vec<(UnaryOp, f32)> {
     ]
 }
 
-fn all_binary() -> [BinaryOp; 7] {
-    [
-        BinaryOp::Add,
-        BinaryOp::Sub,
-        BinaryOp::Mul,
-        BinaryOp::Div,
-        BinaryOp::Pow,
-        BinaryOp::Maximum,
-        BinaryOp::Minimum,
-    ]
-}
-
 fn binary_tol(op: BinaryOp) -> f32 {
     match op {
         BinaryOp::Div => 1e-6,
         BinaryOp::Pow => 1e-4,
         _ => 0.0,
     }
-}
-
-fn all_compare() -> [CompareOp; 6] {
-    [
-        CompareOp::Eq,
-        CompareOp::Ne,
-        CompareOp::Lt,
-        CompareOp::Le,
-        CompareOp::Gt,
-        CompareOp::Ge,
-    ]
 }
 
 // ---------------------------------------------------------------------------
@@ -356,7 +333,7 @@ fn check_unary(gpu: &GpuDevice, shape: &[usize], view: View, range: f32, seed: u
 
 fn check_binary_scalar(gpu: &GpuDevice, shape: &[usize], view: View, scalar: f32, seed: u64) {
     let (cpu, dev) = operand(gpu, shape, view, Data::F32 { range: 4.0 }, seed);
-    for op in all_binary() {
+    for op in BinaryOp::ALL {
         for left in [false, true] {
             let want = cpu.binary_scalar(op, scalar, left).unwrap();
             let got = dev.binary_scalar(op, scalar, left).unwrap();
@@ -381,7 +358,7 @@ fn check_binary_scalar(gpu: &GpuDevice, shape: &[usize], view: View, scalar: f32
 fn check_binary(gpu: &GpuDevice, a: (&[usize], View), b: (&[usize], View), seed: u64) {
     let (ca, ga) = operand(gpu, a.0, a.1, Data::F32 { range: 3.0 }, seed);
     let (cb, gb) = operand(gpu, b.0, b.1, Data::F32 { range: 3.0 }, seed ^ 1);
-    for op in all_binary() {
+    for op in BinaryOp::ALL {
         let want = ca.binary(&cb, op).unwrap();
         let got = ga.binary(&gb, op).unwrap();
         assert_eq!(got.shape(), want.shape());
@@ -398,7 +375,7 @@ fn check_compare(gpu: &GpuDevice, a: (&[usize], View), b: (&[usize], View), int:
     let data = if int { Data::I32Small } else { Data::IntsAsF32 };
     let (ca, ga) = operand(gpu, a.0, a.1, data, seed);
     let (cb, gb) = operand(gpu, b.0, b.1, data, seed ^ 1);
-    for op in all_compare() {
+    for op in CompareOp::ALL {
         let want = ca.compare(&cb, op).unwrap();
         let got = ga.compare(&gb, op).unwrap();
         assert_eq!(got.dtype(), DType::U32);
@@ -420,7 +397,7 @@ fn check_compare_scalar(
     seed: u64,
 ) {
     let (cpu, dev) = operand(gpu, shape, view, data, seed);
-    for op in all_compare() {
+    for op in CompareOp::ALL {
         let want = cpu.compare_scalar(op, scalar).unwrap();
         let got = dev.compare_scalar(op, scalar).unwrap();
         assert_eq!(got.dtype(), DType::U32);
@@ -516,7 +493,7 @@ proptest! {
         range in prop_oneof![Just(1.0f32), Just(8.0f32), Just(30.0f32)],
         seed in any::<u64>(),
     ) {
-        let Some(gpu) = common::gpu() else { return Ok(()) };
+        let Some(gpu) = shared_gpu() else { return Ok(()) };
         check_unary(&gpu, &shape, view, range, seed);
     }
 
@@ -530,7 +507,7 @@ proptest! {
         ],
         seed in any::<u64>(),
     ) {
-        let Some(gpu) = common::gpu() else { return Ok(()) };
+        let Some(gpu) = shared_gpu() else { return Ok(()) };
         check_binary_scalar(&gpu, &shape, view, scalar, seed);
     }
 
@@ -541,7 +518,7 @@ proptest! {
         (view_a, view_b) in (view_strategy(), view_strategy()),
         seed in any::<u64>(),
     ) {
-        let Some(gpu) = common::gpu() else { return Ok(()) };
+        let Some(gpu) = shared_gpu() else { return Ok(()) };
         let sa = broadcast_operand_shape(&out, ones_a, drop_a);
         let sb = broadcast_operand_shape(&out, ones_b, drop_b);
         check_binary(&gpu, (&sa, view_a), (&sb, view_b), seed);
@@ -555,7 +532,7 @@ proptest! {
         int in any::<bool>(),
         seed in any::<u64>(),
     ) {
-        let Some(gpu) = common::gpu() else { return Ok(()) };
+        let Some(gpu) = shared_gpu() else { return Ok(()) };
         let sa = broadcast_operand_shape(&out, ones_a, drop_a);
         let sb = broadcast_operand_shape(&out, ones_b, drop_b);
         check_compare(&gpu, (&sa, view_a), (&sb, view_b), int, seed);
@@ -577,7 +554,7 @@ proptest! {
         ],
         seed in any::<u64>(),
     ) {
-        let Some(gpu) = common::gpu() else { return Ok(()) };
+        let Some(gpu) = shared_gpu() else { return Ok(()) };
         check_compare_scalar(&gpu, &shape, view, data, scalar, seed);
     }
 
@@ -589,7 +566,7 @@ proptest! {
         (view_m, view_a, view_b) in (view_strategy(), view_strategy(), view_strategy()),
         seed in any::<u64>(),
     ) {
-        let Some(gpu) = common::gpu() else { return Ok(()) };
+        let Some(gpu) = shared_gpu() else { return Ok(()) };
         let sm = broadcast_operand_shape(&out, ones_m, drop_m);
         let sa = broadcast_operand_shape(&out, ones_a, drop_a);
         let sb = broadcast_operand_shape(&out, ones_b, drop_b);
@@ -602,7 +579,7 @@ proptest! {
         view in view_strategy(),
         seed in any::<u64>(),
     ) {
-        let Some(gpu) = common::gpu() else { return Ok(()) };
+        let Some(gpu) = shared_gpu() else { return Ok(()) };
         check_cast(&gpu, &shape, view, seed);
     }
 }
@@ -612,7 +589,7 @@ proptest! {
 /// after them, for every view kind, with broadcasting.
 #[test]
 fn full_tiles_match_cpu() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let big: &[usize] = &[3, 41, 37];
     let col: &[usize] = &[41, 1];
     let row: &[usize] = &[37];
@@ -645,7 +622,7 @@ fn full_tiles_match_cpu() {
 /// C `pow` special cases (Rust's `powf`), for `binary` and `binary_scalar`.
 #[test]
 fn pow_edge_cases_follow_powf() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let inf = f32::INFINITY;
     let bases = [
         -8.0f32,
@@ -736,7 +713,7 @@ fn pow_edge_cases_follow_powf() {
 /// and sigmoid, large angles, log/sqrt outside their domain, NaN handling.
 #[test]
 fn unary_edge_values_match_cpu() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let xs = vec![
         f32::NAN,
         f32::INFINITY,
@@ -785,7 +762,7 @@ fn unary_edge_values_match_cpu() {
 
 #[test]
 fn named_unary_methods_select_their_op() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let xs = vec![-2.0f32, -0.5, 0.25, 1.5, 3.0];
     let cpu = CpuTensor::from_vec(xs.clone(), &[5]).unwrap();
     let dev = GpuTensor::from_vec(&gpu, xs, &[5]).unwrap();
@@ -834,7 +811,7 @@ fn named_unary_methods_select_their_op() {
 
 #[test]
 fn named_scalar_and_compare_methods_select_their_op() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let xs = vec![-2.0f32, -0.5, 1.0, 1.5, 3.0];
     let cpu = CpuTensor::from_vec(xs.clone(), &[5]).unwrap();
     let dev = GpuTensor::from_vec(&gpu, xs, &[5]).unwrap();
@@ -885,7 +862,7 @@ fn named_scalar_and_compare_methods_select_their_op() {
 /// comparison after rounding the integer to f32.
 #[test]
 fn int_scalar_comparison_is_exact() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let xs = vec![2i32, 3, 16_777_217, 16_777_216, i32::MAX, i32::MIN, -3];
     let dev = GpuTensor::from_vec(&gpu, xs.clone(), &[xs.len()]).unwrap();
     let cpu = CpuTensor::from_vec(xs, &[7]).unwrap();
@@ -912,7 +889,7 @@ fn int_scalar_comparison_is_exact() {
         -3.5,
         f32::NAN,
     ] {
-        for op in all_compare() {
+        for op in CompareOp::ALL {
             assert_eq!(
                 dev.compare_scalar(op, s)
                     .unwrap()
@@ -927,7 +904,7 @@ fn int_scalar_comparison_is_exact() {
 
 #[test]
 fn cast_saturates_and_truncates_like_rust_as() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let xs = vec![
         -2.7f32,
         2.7,
@@ -977,7 +954,7 @@ fn cast_saturates_and_truncates_like_rust_as() {
 
 #[test]
 fn cast_to_same_dtype_is_a_clone() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let t = GpuTensor::from_vec(&gpu, vec![1.5f32, 2.5, 3.5, 4.5], &[2, 2])
         .unwrap()
         .transpose(0, 1)
@@ -992,7 +969,7 @@ fn cast_to_same_dtype_is_a_clone() {
 /// in the immediates) and does not submit.
 #[test]
 fn ops_record_one_dispatch_and_upload_nothing() {
-    let Some(gpu) = common::own_gpu() else { return };
+    let Some(gpu) = own_gpu() else { return };
     let x = GpuTensor::from_vec(&gpu, vec![1.0f32; 300], &[3, 100])
         .unwrap()
         .transpose(0, 1)
@@ -1017,7 +994,7 @@ fn ops_record_one_dispatch_and_upload_nothing() {
 
 #[test]
 fn empty_tensors_dispatch_nothing() {
-    let Some(gpu) = common::own_gpu() else { return };
+    let Some(gpu) = own_gpu() else { return };
     let e = GpuTensor::zeros(&gpu, &[3, 0, 2], DType::F32).unwrap();
     let m = GpuTensor::zeros(&gpu, &[0, 1], DType::U32).unwrap();
     gpu.synchronize().unwrap();
@@ -1040,7 +1017,7 @@ fn empty_tensors_dispatch_nothing() {
 /// the folded grid covers every element exactly once.
 #[test]
 fn large_tensor_uses_folded_grid() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let max = gpu.limits().max_compute_workgroups_per_dimension as usize;
     let n = max * 256 + 1000;
     let xs: Vec<f32> = (0..n).map(|i| (i % 1000) as f32 - 500.0).collect();
@@ -1059,7 +1036,7 @@ fn large_tensor_uses_folded_grid() {
 
 #[test]
 fn non_f32_inputs_are_dtype_errors() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let i = GpuTensor::from_vec(&gpu, vec![1i32, 2], &[2]).unwrap();
     let err = i.exp().unwrap_err().to_string();
     assert!(
@@ -1074,7 +1051,7 @@ fn non_f32_inputs_are_dtype_errors() {
 
 #[test]
 fn compare_rejects_mixed_and_mask_dtypes() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let f = GpuTensor::from_vec(&gpu, vec![1.0f32, 2.0], &[2]).unwrap();
     let i = GpuTensor::from_vec(&gpu, vec![1i32, 2], &[2]).unwrap();
     let m = GpuTensor::from_vec(&gpu, vec![1u32, 0], &[2]).unwrap();
@@ -1091,7 +1068,7 @@ fn compare_rejects_mixed_and_mask_dtypes() {
 
 #[test]
 fn shape_mismatches_name_the_shapes() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let a = GpuTensor::zeros(&gpu, &[2, 3], DType::F32).unwrap();
     let b = GpuTensor::zeros(&gpu, &[4], DType::F32).unwrap();
     let err = a.ge(&b).unwrap_err().to_string();
@@ -1112,7 +1089,7 @@ fn shape_mismatches_name_the_shapes() {
 
 #[test]
 fn where_cond_checks_dtypes() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let f = GpuTensor::zeros(&gpu, &[2], DType::F32).unwrap();
     let m = GpuTensor::zeros(&gpu, &[2], DType::U32).unwrap();
     let err = GpuTensor::where_cond(&f, &f, &f).unwrap_err().to_string();
@@ -1131,7 +1108,7 @@ fn where_cond_checks_dtypes() {
 #[test]
 #[ignore = "timing probe for real GPUs, not a correctness test"]
 fn throughput_probe() {
-    let Some(gpu) = common::own_gpu() else { return };
+    let Some(gpu) = own_gpu() else { return };
     let rows = std::env::var("PROBE_ROWS")
         .ok()
         .and_then(|v| v.parse().ok())

@@ -3,7 +3,7 @@
 //! kernel that ran later on the same bad indices; `synchronize()` reports a
 //! fault just as a readback does.
 
-mod common;
+use wgrad_test_support::own_gpu;
 
 use wgrad_core::{DType, Error};
 use wgrad_gpu::GpuTensor;
@@ -40,7 +40,7 @@ fn assert_forward_fault(e: Error) {
 
 #[test]
 fn first_fault_wins_over_a_later_backward_fault() {
-    let Some(gpu) = common::own_gpu() else { return };
+    let Some(gpu) = own_gpu() else { return };
     let out = lookup_then_backward(&gpu);
     assert_forward_fault(out.to_vec_blocking::<f32>().unwrap_err());
     // Reported once: the next readback is clean.
@@ -49,7 +49,7 @@ fn first_fault_wins_over_a_later_backward_fault() {
 
 #[test]
 fn synchronize_reports_a_fault() {
-    let Some(gpu) = common::own_gpu() else { return };
+    let Some(gpu) = own_gpu() else { return };
     let _out = lookup_then_backward(&gpu);
     assert_forward_fault(gpu.synchronize().unwrap_err());
     gpu.synchronize().unwrap();
@@ -61,7 +61,7 @@ fn synchronize_reports_a_fault() {
 #[test]
 fn first_fault_wins_within_one_kernel_family_too() {
     // Two faulting lookups in a row: the first one's index is reported.
-    let Some(gpu) = common::own_gpu() else { return };
+    let Some(gpu) = own_gpu() else { return };
     let table = GpuTensor::ones(&gpu, &[4, 2], DType::F32).unwrap();
     let first = GpuTensor::from_vec(&gpu, vec![-3i32], &[1]).unwrap();
     let second = GpuTensor::from_vec(&gpu, vec![11i32], &[1]).unwrap();

@@ -3,7 +3,7 @@
 //! strided logits/targets/gradients, label smoothing, ignored targets,
 //! extreme and -inf logits; device faults for out-of-range targets; errors.
 
-mod common;
+use wgrad_test_support::{assert_close, own_gpu, shared_gpu};
 
 use proptest::prelude::*;
 use wgrad_core::{DType, Error, random};
@@ -148,14 +148,14 @@ proptest! {
         scale in prop_oneof![Just(3.0f32), Just(60.0f32)],
         seed in any::<u64>(),
     ) {
-        let Some(gpu) = common::gpu() else { return Ok(()) };
+        let Some(gpu) = shared_gpu() else { return Ok(()) };
         let (cx, gx) = logits_pair(&gpu, n, c, view, scale, seed);
         let (ct, gt) = targets_pair(&gpu, n, c, ignore, ignore_every, strided_targets, seed ^ 1);
 
         let want = cpu_f32(&cx.cross_entropy(&ct, smoothing, ignore).unwrap());
         let got = gpu_f32(&gx.cross_entropy(&gt, smoothing, ignore).unwrap());
         // Sums of up to ~700 exps in a different order, then a log.
-        common::assert_close(&got, &want, 2e-5, "cross_entropy");
+        assert_close(&got, &want, 2e-5, "cross_entropy");
 
         // Upstream gradient: a strided view (every other element) half the time.
         let g = values(2 * n, -2.0, 2.0, seed ^ 2);
@@ -170,31 +170,31 @@ proptest! {
         let got = gx.cross_entropy_backward(&gt, &gg, smoothing, ignore).unwrap();
         prop_assert_eq!(got.shape(), &[n, c]);
         prop_assert!(got.is_contiguous());
-        common::assert_close(&gpu_f32(&got), &want, 1e-5, "cross_entropy_backward");
+        assert_close(&gpu_f32(&got), &want, 1e-5, "cross_entropy_backward");
     }
 }
 
 #[test]
 fn cross_entropy_known_values() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     // log(e^1 + e^2 + e^3) = 3.4076059644; row 1 is row 0 shifted by -2.
     let x = GpuTensor::from_vec(&gpu, vec![1.0f32, 2.0, 3.0, 1.0, 0.0, -1.0], &[2, 3]).unwrap();
     let t = GpuTensor::from_vec(&gpu, vec![2i32, 1], &[2]).unwrap();
-    common::assert_close(
+    assert_close(
         &gpu_f32(&x.cross_entropy(&t, 0.0, -100).unwrap()),
         &[0.40760596, 1.407606],
         1e-6,
         "plain",
     );
     // ls = 0.1: 0.9 * nll + 0.1 / 3 * (sum of -logp = 4.2228179).
-    common::assert_close(
+    assert_close(
         &gpu_f32(&x.cross_entropy(&t, 0.1, -100).unwrap()),
         &[0.50760596, 1.407606],
         1e-6,
         "smoothed",
     );
     // Ignoring class 1 zeroes row 1 (loss and gradient).
-    common::assert_close(
+    assert_close(
         &gpu_f32(&x.cross_entropy(&t, 0.1, 1).unwrap()),
         &[0.50760596, 0.0],
         1e-6,
@@ -202,7 +202,7 @@ fn cross_entropy_known_values() {
     );
     let g = GpuTensor::from_vec(&gpu, vec![0.5f32, 0.5], &[2]).unwrap();
     let d = gpu_f32(&x.cross_entropy_backward(&t, &g, 0.0, 1).unwrap());
-    common::assert_close(
+    assert_close(
         &d,
         &[0.04501529, 0.12236424, -0.16737952, 0.0, 0.0, 0.0],
         1e-6,
@@ -212,7 +212,7 @@ fn cross_entropy_known_values() {
 
 #[test]
 fn cross_entropy_extreme_logits_stay_finite() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     // Huge logits would overflow a naive exp; a -inf logit (a masked class)
     // must not turn the loss or its gradient into NaN, with or without smoothing
     // (with smoothing the loss is +inf, as in torch, since logp = -inf there).
@@ -233,13 +233,13 @@ fn cross_entropy_extreme_logits_stay_finite() {
     let want = cpu_f32(&cx.cross_entropy(&ct, 0.0, -100).unwrap());
     let got = gpu_f32(&gx.cross_entropy(&gt, 0.0, -100).unwrap());
     assert!(got.iter().all(|v| v.is_finite()), "{got:?}");
-    common::assert_close(&got, &want, 1e-5, "extreme forward");
+    assert_close(&got, &want, 1e-5, "extreme forward");
     let cg = CpuTensor::from_vec(vec![1.0f32, 1.0], &[2]).unwrap();
     let gg = GpuTensor::from_vec(&gpu, vec![1.0f32, 1.0], &[2]).unwrap();
     let want = cpu_f32(&cx.cross_entropy_backward(&ct, &cg, 0.3, -100).unwrap());
     let got = gpu_f32(&gx.cross_entropy_backward(&gt, &gg, 0.3, -100).unwrap());
     assert!(got.iter().all(|v| v.is_finite()), "{got:?}");
-    common::assert_close(&got, &want, 1e-5, "extreme backward");
+    assert_close(&got, &want, 1e-5, "extreme backward");
     let smoothed = gpu_f32(&gx.cross_entropy(&gt, 0.3, -100).unwrap());
     assert_eq!(smoothed[0], f32::INFINITY);
     assert!(smoothed[1].is_finite());
@@ -247,7 +247,7 @@ fn cross_entropy_extreme_logits_stay_finite() {
 
 #[test]
 fn cross_entropy_nan_logit_propagates() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let x = GpuTensor::from_vec(&gpu, vec![0.0f32, f32::NAN, 1.0, 2.0], &[2, 2]).unwrap();
     let t = GpuTensor::from_vec(&gpu, vec![0i32, 0], &[2]).unwrap();
     let got = gpu_f32(&x.cross_entropy(&t, 0.0, -100).unwrap());
@@ -258,7 +258,7 @@ fn cross_entropy_nan_logit_propagates() {
 fn out_of_range_target_faults_the_next_readback() {
     // A private device: the fault is per device, and tests on the shared
     // one run in parallel.
-    let Some(gpu) = common::own_gpu() else { return };
+    let Some(gpu) = own_gpu() else { return };
     let x = GpuTensor::from_vec(&gpu, vec![0.0f32; 6], &[2, 3]).unwrap();
     let g = GpuTensor::from_vec(&gpu, vec![1.0f32; 2], &[2]).unwrap();
     for (bad, backward) in [(3i32, false), (-1, false), (7, true), (-2, true)] {
@@ -342,7 +342,7 @@ fn cpu_rejects_out_of_range_targets() {
 
 #[test]
 fn empty_batches() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let x = GpuTensor::zeros(&gpu, &[0, 5], DType::F32).unwrap();
     let t = GpuTensor::zeros(&gpu, &[0], DType::I32).unwrap();
     let g = GpuTensor::zeros(&gpu, &[0], DType::F32).unwrap();
@@ -355,7 +355,7 @@ fn empty_batches() {
 
 #[test]
 fn cross_entropy_errors() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let x = GpuTensor::zeros(&gpu, &[2, 3], DType::F32).unwrap();
     let t = GpuTensor::zeros(&gpu, &[2], DType::I32).unwrap();
     let g = GpuTensor::zeros(&gpu, &[2], DType::F32).unwrap();
@@ -428,7 +428,7 @@ fn cross_entropy_errors() {
 #[test]
 #[ignore]
 fn bench_cross_entropy_large() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let (n, c) = (4096usize, 32000usize);
     let x = GpuTensor::randn(&gpu, &[n, c], 0.0, 3.0, 1).unwrap();
     let labels: Vec<i32> = (0..n).map(|i| ((i * 7919) % c) as i32).collect();
@@ -468,7 +468,7 @@ fn bench_cross_entropy_large() {
     )
     .unwrap();
     let ct = CpuTensor::from_vec(labels[..rows].to_vec(), &[rows]).unwrap();
-    common::assert_close(
+    assert_close(
         &gpu_f32(&got),
         &cpu_f32(&cx.cross_entropy(&ct, 0.1, -100).unwrap()),
         1e-4,

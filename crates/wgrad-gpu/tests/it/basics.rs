@@ -1,13 +1,13 @@
 //! Creation, readback, views and the recording model.
 
-mod common;
+use wgrad_test_support::{own_gpu, shared_gpu};
 
 use wgrad_core::DType;
 use wgrad_gpu::GpuTensor;
 
 #[test]
 fn from_vec_round_trips() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let t = GpuTensor::from_vec(&gpu, vec![1.0f32, -2.5, 3.0, 4.0, 5.0, 6.0], &[2, 3]).unwrap();
     assert_eq!(
         t.to_vec_blocking::<f32>().unwrap(),
@@ -19,7 +19,7 @@ fn from_vec_round_trips() {
 
 #[test]
 fn full_zeros_ones() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     assert_eq!(
         GpuTensor::full(&gpu, &[3], 2.5, DType::F32)
             .unwrap()
@@ -45,7 +45,7 @@ fn full_zeros_ones() {
 
 #[test]
 fn transposed_view_reads_in_logical_order() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let t = GpuTensor::from_vec(&gpu, (0..6).map(|x| x as f32).collect(), &[2, 3]).unwrap();
     let tt = t.transpose(0, 1).unwrap();
     assert_eq!(
@@ -61,7 +61,7 @@ fn transposed_view_reads_in_logical_order() {
 
 #[test]
 fn wrong_dtype_readback_is_an_error() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let t = GpuTensor::from_vec(&gpu, vec![1.0f32], &[1]).unwrap();
     let err = t.to_vec_blocking::<i32>().unwrap_err().to_string();
     assert!(err.contains("int32") && err.contains("float32"), "{err}");
@@ -69,7 +69,7 @@ fn wrong_dtype_readback_is_an_error() {
 
 #[test]
 fn from_vec_length_mismatch_names_shape() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let err = GpuTensor::from_vec(&gpu, vec![1.0f32; 5], &[2, 3])
         .unwrap_err()
         .to_string();
@@ -78,7 +78,7 @@ fn from_vec_length_mismatch_names_shape() {
 
 #[test]
 fn broadcast_add_matches_cpu() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let a = GpuTensor::from_vec(&gpu, vec![1.0f32, 2.0, 3.0], &[3, 1]).unwrap();
     let b = GpuTensor::from_vec(&gpu, vec![10.0f32, 20.0], &[2]).unwrap();
     let c = a.add(&b).unwrap();
@@ -91,7 +91,7 @@ fn broadcast_add_matches_cpu() {
 
 #[test]
 fn hundred_ops_then_one_submit() {
-    let Some(gpu) = common::own_gpu() else { return };
+    let Some(gpu) = own_gpu() else { return };
     let x = GpuTensor::from_vec(&gpu, vec![1.0f32; 1024], &[1024]).unwrap();
     let one = GpuTensor::ones(&gpu, &[1], DType::F32).unwrap();
     gpu.synchronize().unwrap();
@@ -112,7 +112,7 @@ fn hundred_ops_then_one_submit() {
 
 #[test]
 fn shape_mismatch_names_both_shapes() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let a = GpuTensor::zeros(&gpu, &[2, 3], DType::F32).unwrap();
     let b = GpuTensor::zeros(&gpu, &[4], DType::F32).unwrap();
     let err = a.add(&b).unwrap_err().to_string();
@@ -121,7 +121,7 @@ fn shape_mismatch_names_both_shapes() {
 
 #[test]
 fn tensor_over_binding_limit_is_a_clear_error() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     let limit = gpu
         .limits()
         .max_storage_buffer_binding_size
@@ -138,7 +138,7 @@ fn tensor_over_binding_limit_is_a_clear_error() {
 
 #[test]
 fn full_covers_partial_tiles() {
-    let Some(gpu) = common::gpu() else { return };
+    let Some(gpu) = shared_gpu() else { return };
     for n in [1usize, 2047, 2048, 2049, 5000] {
         let v = GpuTensor::full(&gpu, &[n], -1.5, DType::F32)
             .unwrap()
@@ -151,7 +151,7 @@ fn full_covers_partial_tiles() {
 
 #[test]
 fn profiler_times_each_kernel() {
-    let Some(gpu) = common::own_gpu() else { return };
+    let Some(gpu) = own_gpu() else { return };
     let x = GpuTensor::ones(&gpu, &[64, 64], DType::F32).unwrap();
     gpu.start_profiling().unwrap();
     let mut y = x.clone();

@@ -1,0 +1,14 @@
+//! The integration tests of wgrad-gpu, one binary: every GPU op against the
+//! CPU reference (`parity_*`), creation and the recording model (`basics`),
+//! device faults (`faults`). Tests that count `DeviceStats` open their own
+//! device (`own_gpu`); the others share one.
+
+mod basics;
+mod faults;
+mod parity_backward;
+mod parity_elementwise;
+mod parity_matmul;
+mod parity_movement;
+mod parity_nn;
+mod parity_optim;
+mod parity_reduce;
