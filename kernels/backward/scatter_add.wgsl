@@ -9,6 +9,8 @@
 // Bindings: 0 src (read), 1 idx (read, i32), 2 out (read_write), 3 fault.
 // Immediates: Params.
 
+//! include common/fault.wgsl
+
 struct Params {
     numel: u32,
     rank: u32,
@@ -65,23 +67,5 @@ fn scatter_add(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
             break;
         }
         old = r.old_value;
-    }
-}
-
-// Records a device fault unless one is already recorded: the first fault
-// wins (word 0 goes from 0 to the code exactly once, and only the thread
-// that set it writes words 1 and 2), so a later kernel (a backward pass)
-// cannot overwrite the fault of the op the user called.
-fn raise_fault(code: u32, index: u32, size: u32) {
-    loop {
-        let r = atomicCompareExchangeWeak(&fault[0], 0u, code);
-        if r.exchanged {
-            atomicStore(&fault[1], index);
-            atomicStore(&fault[2], size);
-            return;
-        }
-        if r.old_value != 0u {
-            return; // an earlier fault stands (a weak exchange may fail spuriously: retry)
-        }
     }
 }

@@ -5,6 +5,9 @@
 // Immediates: Params. Override OP = UnaryOp::code(); a0/a1 = UnaryOp::params()
 // (leaky_relu slope; clamp min/max with open bounds as -inf/+inf).
 
+//! include common/nan.wgsl
+//! include common/activation.wgsl
+
 struct Params {
     numel: u32,
     rank: u32,
@@ -27,30 +30,6 @@ override OP: u32 = 0u;
 const FRAC_1_SQRT_2: f32 = 0.70710678;
 const FRAC_1_SQRT_2PI: f32 = 0.3989423;
 
-fn is_nan(v: f32) -> bool {
-    // WGSL may assume no NaNs in comparisons; test the bit pattern instead.
-    let bits = bitcast<u32>(v);
-    return (bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0u;
-}
-
-// Abramowitz & Stegun 7.1.26, the same formula as wgrad_core::ops::erf.
-fn erf(v: f32) -> f32 {
-    let s = select(1.0, -1.0, v < 0.0);
-    let a = abs(v);
-    let t = 1.0 / (1.0 + 0.3275911 * a);
-    let poly = t * (0.2548296 + t * (-0.28449674 + t * (1.4214137 + t * (-1.4531521 + t * 1.0614054))));
-    return s * (1.0 - poly * exp(-a * a));
-}
-
-// Overflow-free logistic function, as wgrad_core::ops::sigmoid.
-fn sigmoid(v: f32) -> f32 {
-    if v >= 0.0 {
-        return 1.0 / (1.0 + exp(-v));
-    }
-    let e = exp(v);
-    return e / (1.0 + e);
-}
-
 // s(v) * s(-v) as e / (1 + e)^2 with e = exp(-|v|): no cancellation in the tails.
 fn sigmoid_derivative(v: f32) -> f32 {
     let e = exp(-abs(v));
@@ -59,53 +38,55 @@ fn sigmoid_derivative(v: f32) -> f32 {
 
 fn derivative(v: f32) -> f32 {
     switch OP {
-        case 0u: { return -1.0; }
-        case 1u: {
+        case UNARY_NEG: { return -1.0; }
+        case UNARY_ABS: {
             if is_nan(v) { return 0.0; }
             if v > 0.0 { return 1.0; }
             if v < 0.0 { return -1.0; }
             return 0.0;
         }
-        case 2u: { return exp(v); }
-        case 3u: { return 1.0 / v; }
-        case 4u: { return 0.5 / sqrt(v); }
-        case 5u: {
+        case UNARY_EXP: { return exp(v); }
+        case UNARY_LOG: { return 1.0 / v; }
+        case UNARY_SQRT: { return 0.5 / sqrt(v); }
+        case UNARY_RSQRT: {
             let r = 1.0 / sqrt(v);
             return -0.5 * r * r * r;
         }
-        case 6u: { return cos(v); }
-        case 7u: { return -sin(v); }
-        case 8u: {
+        case UNARY_SIN: { return cos(v); }
+        case UNARY_COS: { return -sin(v); }
+        case UNARY_TANH: {
             // sech^2 in the form that keeps relative precision for large |v|.
             let e = exp(-2.0 * abs(v));
             return 4.0 * e / ((1.0 + e) * (1.0 + e));
         }
-        case 9u: { return sigmoid_derivative(v); }
-        case 10u: {
+        case UNARY_SIGMOID: { return sigmoid_derivative(v); }
+        case UNARY_RELU: {
             if is_nan(v) { return 0.0; }
             return select(0.0, 1.0, v > 0.0);
         }
-        case 11u: {
+        case UNARY_GELU: {
             let cdf = 0.5 * (1.0 + erf(v * FRAC_1_SQRT_2));
             let pdf = exp(-0.5 * v * v) * FRAC_1_SQRT_2PI;
             return cdf + v * pdf;
         }
-        case 12u: { return sigmoid(v) + v * sigmoid_derivative(v); }
-        case 13u: { return 2.0 * v; }
-        case 14u: {
+        case UNARY_SILU: { return sigmoid(v) + v * sigmoid_derivative(v); }
+        case UNARY_SQUARE: { return 2.0 * v; }
+        case UNARY_RECIP: {
             let r = 1.0 / v;
             return -(r * r);
         }
-        case 15u: {
+        case UNARY_LEAKY_RELU: {
             if is_nan(v) { return p.a0; }
             return select(p.a0, 1.0, v > 0.0);
         }
-        default: {
-            // clamp: the gradient passes strictly inside (min, max), as
-            // torch 2.15 for scalar bounds; never for NaN.
+        case UNARY_CLAMP: {
+            // The gradient passes strictly inside (min, max), as torch 2.15
+            // for scalar bounds; never for NaN.
             if is_nan(v) { return 0.0; }
             return select(0.0, 1.0, v > p.a0 && v < p.a1);
         }
+        // Not a UnaryOp code: NaN, so a missing case cannot pass for another op.
+        default: { return bitcast<f32>(NAN_BITS); }
     }
 }
 

@@ -6,6 +6,8 @@
 // 0 = f32, 1 = i32, 2 = u32 (the codes ops/cast.rs passes). FROM == TO, and
 // i32 <-> u32 (two's-complement reinterpretation), copy the word unchanged.
 
+//! include common/nan.wgsl
+
 struct CastParams {
     numel: u32,
     rank: u32,
@@ -20,12 +22,6 @@ override TO: u32 = 0u;
 
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<storage, read_write> dst: array<u32>;
-
-fn is_nan(v: f32) -> bool {
-    // WGSL may assume no NaNs in float comparisons; test the bit pattern instead.
-    let bits = bitcast<u32>(v);
-    return (bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0u;
-}
 
 // f32 -> i32: truncate toward zero, saturate, NaN -> 0. Spelled out because
 // out-of-range float-to-int conversion is not pinned down on every backend.

@@ -4,9 +4,11 @@
 // 2 out (read_write, contiguous). Elements are read as 32-bit words and
 // reinterpreted per INT.
 // Immediates: CompareParams (`scalar` is used only when SCALAR = 1).
-// Overrides: OP = wgrad_core::CompareOp::code() (0 eq, 1 ne, 2 lt, 3 le, 4 gt, 5 ge);
+// Overrides: OP = wgrad_core::CompareOp::code() (case constants COMPARE_*);
 // INT = 0 for f32 operands, 1 for i32 operands; SCALAR = 1 compares `a` with
 // the f32 `scalar` instead of reading `b`.
+
+//! include common/nan.wgsl
 
 struct CompareParams {
     numel: u32,
@@ -33,12 +35,6 @@ const LESS: i32 = -1;
 const EQUAL: i32 = 0;
 const GREATER: i32 = 1;
 const UNORDERED: i32 = 2;
-
-fn is_nan(v: f32) -> bool {
-    // WGSL may assume no NaNs in float comparisons; test the bit pattern instead.
-    let bits = bitcast<u32>(v);
-    return (bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0u;
-}
 
 fn order_f32(x: f32, y: f32) -> i32 {
     if is_nan(x) || is_nan(y) { return UNORDERED; }
@@ -70,16 +66,18 @@ fn order_i32_f32(x: i32, y: f32) -> i32 {
     return LESS;
 }
 
-fn holds(ord: i32) -> bool {
-    // IEEE: every comparison with NaN is false except `!=`.
-    if ord == UNORDERED { return OP == 1u; }
+// The mask value of `ord` under OP: 1 if the comparison holds, else 0.
+// IEEE: every comparison with NaN (UNORDERED) is false except `!=`.
+fn holds(ord: i32) -> u32 {
     switch OP {
-        case 0u: { return ord == EQUAL; }
-        case 1u: { return ord != EQUAL; }
-        case 2u: { return ord == LESS; }
-        case 3u: { return ord != GREATER; }
-        case 4u: { return ord == GREATER; }
-        default: { return ord != LESS; }
+        case COMPARE_EQ: { return select(0u, 1u, ord == EQUAL); }
+        case COMPARE_NE: { return select(0u, 1u, ord != EQUAL); }
+        case COMPARE_LT: { return select(0u, 1u, ord == LESS); }
+        case COMPARE_LE: { return select(0u, 1u, ord == LESS || ord == EQUAL); }
+        case COMPARE_GT: { return select(0u, 1u, ord == GREATER); }
+        case COMPARE_GE: { return select(0u, 1u, ord == GREATER || ord == EQUAL); }
+        // Not a CompareOp code: 2, a mask value no comparison produces.
+        default: { return 2u; }
     }
 }
 
@@ -117,7 +115,7 @@ fn result(v: vec2<u32>) -> u32 {
     } else {
         ord = order_f32(bitcast<f32>(v.x), bitcast<f32>(v.y));
     }
-    return select(0u, 1u, holds(ord));
+    return holds(ord);
 }
 
 // Each thread handles EPT elements: thread `lid` of a tile of 256 * EPT

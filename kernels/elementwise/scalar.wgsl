@@ -4,8 +4,9 @@
 // Override OP selects the operation (codes of wgrad_core::BinaryOp: 0 add,
 // 1 sub, 2 mul, 3 div, 4 pow, 5 maximum, 6 minimum); override LEFT = 1 puts
 // the scalar on the left (`s - x`, `s ^ x`), 0 on the right (`x - s`).
-// `apply` is the same function as in binary.wgsl (WGSL has no includes);
-// keep the two in step.
+// `apply` (common/binary_op.wgsl) is shared with binary.wgsl.
+
+//! include common/binary_op.wgsl
 
 struct ScalarParams {
     numel: u32,
@@ -22,57 +23,6 @@ override LEFT: u32 = 0u;
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
 @group(0) @binding(1) var<storage, read_write> out: array<f32>;
-
-const NAN_BITS: u32 = 0x7fc00000u;
-const INF_BITS: u32 = 0x7f800000u;
-
-fn is_nan(v: f32) -> bool {
-    // WGSL may assume no NaNs in float comparisons; test the bit pattern instead.
-    let bits = bitcast<u32>(v);
-    return (bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0u;
-}
-
-// Rust's f32::powf (C pow) on top of WGSL pow, which is only defined for a positive base.
-fn powf(lhs: f32, rhs: f32) -> f32 {
-    if rhs == 0.0 || lhs == 1.0 { return 1.0; } // even when the other operand is NaN
-    if is_nan(lhs) || is_nan(rhs) { return bitcast<f32>(NAN_BITS); }
-    let m = abs(lhs);
-    let inf = bitcast<f32>(INF_BITS);
-    let integral = rhs == trunc(rhs); // true for rhs = +-inf as well
-    // Odd integer exponent: rhs - 2 floor(rhs / 2) == 1 (exact in f32; an i32
-    // conversion would misjudge |rhs| >= 2^31; inf - inf = NaN gives false).
-    let odd = integral && rhs - 2.0 * floor(rhs * 0.5) == 1.0;
-    let negative = (bitcast<u32>(lhs) & 0x80000000u) != 0u; // includes -0.0 and -inf
-    if negative && m != 0.0 && m != inf && !integral {
-        return bitcast<f32>(NAN_BITS); // finite negative base, fractional exponent
-    }
-    var r: f32;
-    if m == 1.0 {
-        r = 1.0; // (-1)^(+-inf) = 1
-    } else if m == 0.0 {
-        r = select(inf, 0.0, rhs > 0.0);
-    } else if m == inf {
-        r = select(0.0, inf, rhs > 0.0);
-    } else if abs(rhs) == inf {
-        r = select(0.0, inf, (m > 1.0) == (rhs > 0.0));
-    } else {
-        r = pow(m, rhs);
-    }
-    return select(r, -r, negative && odd);
-}
-
-fn apply(lhs: f32, rhs: f32) -> f32 {
-    switch OP {
-        case 0u: { return lhs + rhs; }
-        case 1u: { return lhs - rhs; }
-        case 2u: { return lhs * rhs; }
-        case 3u: { return lhs / rhs; }
-        case 4u: { return powf(lhs, rhs); }
-        // NaN-propagating like torch.maximum/minimum (WGSL max/min are not).
-        case 5u: { if is_nan(lhs) || is_nan(rhs) { return bitcast<f32>(NAN_BITS); } return max(lhs, rhs); }
-        default: { if is_nan(lhs) || is_nan(rhs) { return bitcast<f32>(NAN_BITS); } return min(lhs, rhs); }
-    }
-}
 
 // The scalar on the side LEFT asks for.
 fn op(v: f32) -> f32 {

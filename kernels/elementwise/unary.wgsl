@@ -1,11 +1,13 @@
 // Elementwise unary math on f32, reading a strided view, writing contiguous.
 // Bindings: 0 x (read), 1 out (read_write, contiguous).
 // Immediates: UnaryParams (the two f32 parameters are UnaryOp::params()).
-// Override OP selects the operation (codes of wgrad_core::UnaryOp::code()):
-//   0 neg, 1 abs, 2 exp, 3 log, 4 sqrt, 5 rsqrt, 6 sin, 7 cos, 8 tanh,
-//   9 sigmoid, 10 relu, 11 gelu, 12 silu, 13 square, 14 recip,
-//   15 leaky_relu (p0 = slope), 16 clamp (p0 = min, p1 = max; open bounds are -inf/+inf).
+// Override OP = wgrad_core::UnaryOp::code() selects the operation; the case
+// constants UNARY_* are generated from UnaryOp::ALL. leaky_relu: p0 = slope;
+// clamp: p0 = min, p1 = max (open bounds are -inf/+inf).
 // Every case mirrors wgrad_core::UnaryOp::apply, including its NaN behaviour.
+
+//! include common/nan.wgsl
+//! include common/activation.wgsl
 
 struct UnaryParams {
     numel: u32,
@@ -22,34 +24,6 @@ override OP: u32 = 0u;
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
 @group(0) @binding(1) var<storage, read_write> out: array<f32>;
-
-const NAN_BITS: u32 = 0x7fc00000u;
-const INF_BITS: u32 = 0x7f800000u;
-
-fn is_nan(v: f32) -> bool {
-    // WGSL may assume no NaNs in float comparisons; test the bit pattern instead.
-    let bits = bitcast<u32>(v);
-    return (bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0u;
-}
-
-// Overflow-safe logistic, as wgrad_core::ops::sigmoid: exp() only ever sees a
-// non-positive argument, so it never overflows to inf/inf.
-fn sigmoid(v: f32) -> f32 {
-    if v >= 0.0 {
-        return 1.0 / (1.0 + exp(-v));
-    }
-    let e = exp(v);
-    return e / (1.0 + e);
-}
-
-// Abramowitz & Stegun 7.1.26, the same formula and constants as wgrad_core::ops::erf.
-fn erf(v: f32) -> f32 {
-    let s = select(1.0, -1.0, v < 0.0);
-    let a = abs(v);
-    let t = 1.0 / (1.0 + 0.3275911 * a);
-    let poly = t * (0.2548296 + t * (-0.28449674 + t * (1.4214137 + t * (-1.4531521 + t * 1.0614054))));
-    return s * (1.0 - poly * exp(-a * a));
-}
 
 // tanh written out (Cephes tanhf) rather than the builtin: some drivers
 // evaluate the builtin as (e^2x - 1) / (e^2x + 1), which is NaN once e^2x
@@ -78,63 +52,65 @@ fn reduce_angle(v: f32) -> f32 {
 
 fn apply(v: f32) -> f32 {
     switch OP {
-        case 0u: { return -v; }
-        case 1u: { return abs(v); }
-        case 2u: { return exp(v); }
-        case 3u: {
+        case UNARY_NEG: { return -v; }
+        case UNARY_ABS: { return abs(v); }
+        case UNARY_EXP: { return exp(v); }
+        case UNARY_LOG: {
             // The builtin is indeterminate outside x > 0; spell out IEEE log.
             if v < 0.0 { return bitcast<f32>(NAN_BITS); }
             if v == 0.0 { return -bitcast<f32>(INF_BITS); }
             return log(v);
         }
-        case 4u: {
+        case UNARY_SQRT: {
             if v < 0.0 { return bitcast<f32>(NAN_BITS); }
             return sqrt(v);
         }
-        case 5u: {
+        case UNARY_RSQRT: {
             // 1 / sqrt(x) as the reference computes it (inverseSqrt is
             // approximate and undefined at 0).
             if v < 0.0 { return bitcast<f32>(NAN_BITS); }
             return 1.0 / sqrt(v);
         }
-        case 6u: {
+        case UNARY_SIN: {
             if is_nan(v) || abs(v) == bitcast<f32>(INF_BITS) { return bitcast<f32>(NAN_BITS); }
             return sin(reduce_angle(v));
         }
-        case 7u: {
+        case UNARY_COS: {
             if is_nan(v) || abs(v) == bitcast<f32>(INF_BITS) { return bitcast<f32>(NAN_BITS); }
             return cos(reduce_angle(v));
         }
-        case 8u: {
+        case UNARY_TANH: {
             if is_nan(v) { return v; }
             return tanh_f32(v);
         }
-        case 9u: { return sigmoid(v); }
-        case 10u: {
+        case UNARY_SIGMOID: { return sigmoid(v); }
+        case UNARY_RELU: {
             // Like the reference (and PyTorch), NaN passes through.
             if is_nan(v) { return v; }
             return select(0.0, v, v > 0.0);
         }
-        case 11u: {
+        case UNARY_GELU: {
             if is_nan(v) { return v; }
             return 0.5 * v * (1.0 + erf(v * 0.7071067811865476));
         }
-        case 12u: { return v * sigmoid(v); }
-        case 13u: { return v * v; }
-        case 14u: { return 1.0 / v; }
-        case 15u: {
+        case UNARY_SILU: { return v * sigmoid(v); }
+        case UNARY_SQUARE: { return v * v; }
+        case UNARY_RECIP: { return 1.0 / v; }
+        case UNARY_LEAKY_RELU: {
             if is_nan(v) { return v; }
             return select(p.p0 * v, v, v > 0.0);
         }
-        default: {
-            // clamp: x.max(lo).min(hi) with Rust semantics (a NaN x stays
-            // NaN; a NaN bound is ignored, as f32::max/min ignore NaN).
+        case UNARY_CLAMP: {
+            // x.max(lo).min(hi) with Rust semantics (a NaN x stays NaN; a
+            // NaN bound is ignored, as f32::max/min ignore NaN).
             if is_nan(v) { return v; }
             var r = v;
             if !is_nan(p.p0) { r = max(r, p.p0); }
             if !is_nan(p.p1) { r = min(r, p.p1); }
             return r;
         }
+        // Not a UnaryOp code: NaN, so a missing case cannot pass for another op.
+        default: { return bitcast<f32>(NAN_BITS); }
     }
 }
 

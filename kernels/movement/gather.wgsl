@@ -5,6 +5,8 @@
 // An index outside 0..axis_size raises fault code 2 and is clamped, so the
 // kernel never reads out of bounds; the next readback reports the error.
 
+//! include common/fault.wgsl
+
 struct GatherParams {
     numel: u32,
     rank: u32,
@@ -63,22 +65,4 @@ fn gather(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
         return;
     }
     out[i] = src[at + k * p.src_strides[p.axis]];
-}
-
-// Records a device fault unless one is already recorded: the first fault
-// wins (word 0 goes from 0 to the code exactly once, and only the thread
-// that set it writes words 1 and 2), so a later kernel (a backward pass)
-// cannot overwrite the fault of the op the user called.
-fn raise_fault(code: u32, index: u32, size: u32) {
-    loop {
-        let r = atomicCompareExchangeWeak(&fault[0], 0u, code);
-        if r.exchanged {
-            atomicStore(&fault[1], index);
-            atomicStore(&fault[2], size);
-            return;
-        }
-        if r.old_value != 0u {
-            return; // an earlier fault stands (a weak exchange may fail spuriously: retry)
-        }
-    }
 }

@@ -7,6 +7,8 @@
 // its class-0 thread); its row stays all zeros. With classes == 0 the host
 // launches `cols = 1` thread per row that only checks (and writes nothing).
 
+//! include common/fault.wgsl
+
 struct OneHotParams {
     numel: u32,
     rank: u32,
@@ -50,23 +52,5 @@ fn one_hot(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     }
     if p.classes > 0u {
         out[i] = select(0u, p.one, !bad && u32(label) == col);
-    }
-}
-
-// Records a device fault unless one is already recorded: the first fault
-// wins (word 0 goes from 0 to the code exactly once, and only the thread
-// that set it writes words 1 and 2), so a later kernel (a backward pass)
-// cannot overwrite the fault of the op the user called.
-fn raise_fault(code: u32, index: u32, size: u32) {
-    loop {
-        let r = atomicCompareExchangeWeak(&fault[0], 0u, code);
-        if r.exchanged {
-            atomicStore(&fault[1], index);
-            atomicStore(&fault[2], size);
-            return;
-        }
-        if r.old_value != 0u {
-            return; // an earlier fault stands (a weak exchange may fail spuriously: retry)
-        }
     }
 }

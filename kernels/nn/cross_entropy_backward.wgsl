@@ -12,6 +12,9 @@
 // 3 out (read_write), 4 fault. A target outside 0..C that is not
 // ignore_index raises fault code 5 and is clamped.
 
+//! include common/nan.wgsl
+//! include common/fault.wgsl
+
 struct CrossEntropyParams {
     rows: u32,
     n: u32,              // classes C
@@ -40,12 +43,6 @@ var<immediate> p: CrossEntropyParams;
 
 var<workgroup> smax: array<f32, 256>;
 var<workgroup> ssum: array<f32, 256>;
-
-fn is_nan(x: f32) -> bool {
-    // WGSL may assume no NaNs in comparisons; test the bit pattern instead.
-    let bits = bitcast<u32>(x);
-    return (bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0u;
-}
 
 fn nan_max(a: f32, b: f32) -> f32 {
     if is_nan(a) || is_nan(b) {
@@ -132,24 +129,6 @@ fn cross_entropy_backward_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(n
                 d = g * (exp(x - row_max) / total - hit - uniform_part);
             }
             out[out_base + e] = d;
-        }
-    }
-}
-
-// Records a device fault unless one is already recorded: the first fault
-// wins (word 0 goes from 0 to the code exactly once, and only the thread
-// that set it writes words 1 and 2), so a later kernel (a backward pass)
-// cannot overwrite the fault of the op the user called.
-fn raise_fault(code: u32, index: u32, size: u32) {
-    loop {
-        let r = atomicCompareExchangeWeak(&fault[0], 0u, code);
-        if r.exchanged {
-            atomicStore(&fault[1], index);
-            atomicStore(&fault[2], size);
-            return;
-        }
-        if r.old_value != 0u {
-            return; // an earlier fault stands (a weak exchange may fail spuriously: retry)
         }
     }
 }

@@ -6,6 +6,8 @@
 // The arithmetic is CpuTensor::adam_step's (crates/wgrad-cpu/src/optim.rs), op for op;
 // keep it in step with adam.wgsl.
 
+//! include common/nan.wgsl
+
 struct AdamAmsgradParams {
     numel: u32,
     flags: u32,
@@ -35,13 +37,6 @@ var<immediate> p: AdamAmsgradParams;
 const MAXIMIZE: u32 = 1u;
 const WEIGHT_DECAY: u32 = 2u;
 const DECOUPLED: u32 = 4u;
-const NAN_BITS: u32 = 0x7fc00000u;
-
-fn is_nan(v: f32) -> bool {
-    // WGSL may assume no NaNs in float comparisons; test the bit pattern instead.
-    let bits = bitcast<u32>(v);
-    return (bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0u;
-}
 
 fn lerp(start: f32, end: f32, weight: f32) -> f32 {
     if abs(weight) < 0.5 {

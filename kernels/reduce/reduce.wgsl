@@ -11,11 +11,15 @@
 // chunk-major partials [chunks, rows] which a second dispatch of this kernel
 // reduces (arg ops carry their indices through `aux`).
 //
-// Bindings: 0 src (read), 1 aux (read: per-row mean for OP 5, partial indices
+// Bindings: 0 src (read), 1 aux (read: per-row mean for REDUCE_SQDEV, partial indices
 // when FLAG_IDX_FROM_AUX; otherwise an alias of src, never read),
 // 2 out_val (read_write), 3 out_idx (read_write; arg ops only, otherwise an
 // alias of out_val that is never written).
-// Override OP: 0 sum, 1 max, 2 min, 3 argmax, 4 argmin, 5 sum of (x - mean[row])^2.
+// Override OP = wgrad_kernels::families::reduce::Fold::code() (case constants
+// REDUCE_* generated from Fold::ALL): sum, max, min, argmax, argmin, sqdev =
+// sum of (x - mean[row])^2.
+
+//! include common/nan.wgsl
 
 struct ReduceParams {
     rows: u32,       // output rows (product of the kept dims)
@@ -51,34 +55,33 @@ override OP: u32 = 0u;
 var<workgroup> sval: array<f32, 256>;
 var<workgroup> sidx: array<u32, 256>;
 
-fn is_nan(x: f32) -> bool {
-    // WGSL may assume no NaNs in comparisons; test the bit pattern instead.
-    let bits = bitcast<u32>(x);
-    return (bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0u;
-}
-
 fn nan() -> f32 {
     return bitcast<f32>(0x7fc00000u);
 }
 
 fn identity() -> f32 {
     switch OP {
-        case 1u, 3u: { return bitcast<f32>(0xff800000u); } // -inf
-        case 2u, 4u: { return bitcast<f32>(0x7f800000u); } // +inf
-        default: { return 0.0; }
+        case REDUCE_MAX, REDUCE_ARGMAX: { return bitcast<f32>(0xff800000u); } // -inf
+        case REDUCE_MIN, REDUCE_ARGMIN: { return bitcast<f32>(0x7f800000u); } // +inf
+        case REDUCE_SUM, REDUCE_SQDEV: { return 0.0; }
+        // Not a Fold code: NaN, so a missing case cannot pass for another fold.
+        default: { return nan(); }
     }
 }
 
 fn is_arg() -> bool {
-    return OP == 3u || OP == 4u;
+    return OP == REDUCE_ARGMAX || OP == REDUCE_ARGMIN;
 }
 
 // NaN-propagating max/min (torch.max semantics), plain sum otherwise.
 fn combine(a: f32, b: f32) -> f32 {
     switch OP {
-        case 1u: { if is_nan(a) || is_nan(b) { return nan(); } return max(a, b); }
-        case 2u: { if is_nan(a) || is_nan(b) { return nan(); } return min(a, b); }
-        default: { return a + b; }
+        case REDUCE_MAX: { if is_nan(a) || is_nan(b) { return nan(); } return max(a, b); }
+        case REDUCE_MIN: { if is_nan(a) || is_nan(b) { return nan(); } return min(a, b); }
+        // The arg folds never combine values this way; they keep the sum as before.
+        case REDUCE_SUM, REDUCE_SQDEV, REDUCE_ARGMAX, REDUCE_ARGMIN: { return a + b; }
+        // Not a Fold code: NaN, so a missing case cannot pass for another fold.
+        default: { return nan(); }
     }
 }
 
@@ -93,7 +96,7 @@ fn arg_better(va: f32, ia: u32, vb: f32, ib: u32) -> bool {
         return nb;
     }
     if vb == va { return ib < ia; }
-    if OP == 3u { return vb > va; }
+    if OP == REDUCE_ARGMAX { return vb > va; }
     return vb < va;
 }
 
@@ -119,7 +122,7 @@ fn fold(acc: ptr<function, f32>, acc_idx: ptr<function, u32>, x: f32, e: u32, at
         let a = *acc;
         var wins = *acc_idx == NO_INDEX;
         if !wins && !is_nan(a) {
-            if OP == 3u {
+            if OP == REDUCE_ARGMAX {
                 wins = is_nan(x) || x > a;
             } else {
                 wins = is_nan(x) || x < a;
@@ -133,7 +136,7 @@ fn fold(acc: ptr<function, f32>, acc_idx: ptr<function, u32>, x: f32, e: u32, at
                 *acc_idx = e;
             }
         }
-    } else if OP == 5u {
+    } else if OP == REDUCE_SQDEV {
         let d = x - mean;
         *acc += d * d;
     } else {
@@ -191,7 +194,7 @@ fn reduce_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
         let start = chunk * p.chunk_len;
         let end = min(start + p.chunk_len, p.inner);
         var mean = 0.0;
-        if OP == 5u {
+        if OP == REDUCE_SQDEV {
             mean = bitcast<f32>(aux[row]);
         }
         // Walk e = start + t, start + t + lanes, ... keeping (o, i) = e split

@@ -10,6 +10,8 @@
 // src for softmax_partial), 2 out (read_write: stats for softmax_partial,
 // the output for softmax_write). Override LOG: 0 softmax, 1 log_softmax.
 
+//! include common/nan.wgsl
+
 struct SplitParams {
     rows: u32,
     n: u32,              // length of the axis
@@ -38,12 +40,6 @@ override LOG: u32 = 0u;
 
 var<workgroup> smax: array<f32, 256>;
 var<workgroup> ssum: array<f32, 256>;
-
-fn is_nan(x: f32) -> bool {
-    // WGSL may assume no NaNs in comparisons; test the bit pattern instead.
-    let bits = bitcast<u32>(x);
-    return (bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0u;
-}
 
 fn neg_inf() -> f32 {
     return bitcast<f32>(0xff800000u);

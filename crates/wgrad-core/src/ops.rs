@@ -19,6 +19,19 @@ pub enum BinaryOp {
 }
 
 impl BinaryOp {
+    /// Every variant, in `code()` order. The WGSL selector constants
+    /// (`BINARY_ADD`, ...) are generated from this list, and a test checks
+    /// that every kernel switching on a `BinaryOp` has a case for each.
+    pub const ALL: [BinaryOp; 7] = [
+        BinaryOp::Add,
+        BinaryOp::Sub,
+        BinaryOp::Mul,
+        BinaryOp::Div,
+        BinaryOp::Pow,
+        BinaryOp::Maximum,
+        BinaryOp::Minimum,
+    ];
+
     /// Selector value passed to `kernels/elementwise/binary.wgsl`.
     pub fn code(self) -> u32 {
         self as u32
@@ -72,6 +85,17 @@ pub enum CompareOp {
 }
 
 impl CompareOp {
+    /// Every variant, in `code()` order (see [`BinaryOp::ALL`]).
+    pub const ALL: [CompareOp; 6] = [
+        CompareOp::Eq,
+        CompareOp::Ne,
+        CompareOp::Lt,
+        CompareOp::Le,
+        CompareOp::Gt,
+        CompareOp::Ge,
+    ];
+
+    /// Selector value passed to `kernels/elementwise/compare.wgsl`.
     pub fn code(self) -> u32 {
         self as u32
     }
@@ -126,6 +150,33 @@ pub enum UnaryOp {
 }
 
 impl UnaryOp {
+    /// Every variant once, in `code()` order; parameterised variants carry
+    /// neutral parameters (slope 0, open clamp bounds). The WGSL selector
+    /// constants (`UNARY_NEG`, ...) are generated from this list, and a test
+    /// checks that every kernel switching on a `UnaryOp` has a case for each.
+    pub const ALL: [UnaryOp; 17] = [
+        UnaryOp::Neg,
+        UnaryOp::Abs,
+        UnaryOp::Exp,
+        UnaryOp::Log,
+        UnaryOp::Sqrt,
+        UnaryOp::Rsqrt,
+        UnaryOp::Sin,
+        UnaryOp::Cos,
+        UnaryOp::Tanh,
+        UnaryOp::Sigmoid,
+        UnaryOp::Relu,
+        UnaryOp::Gelu,
+        UnaryOp::Silu,
+        UnaryOp::Square,
+        UnaryOp::Recip,
+        UnaryOp::LeakyRelu { slope: 0.0 },
+        UnaryOp::Clamp {
+            min: None,
+            max: None,
+        },
+    ];
+
     /// Selector value passed to `kernels/elementwise/unary.wgsl`.
     pub fn code(self) -> u32 {
         match self {
@@ -328,6 +379,57 @@ pub fn erf(x: f32) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn all_lists_every_variant_in_code_order() {
+        // A new variant gets the next code; forgetting it in ALL leaves a gap
+        // or a short list, and the `match` in code() forces it a code.
+        for (i, op) in BinaryOp::ALL.iter().enumerate() {
+            assert_eq!(op.code(), i as u32, "{}", op.name());
+        }
+        for (i, op) in CompareOp::ALL.iter().enumerate() {
+            assert_eq!(op.code(), i as u32, "{}", op.name());
+        }
+        for (i, op) in UnaryOp::ALL.iter().enumerate() {
+            assert_eq!(op.code(), i as u32, "{}", op.name());
+        }
+        for (i, op) in ALL_OPS.iter().enumerate() {
+            assert!(
+                UnaryOp::ALL.iter().any(|a| a.code() == op.code()),
+                "ALL_OPS[{i}] = {} missing from UnaryOp::ALL",
+                op.name()
+            );
+        }
+    }
+
+    /// Exhaustive matches: a new variant stops this test compiling until it
+    /// is placed here; as the last variant it must then also end `ALL`
+    /// (and `all_lists_every_variant_in_code_order` checks the codes).
+    #[test]
+    fn all_ends_with_the_last_variant() {
+        let binary_last = |op: BinaryOp| match op {
+            BinaryOp::Minimum => true,
+            BinaryOp::Add
+            | BinaryOp::Sub
+            | BinaryOp::Mul
+            | BinaryOp::Div
+            | BinaryOp::Pow
+            | BinaryOp::Maximum => false,
+        };
+        assert!(BinaryOp::ALL.last().is_some_and(|&op| binary_last(op)));
+        let compare_last = |op: CompareOp| match op {
+            CompareOp::Ge => true,
+            CompareOp::Eq | CompareOp::Ne | CompareOp::Lt | CompareOp::Le | CompareOp::Gt => false,
+        };
+        assert!(CompareOp::ALL.last().is_some_and(|&op| compare_last(op)));
+        // UnaryOp::code() is itself an exhaustive match; its highest code
+        // (the last variant's) must be ALL's last slot.
+        let open = UnaryOp::Clamp {
+            min: None,
+            max: None,
+        };
+        assert_eq!(UnaryOp::ALL.len(), open.code() as usize + 1);
+    }
 
     #[test]
     fn erf_matches_known_values() {

@@ -9,7 +9,7 @@ use wgrad_device::{GpuBuffer, GpuDevice};
 
 use crate::grid::{WORKGROUP_SIZE, grid_for};
 use crate::sources;
-use crate::spec::{Access, KernelSpec};
+use crate::spec::{Access, Elem, KernelSpec};
 
 /// Bind groups kept before the cache is cleared. Steady-state training reuses
 /// a bounded set of pool buffers, so this is only reached by unusual programs.
@@ -42,7 +42,7 @@ struct Layout {
 /// Per-device kernel state. Obtain it with [`KernelCache::of`].
 pub struct KernelCache {
     device: GpuDevice,
-    modules: Mutex<HashMap<&'static str, wgpu::ShaderModule>>,
+    modules: Mutex<HashMap<(&'static str, Elem), wgpu::ShaderModule>>,
     layouts: Mutex<LayoutTable>,
     pipelines: Mutex<HashMap<PipelineKey, Arc<Pipeline>>>,
     bind_groups: Mutex<HashMap<BindKey, wgpu::BindGroup>>,
@@ -156,12 +156,10 @@ impl KernelCache {
         let (layout_id, layout) = self.layout(spec)?;
         let module = {
             let mut modules = lock(&self.modules, "module")?;
-            match modules.get(spec.file) {
+            match modules.get(&(spec.file, spec.elem)) {
                 Some(m) => m.clone(),
                 None => {
-                    let source = sources::source(spec.file).ok_or_else(|| {
-                        Error::Device(format!("kernel file kernels/{} is not embedded", spec.file))
-                    })?;
+                    let source = sources::instantiate(spec.file, spec.elem)?;
                     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
                     let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
                         label: Some(spec.file),
@@ -173,7 +171,7 @@ impl KernelCache {
                             spec.file
                         )));
                     }
-                    modules.insert(spec.file, module.clone());
+                    modules.insert((spec.file, spec.elem), module.clone());
                     module
                 }
             }

@@ -26,4 +26,104 @@ pub struct KernelSpec {
     pub immediate_bytes: u32,
     /// Whether the kernel reports faults through the device fault buffer.
     pub uses_fault: bool,
+    /// Element type the source is instantiated for (`alias elem`).
+    pub elem: Elem,
+    /// The enum its `override OP` selects from, if it switches on one.
+    pub selector: Option<Selector>,
+}
+
+/// Element type one instantiation of a kernel source computes in. The
+/// preprocessor ([`crate::sources::instantiate`]) starts the module with
+/// `alias elem = <type>;` (after `enable f16;` for [`Elem::F16`]), so a
+/// source written against `elem` serves every type it is instantiated for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Elem {
+    F32,
+    F16,
+    I32,
+    U32,
+}
+
+impl Elem {
+    /// Every element type, for tests that instantiate a source for each.
+    pub const ALL: [Elem; 4] = [Elem::F32, Elem::F16, Elem::I32, Elem::U32];
+
+    /// The WGSL scalar type.
+    pub const fn wgsl(self) -> &'static str {
+        match self {
+            Elem::F32 => "f32",
+            Elem::F16 => "f16",
+            Elem::I32 => "i32",
+            Elem::U32 => "u32",
+        }
+    }
+
+    /// The `enable` directive the type needs, if any.
+    pub const fn enable(self) -> Option<&'static str> {
+        match self {
+            Elem::F16 => Some("f16"),
+            _ => None,
+        }
+    }
+}
+
+/// The Rust enum whose `code()` a kernel's `override OP` carries. Its WGSL
+/// constants (`<PREFIX>_<NAME>: u32 = <code>u`) are generated from the enum
+/// and prepended to every kernel; `tests/validate_kernels.rs` checks that
+/// every `switch OP` of the kernel has a case for every variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Selector {
+    /// [`wgrad_core::ops::BinaryOp`]
+    Binary,
+    /// [`wgrad_core::ops::CompareOp`]
+    Compare,
+    /// [`wgrad_core::ops::UnaryOp`]
+    Unary,
+    /// [`crate::families::reduce::Fold`]
+    Reduce,
+}
+
+impl Selector {
+    /// Every selector enum.
+    pub const ALL: [Selector; 4] = [
+        Selector::Binary,
+        Selector::Compare,
+        Selector::Unary,
+        Selector::Reduce,
+    ];
+
+    /// The override that carries the selector in the kernels.
+    pub const OVERRIDE: &'static str = "OP";
+
+    /// Prefix of the generated constant names.
+    pub const fn prefix(self) -> &'static str {
+        match self {
+            Selector::Binary => "BINARY",
+            Selector::Compare => "COMPARE",
+            Selector::Unary => "UNARY",
+            Selector::Reduce => "REDUCE",
+        }
+    }
+
+    /// `(name, code)` of every variant, from the enum's `ALL`.
+    pub fn variants(self) -> Vec<(&'static str, u32)> {
+        use wgrad_core::ops::{BinaryOp, CompareOp, UnaryOp};
+        match self {
+            Selector::Binary => BinaryOp::ALL.iter().map(|o| (o.name(), o.code())).collect(),
+            Selector::Compare => CompareOp::ALL
+                .iter()
+                .map(|o| (o.name(), o.code()))
+                .collect(),
+            Selector::Unary => UnaryOp::ALL.iter().map(|o| (o.name(), o.code())).collect(),
+            Selector::Reduce => crate::families::reduce::Fold::ALL
+                .iter()
+                .map(|o| (o.name(), o.code()))
+                .collect(),
+        }
+    }
+
+    /// WGSL name of the constant for variant `name`, e.g. `UNARY_LEAKY_RELU`.
+    pub fn constant(self, name: &str) -> String {
+        format!("{}_{}", self.prefix(), name.to_ascii_uppercase())
+    }
 }

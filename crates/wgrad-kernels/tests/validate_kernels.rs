@@ -1,34 +1,54 @@
-//! Validates every WGSL file under `kernels/` with naga (no GPU needed), and
-//! checks that every registered `KernelSpec` names a file and entry point
-//! that exist and agrees with the entry's bindings.
+//! Validates every instantiation of every WGSL kernel under `kernels/` with
+//! naga (no GPU needed): the generated header, resolved includes and element
+//! type included, exactly as the pipeline cache compiles it. Checks that
+//! every registered `KernelSpec` names a file and entry point that exist and
+//! agrees with the entry's bindings, that every file is used, and that every
+//! `switch OP` covers every variant of the Rust selector enum it mirrors.
 
-use wgrad_kernels::families;
-use wgrad_kernels::sources::{SOURCES, source};
+use std::collections::{BTreeSet, HashSet};
 
-fn parse(path: &str, text: &str) -> naga::Module {
+use wgrad_kernels::sources::{COMMON_DIR, SOURCES, includes, instantiate};
+use wgrad_kernels::{Elem, KernelSpec, Selector, families};
+
+fn parse(path: &str, elem: Elem, text: &str) -> naga::Module {
     naga::front::wgsl::parse_str(text)
-        .unwrap_or_else(|e| panic!("kernels/{path}: {}", e.emit_to_string(text)))
+        .unwrap_or_else(|e| panic!("kernels/{path} ({elem:?}): {}", e.emit_to_string(text)))
+}
+
+fn module_of(path: &str, elem: Elem) -> naga::Module {
+    let text = instantiate(path, elem).unwrap_or_else(|e| panic!("kernels/{path}: {e}"));
+    let module = parse(path, elem, &text);
+    let caps = naga::valid::Capabilities::IMMEDIATES
+        | naga::valid::Capabilities::SUBGROUP
+        | naga::valid::Capabilities::SHADER_FLOAT16;
+    naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps)
+        .validate(&module)
+        .unwrap_or_else(|e| panic!("kernels/{path} ({elem:?}): {}", e.emit_to_string(&text)));
+    module
+}
+
+/// Every (file, element type) pair some spec instantiates.
+fn instantiations() -> BTreeSet<(&'static str, &'static str, Elem)> {
+    families::all()
+        .iter()
+        .map(|s| (s.file, s.elem.wgsl(), s.elem))
+        .collect()
 }
 
 #[test]
-fn every_kernel_file_parses_and_validates() {
+fn every_instantiation_parses_and_validates() {
     assert!(!SOURCES.is_empty(), "no kernels embedded");
-    for (path, text) in SOURCES {
-        let module = parse(path, text);
-        let caps = naga::valid::Capabilities::IMMEDIATES
-            | naga::valid::Capabilities::SUBGROUP
-            | naga::valid::Capabilities::SHADER_FLOAT16;
-        naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps)
-            .validate(&module)
-            .unwrap_or_else(|e| panic!("kernels/{path}: {}", e.emit_to_string(text)));
+    let all = instantiations();
+    assert!(all.len() > 20, "only {} instantiations", all.len());
+    for (path, _, elem) in all {
+        module_of(path, elem);
     }
 }
 
 #[test]
 fn every_spec_matches_its_source() {
     for spec in families::all() {
-        let text = source(spec.file).unwrap_or_else(|| panic!("{}: file not embedded", spec.file));
-        let module = parse(spec.file, text);
+        let module = module_of(spec.file, spec.elem);
         let entry = module
             .entry_points
             .iter()
@@ -59,12 +79,159 @@ fn every_spec_matches_its_source() {
 }
 
 #[test]
-fn every_file_is_used_by_a_spec() {
-    let used: std::collections::HashSet<&str> = families::all().iter().map(|s| s.file).collect();
+fn every_file_is_used() {
+    let used: HashSet<&str> = families::all().iter().map(|s| s.file).collect();
+    let included: HashSet<&str> = SOURCES.iter().flat_map(|(p, _)| includes(p)).collect();
     for (path, _) in SOURCES {
-        assert!(
-            used.contains(path),
-            "kernels/{path} is not registered in wgrad-kernels/src/families"
+        if path.starts_with(COMMON_DIR) {
+            assert!(
+                included.contains(path),
+                "kernels/{path} is not included by any kernel"
+            );
+        } else {
+            assert!(
+                used.contains(path),
+                "kernels/{path} is not registered in wgrad-kernels/src/families"
+            );
+        }
+    }
+}
+
+/// Case values of every `switch` on the override named `name`, one set per
+/// switch, over all functions of `module`.
+fn switches_on(module: &naga::Module, name: &str) -> Vec<(String, Vec<naga::SwitchValue>)> {
+    fn walk(
+        block: &naga::Block,
+        f: &naga::Function,
+        module: &naga::Module,
+        name: &str,
+        fname: &str,
+        out: &mut Vec<(String, Vec<naga::SwitchValue>)>,
+    ) {
+        for stmt in block.iter() {
+            match stmt {
+                naga::Statement::Switch { selector, cases } => {
+                    if let naga::Expression::Override(h) = f.expressions[*selector]
+                        && module.overrides[h].name.as_deref() == Some(name)
+                    {
+                        out.push((fname.to_string(), cases.iter().map(|c| c.value).collect()));
+                    }
+                    for c in cases {
+                        walk(&c.body, f, module, name, fname, out);
+                    }
+                }
+                naga::Statement::Block(b) => walk(b, f, module, name, fname, out),
+                naga::Statement::If { accept, reject, .. } => {
+                    walk(accept, f, module, name, fname, out);
+                    walk(reject, f, module, name, fname, out);
+                }
+                naga::Statement::Loop {
+                    body, continuing, ..
+                } => {
+                    walk(body, f, module, name, fname, out);
+                    walk(continuing, f, module, name, fname, out);
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (_, f) in module.functions.iter() {
+        let fname = f.name.clone().unwrap_or_default();
+        walk(&f.body, f, module, name, &fname, &mut out);
+    }
+    for e in &module.entry_points {
+        walk(
+            &e.function.body,
+            &e.function,
+            module,
+            name,
+            &e.name,
+            &mut out,
         );
     }
+    out
+}
+
+fn check_selector(spec: &KernelSpec, selector: Selector) {
+    let module = module_of(spec.file, spec.elem);
+    let switches = switches_on(&module, Selector::OVERRIDE);
+    assert!(
+        !switches.is_empty(),
+        "{}: spec says it selects on {selector:?} but no `switch {}`",
+        spec.file,
+        Selector::OVERRIDE
+    );
+    for (function, cases) in switches {
+        for (name, code) in selector.variants() {
+            assert!(
+                cases.contains(&naga::SwitchValue::U32(code)),
+                "kernels/{} fn {function}: `switch {}` has no case for {} ({}, code {code}); \
+                 add `case {}:`",
+                spec.file,
+                Selector::OVERRIDE,
+                name,
+                selector.prefix(),
+                selector.constant(name)
+            );
+        }
+        assert!(
+            cases.contains(&naga::SwitchValue::Default),
+            "kernels/{} fn {function}: no default arm",
+            spec.file
+        );
+    }
+}
+
+#[test]
+fn every_selector_switch_covers_every_variant() {
+    let mut checked = HashSet::new();
+    for spec in families::all() {
+        match spec.selector {
+            Some(selector) => {
+                check_selector(spec, selector);
+                checked.insert(selector);
+            }
+            None => {
+                // A kernel that switches on OP must say which enum OP is.
+                let module = module_of(spec.file, spec.elem);
+                assert!(
+                    !module
+                        .overrides
+                        .iter()
+                        .any(|(_, o)| o.name.as_deref() == Some(Selector::OVERRIDE)),
+                    "{}::{} has `override {}` but its spec names no selector",
+                    spec.file,
+                    spec.entry,
+                    Selector::OVERRIDE
+                );
+            }
+        }
+    }
+    for selector in Selector::ALL {
+        assert!(
+            checked.contains(&selector),
+            "no kernel selects on {selector:?}"
+        );
+    }
+}
+
+#[test]
+fn generated_constants_come_from_the_enums() {
+    use wgrad_core::ops::{BinaryOp, UnaryOp};
+    let header = wgrad_kernels::sources::header(Elem::F32);
+    assert!(header.contains("alias elem = f32;"));
+    assert!(header.contains(&format!(
+        "const UNARY_RELU: u32 = {}u;",
+        UnaryOp::Relu.code()
+    )));
+    assert!(header.contains(&format!(
+        "const UNARY_LEAKY_RELU: u32 = {}u;",
+        UnaryOp::LeakyRelu { slope: 0.0 }.code()
+    )));
+    assert!(header.contains(&format!(
+        "const BINARY_MINIMUM: u32 = {}u;",
+        BinaryOp::Minimum.code()
+    )));
+    assert!(wgrad_kernels::sources::header(Elem::F16).starts_with("enable f16;\n"));
 }

@@ -11,6 +11,7 @@ use wgrad_core::shape::{normalize_axes, normalize_axis, reduced_shape};
 use wgrad_core::{DType, Error, MAX_RANK, Result};
 use wgrad_device::GpuBuffer;
 use wgrad_kernels::families;
+use wgrad_kernels::families::reduce::Fold;
 
 use crate::{GpuTensor, params};
 
@@ -40,32 +41,6 @@ const FLAG_ROW_FAST: u32 = 1;
 const FLAG_IDX_FROM_AUX: u32 = 2;
 const FLAG_WRITE_VAL: u32 = 4;
 const FLAG_DIVIDE: u32 = 8;
-
-/// The fold a reduction applies; the discriminant is reduce.wgsl's `OP`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Fold {
-    Sum = 0,
-    Max = 1,
-    Min = 2,
-    ArgMax = 3,
-    ArgMin = 4,
-    /// Sum of `(x - mean[row])^2` with the means in `aux`.
-    SqDev = 5,
-}
-
-impl Fold {
-    fn is_arg(self) -> bool {
-        matches!(self, Fold::ArgMax | Fold::ArgMin)
-    }
-
-    /// The fold that combines this fold's partial results.
-    fn of_partials(self) -> Fold {
-        match self {
-            Fold::SqDev => Fold::Sum,
-            other => other,
-        }
-    }
-}
 
 /// A strided view regrouped into rows: `dims[..kept_rank]` (size, stride)
 /// unravel the row index, `dims[kept_rank..]` the element within a row.
@@ -265,7 +240,7 @@ impl GpuTensor {
         u("partial row count", virtual_rows)?;
         self.kernels().dispatch_groups(
             &families::reduce::REDUCE_ROWS,
-            &[("OP", f64::from(fold as u32))],
+            &[("OP", f64::from(fold.code()))],
             &[b.src, b.aux, b.out_val, b.out_idx],
             params::bytes(&words),
             virtual_rows.div_ceil(lanes.rows_per_group()) as u64,

@@ -1,6 +1,6 @@
 //! `kernels/backward/`: fused gradient kernels for reverse-mode autograd.
 
-use crate::spec::{Access::*, KernelSpec};
+use crate::spec::{Access::*, Elem, KernelSpec, Selector};
 
 /// `grad * op'(x)` over strided views; override `OP` = `UnaryOp::code()`.
 /// Immediates: numel, rank, g_offset, x_offset, shape[6], g_strides[6],
@@ -11,6 +11,8 @@ pub static UNARY_BACKWARD: KernelSpec = KernelSpec {
     bindings: &[Read, Read, ReadWrite],
     immediate_bytes: 96,
     uses_fault: false,
+    elem: Elem::F32,
+    selector: Some(Selector::Unary),
 };
 
 /// Softmax / log_softmax backward, rows along any axis; overrides `LOG`
@@ -23,6 +25,8 @@ pub static SOFTMAX_BACKWARD: KernelSpec = KernelSpec {
     bindings: &[Read, Read, ReadWrite],
     immediate_bytes: 96,
     uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
 };
 
 /// Atomic f32 scatter-add (index_add and scatter_add); override
@@ -35,6 +39,8 @@ pub static SCATTER_ADD: KernelSpec = KernelSpec {
     bindings: &[Read, Read, ReadWrite],
     immediate_bytes: 124,
     uses_fault: true,
+    elem: Elem::F32,
+    selector: None,
 };
 
 pub static ALL: &[&KernelSpec] = &[&UNARY_BACKWARD, &SOFTMAX_BACKWARD, &SCATTER_ADD];

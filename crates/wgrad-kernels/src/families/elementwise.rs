@@ -5,7 +5,7 @@
 //! contiguous output. `fill` and `binary` take one element per thread; the
 //! others take [`ELEMENTS_PER_THREAD`].
 
-use crate::spec::{Access::*, KernelSpec};
+use crate::spec::{Access::*, Elem, KernelSpec, Selector};
 
 /// Output elements each thread of `UNARY`, `BINARY_SCALAR`, `COMPARE`,
 /// `WHERE_COND` and `CAST` handles (their WGSL `EPT`): dispatch
@@ -20,6 +20,8 @@ pub static FILL: KernelSpec = KernelSpec {
     bindings: &[ReadWrite],
     immediate_bytes: 16,
     uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
 };
 
 /// Broadcasting f32 binary op; override `OP` = `BinaryOp::code()`.
@@ -30,6 +32,8 @@ pub static BINARY: KernelSpec = KernelSpec {
     bindings: &[Read, Read, ReadWrite],
     immediate_bytes: 88,
     uses_fault: false,
+    elem: Elem::F32,
+    selector: Some(Selector::Binary),
 };
 
 /// f32 unary math; override `OP` = `UnaryOp::code()`.
@@ -41,6 +45,8 @@ pub static UNARY: KernelSpec = KernelSpec {
     bindings: &[Read, ReadWrite],
     immediate_bytes: 68,
     uses_fault: false,
+    elem: Elem::F32,
+    selector: Some(Selector::Unary),
 };
 
 /// f32 binary op with a scalar operand; overrides `OP` = `BinaryOp::code()`
@@ -52,6 +58,8 @@ pub static BINARY_SCALAR: KernelSpec = KernelSpec {
     bindings: &[Read, ReadWrite],
     immediate_bytes: 64,
     uses_fault: false,
+    elem: Elem::F32,
+    selector: Some(Selector::Binary),
 };
 
 /// Broadcasting comparison to a u32 mask; overrides `OP` = `CompareOp::code()`,
@@ -65,6 +73,8 @@ pub static COMPARE: KernelSpec = KernelSpec {
     bindings: &[Read, Read, ReadWrite],
     immediate_bytes: 92,
     uses_fault: false,
+    elem: Elem::F32,
+    selector: Some(Selector::Compare),
 };
 
 /// `mask != 0 ? a : b` over three broadcast views (mask u32, a/b f32).
@@ -76,6 +86,8 @@ pub static WHERE_COND: KernelSpec = KernelSpec {
     bindings: &[Read, Read, Read, ReadWrite],
     immediate_bytes: 116,
     uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
 };
 
 /// Dtype conversion with Rust `as` semantics (entry `cast_dtype`: `cast` is
@@ -87,6 +99,8 @@ pub static CAST: KernelSpec = KernelSpec {
     bindings: &[Read, ReadWrite],
     immediate_bytes: 60,
     uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
 };
 
 /// Every kernel of this family.

@@ -1,6 +1,6 @@
 //! `kernels/matmul/`: batched, strided matrix products.
 
-use crate::spec::{Access::*, KernelSpec};
+use crate::spec::{Access::*, Elem, KernelSpec};
 
 /// Register-tiled batched f32 GEMM `out[b] = A[b] @ B[b]` over strided
 /// operands: 64 x 64 output tile per workgroup of 256 threads (4 x 4 per
@@ -18,6 +18,8 @@ pub static MATMUL_64: KernelSpec = KernelSpec {
     bindings: &[Read, Read, ReadWrite],
     immediate_bytes: 104,
     uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
 };
 
 /// Large-tile variant of [`MATMUL_64`] with the same bindings, immediates
@@ -30,6 +32,8 @@ pub static MATMUL_128: KernelSpec = KernelSpec {
     bindings: &[Read, Read, ReadWrite],
     immediate_bytes: 104,
     uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
 };
 
 /// Second pass of a split-K product: `out[i] = sum_s part[s * numel + i]`.
@@ -41,6 +45,8 @@ pub static SUM_SPLITS: KernelSpec = KernelSpec {
     bindings: &[Read, ReadWrite],
     immediate_bytes: 8,
     uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
 };
 
 pub static ALL: &[&KernelSpec] = &[&MATMUL_64, &MATMUL_128, &SUM_SPLITS];

@@ -1,7 +1,7 @@
 //! `kernels/movement/`: copies, concatenation, indexing and ranges
 //! (dtype-agnostic 32-bit words).
 
-use crate::spec::{Access::*, KernelSpec};
+use crate::spec::{Access::*, Elem, KernelSpec};
 
 /// Strided view -> contiguous. Immediates: numel, rank, src_offset, dst_offset, shape[6], strides[6].
 pub static COPY_STRIDED: KernelSpec = KernelSpec {
@@ -10,6 +10,8 @@ pub static COPY_STRIDED: KernelSpec = KernelSpec {
     bindings: &[Read, ReadWrite],
     immediate_bytes: 64,
     uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
 };
 
 /// Strided view -> strided view (concat writes each input into its slice).
@@ -20,6 +22,8 @@ pub static COPY_TO_VIEW: KernelSpec = KernelSpec {
     bindings: &[Read, ReadWrite],
     immediate_bytes: 88,
     uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
 };
 
 /// `index_select` over a strided source and a strided 1-D I32 index; fault code 1.
@@ -31,6 +35,8 @@ pub static INDEX_SELECT: KernelSpec = KernelSpec {
     bindings: &[Read, Read, ReadWrite],
     immediate_bytes: 80,
     uses_fault: true,
+    elem: Elem::F32,
+    selector: None,
 };
 
 /// `gather` (torch.gather) over a strided source and a strided I32 index; fault code 2.
@@ -42,6 +48,8 @@ pub static GATHER: KernelSpec = KernelSpec {
     bindings: &[Read, Read, ReadWrite],
     immediate_bytes: 104,
     uses_fault: true,
+    elem: Elem::F32,
+    selector: None,
 };
 
 /// `one_hot` of strided I32 labels; fault code 3.
@@ -53,6 +61,8 @@ pub static ONE_HOT: KernelSpec = KernelSpec {
     bindings: &[Read, ReadWrite],
     immediate_bytes: 80,
     uses_fault: true,
+    elem: Elem::F32,
+    selector: None,
 };
 
 /// `arange` with emulated f64 arithmetic; override `OUT_DTYPE` (0 f32, 1 i32, 2 u32).
@@ -63,6 +73,8 @@ pub static ARANGE: KernelSpec = KernelSpec {
     bindings: &[ReadWrite],
     immediate_bytes: 40,
     uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
 };
 
 pub static ALL: &[&KernelSpec] = &[

@@ -1,6 +1,6 @@
 //! `kernels/nn/` kernel specs: fused neural-network ops.
 
-use crate::spec::{Access::*, KernelSpec};
+use crate::spec::{Access::*, Elem, KernelSpec};
 
 /// Per-sample cross-entropy of logits `[N, C]` against I32 targets `[N]`
 /// (fused max, log-sum-exp and pick; one row per `lanes` threads).
@@ -14,6 +14,8 @@ pub static CROSS_ENTROPY: KernelSpec = KernelSpec {
     bindings: &[Read, Read, ReadWrite],
     immediate_bytes: 48,
     uses_fault: true,
+    elem: Elem::F32,
+    selector: None,
 };
 
 /// Gradient of [`CROSS_ENTROPY`] w.r.t. the logits, as a contiguous `[N, C]`.
@@ -25,6 +27,8 @@ pub static CROSS_ENTROPY_BACKWARD: KernelSpec = KernelSpec {
     bindings: &[Read, Read, Read, ReadWrite],
     immediate_bytes: 48,
     uses_fault: true,
+    elem: Elem::F32,
+    selector: None,
 };
 
 pub static ALL: &[&KernelSpec] = &[&CROSS_ENTROPY, &CROSS_ENTROPY_BACKWARD];

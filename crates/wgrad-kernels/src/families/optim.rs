@@ -8,7 +8,7 @@
 //! each file. Variants with extra state (momentum, amsgrad) are separate
 //! files because a spec's binding count is fixed.
 
-use crate::spec::{Access::*, KernelSpec};
+use crate::spec::{Access::*, Elem, KernelSpec};
 
 /// SGD without momentum. Bindings: grad, param (rw).
 /// Immediates: numel, flags, grad_offset, param_offset, neg_lr, weight_decay.
@@ -18,6 +18,8 @@ pub static SGD: KernelSpec = KernelSpec {
     bindings: &[Read, ReadWrite],
     immediate_bytes: 24,
     uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
 };
 
 /// SGD with momentum (and Nesterov). Bindings: grad, param (rw), buffer (rw).
@@ -29,6 +31,8 @@ pub static SGD_MOMENTUM: KernelSpec = KernelSpec {
     bindings: &[Read, ReadWrite, ReadWrite],
     immediate_bytes: 36,
     uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
 };
 
 /// Adam/AdamW. Bindings: grad, param (rw), exp_avg (rw), exp_avg_sq (rw).
@@ -40,6 +44,8 @@ pub static ADAM: KernelSpec = KernelSpec {
     bindings: &[Read, ReadWrite, ReadWrite, ReadWrite],
     immediate_bytes: 56,
     uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
 };
 
 /// Adam/AdamW with amsgrad. Bindings: grad, param, exp_avg, exp_avg_sq,
@@ -50,6 +56,8 @@ pub static ADAM_AMSGRAD: KernelSpec = KernelSpec {
     bindings: &[Read, ReadWrite, ReadWrite, ReadWrite, ReadWrite],
     immediate_bytes: 60,
     uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
 };
 
 /// Every kernel of this family.

@@ -1,6 +1,6 @@
 //! `kernels/random/`: the counter-based generator of `wgrad_core::random`.
 
-use crate::spec::{Access::*, KernelSpec};
+use crate::spec::{Access::*, Elem, KernelSpec};
 
 /// Uniform `[low, high)` f32, bit-exact with `wgrad_core::random::uniform`.
 /// Immediates: numel, key0, key1, low bits, high bits, zero (anti-FMA guard, always 0).
@@ -10,6 +10,8 @@ pub static RAND_UNIFORM: KernelSpec = KernelSpec {
     bindings: &[ReadWrite],
     immediate_bytes: 24,
     uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
 };
 
 /// Normal f32 via Box–Muller, as `wgrad_core::random::normal` (within f32 ulps).
@@ -20,6 +22,8 @@ pub static RAND_NORMAL: KernelSpec = KernelSpec {
     bindings: &[ReadWrite],
     immediate_bytes: 24,
     uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
 };
 
 pub static ALL: &[&KernelSpec] = &[&RAND_UNIFORM, &RAND_NORMAL];

@@ -1,11 +1,72 @@
 //! `kernels/reduce/`: row reductions and softmax over strided views.
 
-use crate::spec::{Access::*, KernelSpec};
+use crate::spec::{Access::*, Elem, KernelSpec, Selector};
+
+/// The fold [`REDUCE_ROWS`] applies: its `code()` is reduce.wgsl's
+/// override `OP`, and the WGSL constants `REDUCE_SUM`, ... are generated
+/// from [`Fold::ALL`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Fold {
+    Sum,
+    Max,
+    Min,
+    ArgMax,
+    ArgMin,
+    /// Sum of `(x - mean[row])^2` with the means in `aux`.
+    SqDev,
+}
+
+impl Fold {
+    /// Every fold, in `code()` order.
+    pub const ALL: [Fold; 6] = [
+        Fold::Sum,
+        Fold::Max,
+        Fold::Min,
+        Fold::ArgMax,
+        Fold::ArgMin,
+        Fold::SqDev,
+    ];
+
+    /// Selector value passed as reduce.wgsl's `OP`.
+    pub const fn code(self) -> u32 {
+        match self {
+            Fold::Sum => 0,
+            Fold::Max => 1,
+            Fold::Min => 2,
+            Fold::ArgMax => 3,
+            Fold::ArgMin => 4,
+            Fold::SqDev => 5,
+        }
+    }
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            Fold::Sum => "sum",
+            Fold::Max => "max",
+            Fold::Min => "min",
+            Fold::ArgMax => "argmax",
+            Fold::ArgMin => "argmin",
+            Fold::SqDev => "sqdev",
+        }
+    }
+
+    /// Whether the fold yields an index (argmax / argmin).
+    pub fn is_arg(self) -> bool {
+        matches!(self, Fold::ArgMax | Fold::ArgMin)
+    }
+
+    /// The fold that combines this fold's partial results.
+    pub fn of_partials(self) -> Fold {
+        match self {
+            Fold::SqDev => Fold::Sum,
+            other => other,
+        }
+    }
+}
 
 /// Reduces rows of a permuted strided view (kept dims first, reduced dims
-/// last), optionally split into chunks for a second pass. Override `OP`:
-/// 0 sum, 1 max, 2 min, 3 argmax, 4 argmin, 5 sum of squared deviations from
-/// a per-row mean read from `aux`.
+/// last), optionally split into chunks for a second pass. Override `OP` =
+/// [`Fold::code()`].
 /// Bindings: src, aux, out_val, out_idx. Immediates: rows, inner, chunks,
 /// chunk_len, kept_rank, rank, offset, lanes, flags, divisor (f32 bits),
 /// shape[6], strides[6].
@@ -15,6 +76,8 @@ pub static REDUCE_ROWS: KernelSpec = KernelSpec {
     bindings: &[Read, Read, ReadWrite, ReadWrite],
     immediate_bytes: 88,
     uses_fault: false,
+    elem: Elem::F32,
+    selector: Some(Selector::Reduce),
 };
 
 /// Fused softmax / log-softmax along one axis (override `LOG` = 0 / 1).
@@ -27,6 +90,8 @@ pub static SOFTMAX_ROWS: KernelSpec = KernelSpec {
     bindings: &[Read, ReadWrite],
     immediate_bytes: 104,
     uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
 };
 
 /// First pass of softmax over few long rows: (max, sum of exp) per chunk.
@@ -39,6 +104,8 @@ pub static SOFTMAX_PARTIAL: KernelSpec = KernelSpec {
     bindings: &[Read, Read, ReadWrite],
     immediate_bytes: 112,
     uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
 };
 
 /// Second pass: merge a row's chunk statistics and write one chunk.
@@ -49,6 +116,8 @@ pub static SOFTMAX_WRITE: KernelSpec = KernelSpec {
     bindings: &[Read, Read, ReadWrite],
     immediate_bytes: 112,
     uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
 };
 
 pub static ALL: &[&KernelSpec] = &[
