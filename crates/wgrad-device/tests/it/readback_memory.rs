@@ -6,7 +6,7 @@
 //! Its own test binary (one test): RSS is per process, and other tests
 //! allocating in parallel threads would blur it.
 
-mod common;
+use crate::common;
 
 #[test]
 fn readback_staging_is_pooled_counted_and_released_by_empty_cache() {

@@ -1,23 +1,7 @@
-//! Shared GPU test helpers (the convention of `wgrad-gpu`'s tests).
-#![allow(dead_code)]
+//! Helpers of wgrad-device's tests; GPU selection and skip come from
+//! `wgrad-test-support`.
 
-use wgrad_device::GpuDevice;
-
-/// A private GPU device (tests that count `DeviceStats` must not share one),
-/// or `None` (with a notice) when no adapter is present. With
-/// `WGRAD_REQUIRE_GPU=1` a missing adapter fails the test instead.
-pub fn own_gpu() -> Option<GpuDevice> {
-    match GpuDevice::new() {
-        Ok(device) => Some(device),
-        Err(e) => {
-            if std::env::var("WGRAD_REQUIRE_GPU").is_ok_and(|v| v == "1") {
-                panic!("WGRAD_REQUIRE_GPU=1 but no GPU: {e}");
-            }
-            eprintln!("gpu-test: SKIPPED (no GPU adapter: {e})");
-            None
-        }
-    }
-}
+pub use wgrad_test_support::own_gpu;
 
 /// Resident set size of this process in MiB (Linux; `None` elsewhere).
 pub fn rss_mib() -> Option<f64> {

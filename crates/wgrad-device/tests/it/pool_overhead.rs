@@ -3,7 +3,7 @@
 //! for random shapes and for a training loop that uploads a batch per step
 //! without reading anything back.
 
-mod common;
+use crate::common;
 
 use wgrad_device::{DeviceStats, GpuBuffer};
 
