@@ -4,9 +4,10 @@
 use wgrad_core::{Error, Result};
 
 use super::{
-    Optimizer, check_non_negative, check_params, cpu_state, device_mismatch, gpu_param, gpu_state,
+    Optimizer, check_non_negative, check_params, device_mismatch, param_operand, state_operand,
     zeros_state,
 };
+use crate::storage::AdamStepOutcome;
 use crate::{Storage, Tensor};
 
 /// Hyper-parameters of [`Adam`], with `torch.optim.Adam`'s defaults.
@@ -195,54 +196,40 @@ impl Adam {
             None
         };
         let step = state.step + 1;
-        match (param_storage, grad) {
-            (Storage::Cpu(p), Storage::Cpu(g)) => {
-                let ps = Storage::Cpu(p.clone());
-                let m = cpu_state(op, &ps, &state.exp_avg)?;
-                let v = cpu_state(op, &ps, &state.exp_avg_sq)?;
-                let vmax = max_sq.map(|t| cpu_state(op, &ps, t)).transpose()?;
-                let (np, nm, nv, nvmax) = p.adam_step(
-                    &g,
-                    &m,
-                    &v,
-                    vmax.as_ref(),
-                    step,
-                    c.lr,
-                    c.betas,
-                    c.eps,
-                    c.weight_decay,
-                    self.decoupled,
-                    c.maximize,
-                )?;
-                param.set_storage(Storage::Cpu(np))?;
-                state.exp_avg.set_storage(Storage::Cpu(nm))?;
-                state.exp_avg_sq.set_storage(Storage::Cpu(nv))?;
-                if let (Some(t), Some(x)) = (max_sq, nvmax) {
-                    t.set_storage(Storage::Cpu(x))?;
+        let p = param_operand(param, param_storage)?;
+        let m = state_operand(op, &p, &state.exp_avg)?;
+        let v = state_operand(op, &p, &state.exp_avg_sq)?;
+        let vmax = max_sq.map(|t| state_operand(op, &p, t)).transpose()?;
+        let outcome = p.adam_step(
+            op,
+            &grad,
+            &m,
+            &v,
+            vmax.as_ref(),
+            step,
+            c.lr,
+            c.betas,
+            c.eps,
+            c.weight_decay,
+            self.decoupled,
+            c.maximize,
+        )?;
+        match outcome {
+            AdamStepOutcome::Replaced {
+                param: new_param,
+                exp_avg,
+                exp_avg_sq,
+                max_exp_avg_sq,
+            } => {
+                param.set_storage(new_param)?;
+                state.exp_avg.set_storage(exp_avg)?;
+                state.exp_avg_sq.set_storage(exp_avg_sq)?;
+                if let (Some(t), Some(x)) = (max_sq, max_exp_avg_sq) {
+                    t.set_storage(x)?;
                 }
             }
-            (Storage::Gpu(p), Storage::Gpu(g)) => {
-                let p = gpu_param(param, p)?;
-                let m = gpu_state(op, &p, &state.exp_avg)?;
-                let v = gpu_state(op, &p, &state.exp_avg_sq)?;
-                let vmax = max_sq.map(|t| gpu_state(op, &p, t)).transpose()?;
-                p.adam_step_(
-                    &g,
-                    &m,
-                    &v,
-                    vmax.as_ref(),
-                    step,
-                    c.lr,
-                    c.betas,
-                    c.eps,
-                    c.weight_decay,
-                    self.decoupled,
-                    c.maximize,
-                )?;
-                // Updated in place: graphs that saved the parameter are stale.
-                param.bump_version();
-            }
-            (p, g) => return Err(device_mismatch(op, &p, &g)),
+            // Updated in place: graphs that saved the parameter are stale.
+            AdamStepOutcome::InPlace => param.bump_version(),
         }
         if let Some(s) = fresh {
             *slot = Some(s);

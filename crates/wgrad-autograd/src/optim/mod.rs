@@ -37,8 +37,6 @@ pub use scheduler::{
 pub use sgd::{Sgd, SgdConfig, SgdState};
 
 use wgrad_core::{DType, Error, Result};
-use wgrad_cpu::CpuTensor;
-use wgrad_gpu::GpuTensor;
 
 use crate::{Device, Storage, Tensor};
 
@@ -115,50 +113,41 @@ pub(crate) fn device_mismatch(op: &'static str, param: &Storage, other: &Storage
     }
 }
 
-/// The CPU tensor behind a state tensor of a CPU parameter.
-pub(crate) fn cpu_state(op: &'static str, param: &Storage, state: &Tensor) -> Result<CpuTensor> {
-    match state.storage() {
-        Storage::Cpu(t) => Ok(t),
-        other => Err(device_mismatch(op, param, &other)),
+/// The storage of optimizer state `state` of a parameter whose storage is
+/// `param`, ready for a step: on the parameter's device (else
+/// `DeviceMismatch`), and dense when the step updates it in place (a strided
+/// state, e.g. restored from a view, is replaced by a contiguous copy first).
+pub(crate) fn state_operand(op: &'static str, param: &Storage, state: &Tensor) -> Result<Storage> {
+    let storage = state.storage();
+    if !param.device().same(&storage.device()) {
+        return Err(device_mismatch(op, param, &storage));
     }
-}
-
-/// The GPU tensor behind a state tensor of a GPU parameter. State that is
-/// not a dense range (e.g. restored from a strided view) is replaced by a
-/// contiguous copy first, since the kernels write it in place.
-pub(crate) fn gpu_state(op: &'static str, param: &GpuTensor, state: &Tensor) -> Result<GpuTensor> {
-    match state.storage() {
-        Storage::Gpu(t) if t.device().same_device(param.device()) => {
-            if t.is_contiguous() {
-                return Ok(t);
-            }
-            let dense = t.contiguous()?;
-            state.set_storage(Storage::Gpu(dense.clone()))?;
+    match storage.dense_for_in_place_step()? {
+        Some(dense) => {
+            state.set_storage(dense.clone())?;
             Ok(dense)
         }
-        other => Err(device_mismatch(op, &Storage::Gpu(param.clone()), &other)),
+        None => Ok(storage),
     }
 }
 
-/// The GPU tensor behind a GPU parameter, made contiguous first when it is
-/// a strided view (once: the parameter then owns a dense buffer that later
-/// steps update in place).
-pub(crate) fn gpu_param(param: &Tensor, storage: GpuTensor) -> Result<GpuTensor> {
-    if storage.is_contiguous() {
-        return Ok(storage);
+/// The storage of parameter `param` (currently `storage`), ready for a
+/// step: when the step updates it in place and it is a strided view, it is
+/// made contiguous first (once: the parameter then owns a dense buffer that
+/// later steps update in place).
+pub(crate) fn param_operand(param: &Tensor, storage: Storage) -> Result<Storage> {
+    match storage.dense_for_in_place_step()? {
+        Some(dense) => {
+            param.set_storage(dense.clone())?;
+            Ok(dense)
+        }
+        None => Ok(storage),
     }
-    let dense = storage.contiguous()?;
-    param.set_storage(Storage::Gpu(dense.clone()))?;
-    Ok(dense)
 }
 
 /// A zero-filled f32 state tensor like `param` (PyTorch's `zeros_like`).
 pub(crate) fn zeros_state(param: &Storage) -> Result<Tensor> {
-    let zeros = match param {
-        Storage::Cpu(t) => Storage::Cpu(CpuTensor::zeros(t.shape(), DType::F32)?),
-        Storage::Gpu(t) => Storage::Gpu(GpuTensor::zeros(t.device(), t.shape(), DType::F32)?),
-    };
-    Ok(Tensor::from_storage_leaf(zeros))
+    Ok(Tensor::from_storage_leaf(param.optimizer_zeros()?))
 }
 
 /// The device a parameter list lives on (the first parameter's).

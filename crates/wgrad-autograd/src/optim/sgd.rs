@@ -2,10 +2,8 @@
 
 use wgrad_core::Result;
 
-use super::{
-    Optimizer, check_non_negative, check_params, cpu_state, device_mismatch, gpu_param, gpu_state,
-    zeros_state,
-};
+use super::{Optimizer, check_non_negative, check_params, param_operand, state_operand};
+use crate::storage::SgdStepOutcome;
 use crate::{Storage, Tensor};
 
 const OP: &str = "SGD";
@@ -115,70 +113,50 @@ impl Sgd {
     ) -> Result<()> {
         let c = config;
         let use_buffer = c.momentum != 0.0;
-        match (param.storage(), grad) {
-            (Storage::Cpu(p), Storage::Cpu(g)) => {
-                let param_storage = Storage::Cpu(p.clone());
-                let buf = match (&state.momentum_buffer, use_buffer) {
-                    (Some(b), true) => Some(cpu_state(OP, &param_storage, b)?),
-                    _ => None,
-                };
-                let (new_p, new_buf) = p.sgd_step(
-                    &g,
-                    buf.as_ref(),
-                    c.lr,
-                    c.momentum,
-                    c.dampening,
-                    c.weight_decay,
-                    c.nesterov,
-                    c.maximize,
-                )?;
-                param.set_storage(Storage::Cpu(new_p))?;
-                if let Some(nb) = new_buf {
+        let p = param.storage();
+        p.check_step_backend(OP, &grad)?;
+        let p = param_operand(param, p)?;
+        let buf = match (&state.momentum_buffer, use_buffer) {
+            (Some(b), true) => Some(state_operand(OP, &p, b)?),
+            _ => None,
+        };
+        let outcome = p.sgd_step(
+            OP,
+            &grad,
+            buf.as_ref(),
+            c.lr,
+            c.momentum,
+            c.dampening,
+            c.weight_decay,
+            c.nesterov,
+            c.maximize,
+        )?;
+        match outcome {
+            SgdStepOutcome::Replaced {
+                param: new_param,
+                momentum_buffer,
+            } => {
+                param.set_storage(new_param)?;
+                if let Some(nb) = momentum_buffer {
                     match &state.momentum_buffer {
-                        Some(b) => b.set_storage(Storage::Cpu(nb))?,
-                        None => {
-                            state.momentum_buffer =
-                                Some(Tensor::from_storage_leaf(Storage::Cpu(nb)))
-                        }
+                        Some(b) => b.set_storage(nb)?,
+                        None => state.momentum_buffer = Some(Tensor::from_storage_leaf(nb)),
                     }
                 }
-                Ok(())
             }
-            (Storage::Gpu(p), Storage::Gpu(g)) => {
-                let p = gpu_param(param, p)?;
-                // A new buffer joins the state only once the step succeeded, so
-                // that a failed first step is retried as a first step.
-                let mut fresh = None;
-                let (buf, first) = match (&state.momentum_buffer, use_buffer) {
-                    (Some(b), true) => (Some(gpu_state(OP, &p, b)?), false),
-                    (None, true) => {
-                        let b = zeros_state(&Storage::Gpu(p.clone()))?;
-                        let t = gpu_state(OP, &p, &b)?;
-                        fresh = Some(b);
-                        (Some(t), true)
-                    }
-                    _ => (None, false),
-                };
-                p.sgd_step_(
-                    &g,
-                    buf.as_ref(),
-                    first,
-                    c.lr,
-                    c.momentum,
-                    c.dampening,
-                    c.weight_decay,
-                    c.nesterov,
-                    c.maximize,
-                )?;
+            SgdStepOutcome::InPlace {
+                new_momentum_buffer,
+            } => {
                 // Updated in place: graphs that saved the parameter are stale.
                 param.bump_version();
-                if fresh.is_some() {
-                    state.momentum_buffer = fresh;
+                // A new buffer joins the state only once the step succeeded,
+                // so that a failed first step is retried as a first step.
+                if let Some(nb) = new_momentum_buffer {
+                    state.momentum_buffer = Some(Tensor::from_storage_leaf(nb));
                 }
-                Ok(())
             }
-            (p, g) => Err(device_mismatch(OP, &p, &g)),
         }
+        Ok(())
     }
 }
 
