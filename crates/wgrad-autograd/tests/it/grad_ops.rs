@@ -3,7 +3,7 @@
 
 use wgrad_autograd::gradcheck::{GradcheckOptions, gradcheck};
 use wgrad_autograd::{DType, Device, Result, Tensor};
-use wgrad_gpu::GpuDevice;
+use wgrad_test_support::gpu;
 
 type Case = (
     &'static str,
@@ -185,20 +185,6 @@ fn gradcheck_every_op_on_cpu() {
         "gradcheck failures:\n{}",
         failures.join("\n")
     );
-}
-
-fn gpu() -> Option<Device> {
-    match GpuDevice::shared() {
-        Ok(g) => Some(Device::Gpu(g)),
-        Err(e) => {
-            assert!(
-                std::env::var("WGRAD_REQUIRE_GPU").as_deref() != Ok("1"),
-                "WGRAD_REQUIRE_GPU=1 but no GPU: {e}"
-            );
-            eprintln!("gpu-test: SKIPPED (no GPU adapter: {e})");
-            None
-        }
-    }
 }
 
 #[test]

@@ -11,28 +11,7 @@
 
 use wgrad_autograd::optim::*;
 use wgrad_autograd::{Device, Error, Storage, Tensor};
-use wgrad_gpu::GpuDevice;
-
-/// The shared GPU, or `None` (with a notice) when no adapter is present;
-/// with `WGRAD_REQUIRE_GPU=1` a missing adapter fails the test instead.
-fn gpu() -> Option<Device> {
-    match GpuDevice::shared() {
-        Ok(device) => Some(Device::Gpu(device)),
-        Err(e) => {
-            if std::env::var("WGRAD_REQUIRE_GPU").is_ok_and(|v| v == "1") {
-                panic!("WGRAD_REQUIRE_GPU=1 but no GPU: {e}");
-            }
-            eprintln!("gpu-test: SKIPPED (no GPU adapter: {e})");
-            None
-        }
-    }
-}
-
-/// A private GPU device (for counting `DeviceStats` without interference).
-fn own_gpu() -> Option<GpuDevice> {
-    gpu()?;
-    Some(GpuDevice::new().expect("a second device on the same adapter"))
-}
+use wgrad_test_support::{gpu, own_gpu};
 
 fn assert_close(got: &[f32], want: &[f64], tol: f64, what: &str) {
     assert_eq!(got.len(), want.len(), "{what}: length");
