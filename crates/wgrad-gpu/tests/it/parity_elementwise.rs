@@ -220,8 +220,8 @@ fn broadcast_operand_shape(out: &[usize], ones: u8, drop: usize) -> Vec<usize> {
         .collect()
 }
 
-/// Asserts NaN positions agree, then `assert_close` (which treats
-/// NaN == NaN but would let a NaN slip past on one side only).
+/// Asserts NaN positions and infinities agree exactly, naming the element,
+/// then `assert_close` for the finite values.
 fn assert_close_nan(got: &[f32], want: &[f32], tol: f32, what: &str) {
     assert_eq!(got.len(), want.len(), "{what}: length");
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
