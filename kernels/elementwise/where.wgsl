@@ -1,7 +1,8 @@
 // where_cond: out = mask != 0 ? a : b over three broadcast strided views,
-// writing contiguous. The values are moved as 32-bit words, so NaN payloads
-// and -0.0 pass through untouched.
-// Bindings: 0 mask (read, u32), 1 a (read, f32 words), 2 b (read, f32 words),
+// writing contiguous. The values are moved as `elem` words (u32 for every
+// 4-byte dtype today; any element type instantiates), so NaN payloads and
+// -0.0 pass through untouched.
+// Bindings: 0 mask (read, u32), 1 a (read, elem), 2 b (read, elem),
 // 3 out (read_write, contiguous).
 // Immediates: WhereParams (5 header words + shape + 3 stride arrays = 116 bytes).
 
@@ -20,9 +21,9 @@ struct WhereParams {
 var<immediate> p: WhereParams;
 
 @group(0) @binding(0) var<storage, read> mask: array<u32>;
-@group(0) @binding(1) var<storage, read> a: array<u32>;
-@group(0) @binding(2) var<storage, read> b: array<u32>;
-@group(0) @binding(3) var<storage, read_write> out: array<u32>;
+@group(0) @binding(1) var<storage, read> a: array<elem>;
+@group(0) @binding(2) var<storage, read> b: array<elem>;
+@group(0) @binding(3) var<storage, read_write> out: array<elem>;
 
 // Offsets of logical element `i` in mask, a and b (row-major walk over the
 // broadcast shape; the outermost dim needs no division).
@@ -41,7 +42,7 @@ fn offsets(i: u32) -> vec3<u32> {
 // Reads only the operand the mask selects: lanes that take `b` skip `a`'s
 // memory and the reverse, which matters for masks with long runs and for
 // strided operands, where every lane touches its own memory sector.
-fn pick(m: u32, o: vec3<u32>) -> u32 {
+fn pick(m: u32, o: vec3<u32>) -> elem {
     if m != 0u {
         return a[o.y];
     }

@@ -235,3 +235,11 @@ fn generated_constants_come_from_the_enums() {
     )));
     assert!(wgrad_kernels::sources::header(Elem::F16).starts_with("enable f16;\n"));
 }
+
+/// Sources written against `elem` instantiate for every element type.
+#[test]
+fn generic_kernels_instantiate_for_every_element_type() {
+    for elem in Elem::ALL {
+        module_of("elementwise/where.wgsl", elem);
+    }
+}

@@ -86,7 +86,7 @@ pub static WHERE_COND: KernelSpec = KernelSpec {
     bindings: &[Read, Read, Read, ReadWrite],
     immediate_bytes: 116,
     uses_fault: false,
-    elem: Elem::F32,
+    elem: Elem::U32,
     selector: None,
 };
 
