@@ -236,6 +236,7 @@ fn ci_steps(ctx: &mut Ctx) -> Result {
     ctx.step("fmt", |c| {
         run(c.cargo(["fmt", "--all", "--", "--check"])).map(|()| "ok")
     })?;
+    tidy(ctx)?;
     ctx.step("clippy", |c| {
         run(c.cargo([
             "clippy",

@@ -49,6 +49,39 @@ pub fn exp(x: f32) -> f32 {
     er * pow2(n1) * pow2(n2)
 }
 
+/// `1 / sqrt(2 * pi)`, the peak of the standard normal density.
+pub(crate) const FRAC_1_SQRT_2PI: f32 = 0.398_942_3;
+
+/// `sigmoid'(x) = s(x) * s(-x)`, as `e / (1 + e)^2` with `e = exp(-|x|)` so
+/// that neither tail cancels or overflows.
+pub(crate) fn sigmoid_derivative(x: f32) -> f32 {
+    let e = exp(-x.abs());
+    e / ((1.0 + e) * (1.0 + e))
+}
+
+/// Logistic sigmoid, written to avoid overflow for large |x|.
+#[inline]
+pub fn sigmoid(x: f32) -> f32 {
+    if x >= 0.0 {
+        1.0 / (1.0 + exp(-x))
+    } else {
+        let e = exp(x);
+        e / (1.0 + e)
+    }
+}
+
+/// Error function, Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7). The WGSL
+/// kernels use the same formula, so CPU and GPU GELU agree.
+pub fn erf(x: f32) -> f32 {
+    let sign = if x < 0.0 { -1.0 } else { 1.0 };
+    let x = x.abs();
+    let t = 1.0 / (1.0 + 0.327_591_1 * x);
+    let poly = t
+        * (0.254_829_6
+            + t * (-0.284_496_74 + t * (1.421_413_7 + t * (-1.453_152_1 + t * 1.061_405_4))));
+    sign * (1.0 - poly * exp(-x * x))
+}
+
 #[cfg(test)]
 mod tests {
     use super::exp;

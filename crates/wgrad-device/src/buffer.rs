@@ -13,7 +13,9 @@ pub struct GpuBuffer {
 }
 
 pub(crate) struct BufferInner {
-    pub buffer: Option<wgpu::Buffer>,
+    /// A `wgpu::Buffer` is itself a shared handle: Drop hands a clone of it
+    /// to the pool and this one goes away with the inner value.
+    pub buffer: wgpu::Buffer,
     pub id: u64,
     pub class_bytes: u64,
     pub pool: Arc<BufferPool>,
@@ -28,7 +30,7 @@ impl GpuBuffer {
     ) -> Self {
         GpuBuffer {
             inner: Arc::new(BufferInner {
-                buffer: Some(buffer),
+                buffer,
                 id,
                 class_bytes,
                 pool,
@@ -38,11 +40,7 @@ impl GpuBuffer {
 
     /// The wgpu buffer (for binding).
     pub fn raw(&self) -> &wgpu::Buffer {
-        // The Option is only emptied in Drop, so it is always Some here.
-        self.inner
-            .buffer
-            .as_ref()
-            .unwrap_or_else(|| unreachable!("buffer taken before drop"))
+        &self.inner.buffer
     }
 
     /// A process-unique id; caches key bind groups by it.
@@ -69,8 +67,7 @@ impl std::fmt::Debug for GpuBuffer {
 
 impl Drop for BufferInner {
     fn drop(&mut self) {
-        if let Some(buffer) = self.buffer.take() {
-            self.pool.release(Kind::Storage, buffer, self.id);
-        }
+        self.pool
+            .release(Kind::Storage, self.buffer.clone(), self.id);
     }
 }

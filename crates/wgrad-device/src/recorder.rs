@@ -37,18 +37,17 @@ impl Recorder {
 
     /// The open compute pass, beginning one if needed.
     pub fn pass(&mut self, device: &wgpu::Device) -> &mut wgpu::ComputePass<'static> {
-        if self.pass.is_none() {
-            let pass = self
+        let pass = match self.pass.take() {
+            Some(pass) => pass,
+            None => self
                 .encoder(device)
                 .begin_compute_pass(&wgpu::ComputePassDescriptor {
                     label: Some("wgrad ops"),
                     timestamp_writes: None,
                 })
-                .forget_lifetime();
-            self.pass = Some(pass);
-        }
-        // Just filled above when empty.
-        self.pass.as_mut().unwrap_or_else(|| unreachable!())
+                .forget_lifetime(),
+        };
+        self.pass.insert(pass)
     }
 
     /// The encoder with no pass open (for copies and clears, which must sit
