@@ -9,6 +9,7 @@ use wgrad_nn::loss::{
     CrossEntropyOptions, binary_cross_entropy_with_logits, cross_entropy, l1_loss, mse_loss,
     nll_loss, nll_loss_with, smooth_l1_loss,
 };
+use wgrad_test_support::assert_close;
 
 const CPU: Device = Device::Cpu;
 
@@ -22,17 +23,6 @@ fn labels(values: &[i32], shape: &[usize]) -> Tensor {
 
 fn leaf(values: &[f32], shape: &[usize]) -> Tensor {
     t(values, shape).with_requires_grad(true).unwrap()
-}
-
-fn assert_close(got: &[f32], want: &[f32], tol: f32, what: &str) {
-    assert_eq!(got.len(), want.len(), "{what}: length");
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        let ok = (g.is_nan() && w.is_nan()) || (g - w).abs() <= tol * w.abs().max(1.0);
-        assert!(
-            ok,
-            "{what}[{i}]: got {g}, want {w}\n got {got:?}\nwant {want:?}"
-        );
-    }
 }
 
 fn values(t: &Tensor) -> Vec<f32> {

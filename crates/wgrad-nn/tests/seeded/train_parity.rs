@@ -3,11 +3,12 @@
 
 use wgrad_autograd::optim::{Adam, AdamConfig, Optimizer};
 use wgrad_autograd::{Device, Tensor, manual_seed};
-use wgrad_gpu::GpuDevice;
 use wgrad_nn::loss::{CrossEntropyOptions, cross_entropy};
 use wgrad_nn::{Dropout, GELU, Linear, Module, ReLU, Sequential};
+use wgrad_test_support::{gpu, seed_lock};
 
 fn losses(device: &Device) -> Vec<f32> {
+    let _seed = seed_lock();
     manual_seed(42);
     let mut model = Sequential::new()
         .add(Linear::new(16, 32, true, device).unwrap())
@@ -50,17 +51,7 @@ fn losses(device: &Device) -> Vec<f32> {
 
 #[test]
 fn twenty_steps_agree_on_cpu_and_gpu() {
-    let gpu = match GpuDevice::shared() {
-        Ok(g) => Device::Gpu(g),
-        Err(e) => {
-            assert!(
-                std::env::var("WGRAD_REQUIRE_GPU").as_deref() != Ok("1"),
-                "WGRAD_REQUIRE_GPU=1 but no GPU: {e}"
-            );
-            eprintln!("gpu-test: SKIPPED (no GPU adapter: {e})");
-            return;
-        }
-    };
+    let Some(gpu) = gpu() else { return };
     let on_cpu = losses(&Device::Cpu);
     let on_gpu = losses(&gpu);
     assert!(

@@ -2,7 +2,7 @@
 //! same seed, the same dropout masks, and matching outputs and gradients of
 //! small models trained one step; losses forward and backward; faults.
 
-use std::sync::Mutex;
+use wgrad_test_support::{assert_close, gpu, seed_lock};
 
 use wgrad_autograd::{Device, Error, Tensor, manual_seed};
 use wgrad_nn::loss::{
@@ -14,34 +14,8 @@ use wgrad_nn::{
     SiLU, Tanh,
 };
 
-/// The shared GPU as a `Device`, or `None` (with a notice) when no adapter
-/// is present; with `WGRAD_REQUIRE_GPU=1` a missing adapter fails the test.
-fn gpu() -> Option<Device> {
-    match Device::gpu() {
-        Ok(device) => Some(device),
-        Err(e) => {
-            if std::env::var("WGRAD_REQUIRE_GPU").is_ok_and(|v| v == "1") {
-                panic!("WGRAD_REQUIRE_GPU=1 but no GPU: {e}");
-            }
-            eprintln!("gpu-test: SKIPPED (no GPU adapter: {e})");
-            None
-        }
-    }
-}
-
-/// Tests that reseed the process-wide generator must not interleave.
-static SEED: Mutex<()> = Mutex::new(());
-
 fn seeded() -> std::sync::MutexGuard<'static, ()> {
-    SEED.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-fn assert_close(got: &[f32], want: &[f32], tol: f32, what: &str) {
-    assert_eq!(got.len(), want.len(), "{what}: length");
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        let ok = (g.is_nan() && w.is_nan()) || (g - w).abs() <= tol * w.abs().max(1.0);
-        assert!(ok, "{what}[{i}]: gpu {g}, cpu {w}");
-    }
+    seed_lock()
 }
 
 fn f32s(t: &Tensor) -> Vec<f32> {
@@ -155,6 +129,7 @@ fn dropout_masks_match_across_devices() {
 #[test]
 fn to_device_moves_parameters_and_keeps_outputs() {
     let Some(gpu) = gpu() else { return };
+    let _seed = seeded();
     let mut model = Sequential::new()
         .add(Linear::new(6, 4, true, &Device::Cpu).unwrap())
         .add(LayerNorm::new(&[4], 1e-5, true, &Device::Cpu).unwrap());

@@ -8,6 +8,7 @@ use wgrad_nn::{
     Dropout, Embedding, Flatten, GELU, LayerNorm, LeakyReLU, Linear, Module, ReLU, Sequential,
     SiLU, Sigmoid, Tanh,
 };
+use wgrad_test_support::assert_close;
 
 const CPU: Device = Device::Cpu;
 
@@ -17,16 +18,6 @@ fn t(values: &[f32], shape: &[usize]) -> Tensor {
 
 fn param(values: &[f32], shape: &[usize]) -> Tensor {
     t(values, shape).with_requires_grad(true).unwrap()
-}
-
-fn assert_close(got: &[f32], want: &[f32], tol: f32, what: &str) {
-    assert_eq!(got.len(), want.len(), "{what}: length");
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!(
-            (g - w).abs() <= tol * w.abs().max(1.0),
-            "{what}[{i}]: got {g}, want {w}\n got {got:?}\nwant {want:?}"
-        );
-    }
 }
 
 fn names_and_shapes(m: &dyn Module) -> Vec<(String, Vec<usize>)> {

@@ -1,6 +1,7 @@
 //! Dataset and DataLoader: coverage, ordering, batch shapes and dtypes.
 
 use std::collections::BTreeSet;
+use wgrad_test_support::gpu;
 
 use wgrad_autograd::{DType, Device, Tensor};
 use wgrad_nn::data::{DataLoader, Dataset};
@@ -225,21 +226,6 @@ fn dataset_validates_and_splits() {
         .unwrap()
         .class_counts();
     assert_eq!(counts, vec![2, 0, 3]);
-}
-
-/// The shared GPU, or `None` (with a notice) when no adapter is present.
-/// With `WGRAD_REQUIRE_GPU=1` a missing adapter fails the test instead.
-fn gpu() -> Option<Device> {
-    match Device::gpu() {
-        Ok(device) => Some(device),
-        Err(e) => {
-            if std::env::var("WGRAD_REQUIRE_GPU").is_ok_and(|v| v == "1") {
-                panic!("WGRAD_REQUIRE_GPU=1 but no GPU: {e}");
-            }
-            eprintln!("gpu-test: SKIPPED (no GPU adapter: {e})");
-            None
-        }
-    }
 }
 
 #[test]

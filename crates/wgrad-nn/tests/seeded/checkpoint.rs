@@ -4,7 +4,7 @@
 //! files; and loads that fail change nothing.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
+use wgrad_test_support::{gpu, seed_lock};
 
 use wgrad_autograd::optim::LrScheduler;
 use wgrad_autograd::optim::{
@@ -16,28 +16,10 @@ use wgrad_nn::{
     Linear, Module, OptimizerCheckpoint, OptimizerConfig, ReLU, Sequential, checkpoint, state_dict,
 };
 
-/// The shared GPU as a `Device`, or `None` (with a notice) when no adapter
-/// is present; with `WGRAD_REQUIRE_GPU=1` a missing adapter fails the test.
-fn gpu() -> Option<Device> {
-    match Device::gpu() {
-        Ok(device) => Some(device),
-        Err(e) => {
-            if std::env::var("WGRAD_REQUIRE_GPU").is_ok_and(|v| v == "1") {
-                panic!("WGRAD_REQUIRE_GPU=1 but no GPU: {e}");
-            }
-            eprintln!("gpu-test: SKIPPED (no GPU adapter: {e})");
-            None
-        }
-    }
-}
-
-/// Tests that reseed the process-wide generator must not interleave.
-static SEED: Mutex<()> = Mutex::new(());
-
 const SIZES: [usize; 3] = [6, 8, 3];
 
 fn mlp(seed: u64, device: &Device) -> Sequential {
-    let _guard = SEED.lock().unwrap_or_else(|p| p.into_inner());
+    let _guard = seed_lock();
     manual_seed(seed);
     Sequential::new()
         .add(Linear::new(SIZES[0], SIZES[1], true, device).unwrap())
@@ -400,10 +382,13 @@ fn failed_checkpoint_load_changes_nothing(device: &Device) {
             .all(|s| s.momentum_buffer.is_none())
     );
 
-    let wider = Sequential::new()
-        .add(Linear::new(SIZES[0], SIZES[1] + 1, true, device).unwrap())
-        .add(ReLU::new())
-        .add(Linear::new(SIZES[1] + 1, SIZES[2], true, device).unwrap());
+    let wider = {
+        let _seed = seed_lock();
+        Sequential::new()
+            .add(Linear::new(SIZES[0], SIZES[1] + 1, true, device).unwrap())
+            .add(ReLU::new())
+            .add(Linear::new(SIZES[1] + 1, SIZES[2], true, device).unwrap())
+    };
     let mut opt_w = adam(wider.parameters(), 0.01);
     let msg = invalid(checkpoint::load(&path, &wider, &mut opt_w));
     assert!(msg.contains("'0.weight' has shape [8, 6]"), "{msg}");

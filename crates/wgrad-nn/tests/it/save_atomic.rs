@@ -430,7 +430,12 @@ fn killed_saves_leave_at_most_the_temp_file() {
     let mut saw_temp = false;
     for round in 0..12u64 {
         let mut child = std::process::Command::new(&exe)
-            .args(["--exact", "child_saving_in_a_loop", "--test-threads=1"])
+            // The child test's path in this binary (tests/it: module `save_atomic`).
+            .args([
+                "--exact",
+                "save_atomic::child_saving_in_a_loop",
+                "--test-threads=1",
+            ])
             .env("WGRAD_SAVE_ATOMIC_CHILD", &path)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())

@@ -4,7 +4,7 @@
 //! written by `tests/fixtures/torch_roundtrip.py` (no Python needed here).
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use wgrad_test_support::{gpu, seed_lock};
 
 use safetensors::Dtype;
 use safetensors::tensor::TensorView;
@@ -12,29 +12,11 @@ use wgrad_autograd::optim::{Adam, AdamConfig, Optimizer};
 use wgrad_autograd::{Device, Error, Tensor, manual_seed};
 use wgrad_nn::{Linear, Module, ReLU, Sequential, state_dict};
 
-/// The shared GPU as a `Device`, or `None` (with a notice) when no adapter
-/// is present; with `WGRAD_REQUIRE_GPU=1` a missing adapter fails the test.
-fn gpu() -> Option<Device> {
-    match Device::gpu() {
-        Ok(device) => Some(device),
-        Err(e) => {
-            if std::env::var("WGRAD_REQUIRE_GPU").is_ok_and(|v| v == "1") {
-                panic!("WGRAD_REQUIRE_GPU=1 but no GPU: {e}");
-            }
-            eprintln!("gpu-test: SKIPPED (no GPU adapter: {e})");
-            None
-        }
-    }
-}
-
-/// Tests that reseed the process-wide generator must not interleave.
-static SEED: Mutex<()> = Mutex::new(());
-
 /// An MLP `sizes[0] -> ... -> sizes[n]` with ReLUs between the layers (at
 /// odd indices, as torch's `nn.Sequential` in the fixture script), drawn
 /// from `seed`.
 fn mlp(sizes: &[usize], seed: u64, device: &Device) -> Sequential {
-    let _guard = SEED.lock().unwrap_or_else(|p| p.into_inner());
+    let _guard = seed_lock();
     manual_seed(seed);
     let mut model = Sequential::new();
     for (i, pair) in sizes.windows(2).enumerate() {
@@ -381,7 +363,10 @@ fn half_and_double_tensors_load_converted_to_f32_gpu() {
 #[test]
 fn every_f16_value_loads_exactly() {
     let words: Vec<u16> = (0..=u16::MAX).collect();
-    let model = Sequential::new().add(Linear::new(1, words.len(), false, &Device::Cpu).unwrap());
+    let model = {
+        let _seed = seed_lock();
+        Sequential::new().add(Linear::new(1, words.len(), false, &Device::Cpu).unwrap())
+    };
     let path = scratch("all_f16.safetensors");
     write_raw(
         &path,

@@ -6,26 +6,11 @@
 use wgrad_autograd::optim::{Adam, AdamConfig, Optimizer, Sgd, SgdConfig};
 use wgrad_autograd::{Device, Tensor};
 use wgrad_core::Error;
-use wgrad_gpu::GpuDevice;
 use wgrad_nn::data::DataLoader;
 use wgrad_nn::data::synthetic::digits;
 use wgrad_nn::loss::{CrossEntropyOptions, cross_entropy};
 use wgrad_nn::{Embedding, Linear, Module, ReLU, Sequential};
-
-/// A private device: the shared one is used by tests running in parallel.
-fn own_gpu() -> Option<GpuDevice> {
-    match GpuDevice::new() {
-        Ok(g) => Some(g),
-        Err(e) => {
-            assert!(
-                std::env::var("WGRAD_REQUIRE_GPU").as_deref() != Ok("1"),
-                "WGRAD_REQUIRE_GPU=1 but no GPU: {e}"
-            );
-            eprintln!("gpu-test: SKIPPED (no GPU adapter: {e})");
-            None
-        }
-    }
-}
+use wgrad_test_support::own_gpu;
 
 #[test]
 fn training_without_per_step_readback_does_not_pile_up_uploads() {

@@ -1,9 +1,10 @@
-//! `manual_seed` makes initialisation and dropout reproducible. One test per
-//! binary: the default generator is process-wide, so parallel tests drawing
-//! from it would interleave.
+//! `manual_seed` makes initialisation and dropout reproducible. The default
+//! generator is process-wide, so every test of this binary that draws from
+//! it holds `seed_lock()` (parallel draws would interleave).
 
 use wgrad_autograd::{Device, Tensor, manual_seed};
 use wgrad_nn::{Dropout, Embedding, Linear, Module, init};
+use wgrad_test_support::seed_lock;
 
 fn draw() -> Vec<Vec<f32>> {
     let l = Linear::new(5, 3, true, &Device::Cpu).unwrap();
@@ -22,6 +23,7 @@ fn draw() -> Vec<Vec<f32>> {
 
 #[test]
 fn manual_seed_reproduces_init_and_dropout() {
+    let _seed = seed_lock();
     manual_seed(42);
     let a = draw();
     manual_seed(42);
