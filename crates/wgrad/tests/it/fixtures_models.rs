@@ -5,9 +5,7 @@
 //! output, the loss and every parameter gradient are compared on the CPU
 //! and on the GPU, within 1e-4 (max of `|wgrad - torch| / max(1, |torch|)`).
 
-mod common;
-
-use common::{Fixture, array, check_close, gpu, report};
+use crate::common::{Fixture, array, check_close, gpu, report};
 use serde_json::Value;
 use wgrad::nn::loss::{CrossEntropyOptions, cross_entropy, mse_loss};
 use wgrad::nn::{

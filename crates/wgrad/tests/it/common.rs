@@ -1,13 +1,12 @@
 //! Shared helpers of the PyTorch fixture tests: loading the ground truth
 //! written by `tests/fixtures/make_fixtures.py`, turning it into wgrad
-//! tensors, comparing results, and finding the GPU.
-#![allow(dead_code)]
-
-use std::collections::HashMap;
+//! tensors and comparing results (GPU selection and the relative error come
+//! from `wgrad-test-support`).
 
 use safetensors::{Dtype, SafeTensors};
 use serde_json::Value;
-use wgrad::{Device, GpuDevice, Tensor};
+use wgrad::{Device, Tensor};
+pub use wgrad_test_support::{gpu, max_rel_err};
 
 /// One fixture file: its tensors by name and its `fixture` metadata (JSON).
 pub struct Fixture {
@@ -140,24 +139,6 @@ pub fn array<'a>(meta: &'a Value, key: &str) -> &'a Vec<Value> {
         .unwrap_or_else(|| panic!("fixture metadata: `{key}` is not a list"))
 }
 
-/// Max relative error `|got - want| / max(1, |want|)` (so it is an absolute
-/// error below 1); equal values (infinities included) and NaN against NaN
-/// count as 0, NaN against a number as infinite.
-pub fn max_rel_err(got: &[f32], want: &[f32]) -> f32 {
-    got.iter()
-        .zip(want)
-        .map(|(&g, &w)| {
-            if g == w || (g.is_nan() && w.is_nan()) {
-                0.0
-            } else if g.is_nan() || w.is_nan() {
-                f32::INFINITY
-            } else {
-                (g - w).abs() / w.abs().max(1.0)
-            }
-        })
-        .fold(0.0, f32::max)
-}
-
 /// `Ok` when `got` matches `want` (same length, max relative error within
 /// `tol`), else a message naming `what` with the worst element.
 pub fn check_close(what: &str, got: &[f32], want: &[f32], tol: f32) -> Result<(), String> {
@@ -196,24 +177,4 @@ pub fn report(what: &str, checked: usize, failures: &[String]) {
         failures.join("\n")
     );
     eprintln!("{what}: {checked} checked against PyTorch, all within tolerance");
-}
-
-/// The shared GPU as a [`Device`], or `None` (with a notice) when no adapter
-/// is present. With `WGRAD_REQUIRE_GPU=1` a missing adapter fails the test.
-pub fn gpu() -> Option<Device> {
-    match GpuDevice::shared() {
-        Ok(device) => Some(Device::Gpu(device)),
-        Err(e) => {
-            if std::env::var("WGRAD_REQUIRE_GPU").is_ok_and(|v| v == "1") {
-                panic!("WGRAD_REQUIRE_GPU=1 but no GPU: {e}");
-            }
-            eprintln!("gpu-test: SKIPPED (no GPU adapter: {e})");
-            None
-        }
-    }
-}
-
-/// Name -> parameter of a module, for setting parameters from a fixture.
-pub fn by_name(params: Vec<(String, Tensor)>) -> HashMap<String, Tensor> {
-    params.into_iter().collect()
 }

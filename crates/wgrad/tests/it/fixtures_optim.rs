@@ -8,9 +8,7 @@
 //! * the learning rate after construction and after each of 50 scheduler
 //!   steps, within 1e-9 relative (both sides compute in f64).
 
-mod common;
-
-use common::{Fixture, array, check_close, gpu, report};
+use crate::common::{Fixture, array, check_close, gpu, report};
 use serde_json::Value;
 use wgrad::nn::Reduction;
 use wgrad::nn::loss::mse_loss;

@@ -9,9 +9,7 @@
 //! softmax, matmul and losses (their sums run in another order than
 //! PyTorch's). Integer outputs (masks, arg*, casts) must match exactly.
 
-mod common;
-
-use common::{Fixture, array, check_close, gpu, report};
+use crate::common::{Fixture, array, check_close, gpu, report};
 use serde_json::Value;
 use wgrad::nn::loss::{
     CrossEntropyOptions, Reduction, binary_cross_entropy_with_logits, cross_entropy, l1_loss,

@@ -4,7 +4,7 @@
 //! flatten and NaN; checked shape arithmetic; freed graphs; version
 //! counters; tied weights; threads.
 
-mod common;
+use crate::common;
 
 use wgrad::nn::{self, Module};
 use wgrad::optim::{Optimizer, Sgd, SgdConfig};

@@ -1,0 +1,10 @@
+//! The integration tests of the facade, one binary: ops, models and
+//! optimizers against PyTorch ground truth (`fixtures_*`, reading
+//! `tests/fixtures/` at the repository root) and hardening cases through the
+//! public API (`hardening`).
+
+mod common;
+mod fixtures_models;
+mod fixtures_ops;
+mod fixtures_optim;
+mod hardening;
