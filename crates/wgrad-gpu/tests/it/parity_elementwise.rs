@@ -1103,7 +1103,7 @@ fn where_cond_checks_dtypes() {
 }
 
 /// Throughput probe (run by hand: `cargo test --release -p wgrad-gpu --test
-/// parity_elementwise -- --ignored --nocapture`): effective bandwidth of
+/// it -- --ignored --nocapture parity_elementwise::`): effective bandwidth of
 /// each kernel on 64M-element tensors, contiguous and transposed.
 #[test]
 #[ignore = "timing probe for real GPUs, not a correctness test"]

@@ -455,7 +455,7 @@ fn transposing_a_vector_is_an_error() {
 
 /// Throughput of each kernel variant on the current adapter (not a
 /// correctness test). Run with
-/// `cargo test --release -p wgrad-gpu --test parity_matmul -- --ignored --nocapture bench_matmul_throughput`.
+/// `cargo test --release -p wgrad-gpu --test it -- --ignored --nocapture parity_matmul::bench_matmul_throughput`.
 /// `WGRAD_BENCH_MAX_DIM=<d>` skips shapes with a dim above `d` (for slow
 /// adapters). Prints GFLOP/s per shape for: `auto` (the shape-based choice),
 /// `k64` / `k128` (the 64 x 64 / 128 x
