@@ -241,65 +241,53 @@ fn f32s(t: &GpuTensor) -> Vec<f32> {
     t.to_vec_blocking::<f32>().unwrap()
 }
 
-fn every_unary() -> Vec<(UnaryOp, f32)> {
+/// The tolerance of a unary op against the CPU reference; ops not named
+/// here (new ones included) get the transcendental tolerance.
+fn unary_tolerance(op: UnaryOp) -> f32 {
     const EXACT: f32 = 0.0;
     const DIV: f32 = 1e-6;
     const TRANSCENDENTAL: f32 = 2e-5;
-    vec![
-        (UnaryOp::Neg, EXACT),
-        (UnaryOp::Abs, EXACT),
-        (UnaryOp::Exp, TRANSCENDENTAL),
-        (UnaryOp::Log, TRANSCENDENTAL),
-        (UnaryOp::Sqrt, DIV),
-        (UnaryOp::Rsqrt, TRANSCENDENTAL),
-        (UnaryOp::Sin, TRANSCENDENTAL),
-        (UnaryOp::Cos, TRANSCENDENTAL),
-        (UnaryOp::Tanh, TRANSCENDENTAL),
-        (UnaryOp::Sigmoid, TRANSCENDENTAL),
-        (UnaryOp::Relu, EXACT),
-        (UnaryOp::Gelu, TRANSCENDENTAL),
-        (UnaryOp::Silu, TRANSCENDENTAL),
-        (UnaryOp::Square, EXACT),
-        (UnaryOp::Recip, DIV),
-        (UnaryOp::LeakyRelu { slope: 0.01 }, EXACT),
-        (UnaryOp::LeakyRelu { slope: -1.5 }, EXACT),
-        (
-            UnaryOp::Clamp {
-                min: Some(-0.5),
-                max: Some(2.0),
-            },
-            EXACT,
-        ),
-        (
-            UnaryOp::Clamp {
-                min: None,
-                max: Some(0.25),
-            },
-            EXACT,
-        ),
-        (
-            UnaryOp::Clamp {
-                min: Some(1.0),
-                max: None,
-            },
-            EXACT,
-        ),
-        (
-            UnaryOp::Clamp {
-                min: None,
-                max: None,
-            },
-            EXACT,
-        ),
+    match op {
+        UnaryOp::Neg
+        | UnaryOp::Abs
+        | UnaryOp::Relu
+        | UnaryOp::Square
+        | UnaryOp::LeakyRelu { .. }
+        | UnaryOp::Clamp { .. } => EXACT,
+        UnaryOp::Sqrt | UnaryOp::Recip => DIV,
+        _ => TRANSCENDENTAL,
+    }
+}
+
+/// Every unary op (`UnaryOp::ALL`, so a new op is covered without editing
+/// a list), plus the parameter values worth testing on their own.
+fn every_unary() -> Vec<(UnaryOp, f32)> {
+    let parameterised = [
+        UnaryOp::LeakyRelu { slope: 0.01 },
+        UnaryOp::LeakyRelu { slope: -1.5 },
+        UnaryOp::Clamp {
+            min: Some(-0.5),
+            max: Some(2.0),
+        },
+        UnaryOp::Clamp {
+            min: None,
+            max: Some(0.25),
+        },
+        UnaryOp::Clamp {
+            min: Some(1.0),
+            max: None,
+        },
         // Crossed bounds: x.max(lo).min(hi) gives hi everywhere (but NaN).
-        (
-            UnaryOp::Clamp {
-                min: Some(3.0),
-                max: Some(-3.0),
-            },
-            EXACT,
-        ),
-    ]
+        UnaryOp::Clamp {
+            min: Some(3.0),
+            max: Some(-3.0),
+        },
+    ];
+    UnaryOp::ALL
+        .into_iter()
+        .chain(parameterised)
+        .map(|op| (op, unary_tolerance(op)))
+        .collect()
 }
 
 fn binary_tol(op: BinaryOp) -> f32 {

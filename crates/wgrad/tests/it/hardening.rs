@@ -130,6 +130,11 @@ fn nan_propagates_through_every_unary_op() {
     ];
     for d in devices() {
         let x = vec_on(&[f32::NAN, 1.0], &[2], &d);
+        // Every selector, new ones included, through the generic entry point.
+        for op in wgrad::UnaryOp::ALL {
+            let got = values(&x.unary(op).unwrap());
+            assert!(got[0].is_nan(), "{op:?}(NaN) = {} on {d}", got[0]);
+        }
         for (name, op) in ops {
             let got = values(&op(&x).unwrap());
             assert!(got[0].is_nan(), "{name}(NaN) = {} on {d}", got[0]);
