@@ -221,6 +221,11 @@ fn env_is_1(key: &str) -> bool {
 
 fn ci() -> Result {
     let mut ctx = Ctx::new();
+    // CI builds once from scratch: incremental caches only cost time there
+    // (a developer's own `CARGO_INCREMENTAL` setting is kept).
+    if std::env::var_os("CARGO_INCREMENTAL").is_none() {
+        ctx.env.push(("CARGO_INCREMENTAL", "0".to_string()));
+    }
     let start = Instant::now();
     let res = ci_steps(&mut ctx);
     ctx.print_timings();

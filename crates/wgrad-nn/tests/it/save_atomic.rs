@@ -428,6 +428,7 @@ fn killed_saves_leave_at_most_the_temp_file() {
     let temp_name = format!(".{}.wgrad-tmp", "big.safetensors");
     let exe = std::env::current_exe().unwrap();
     let mut saw_temp = false;
+    let mut saw_saved = false;
     for round in 0..12u64 {
         let mut child = std::process::Command::new(&exe)
             // The child test's path in this binary (tests/it: module `save_atomic`).
@@ -453,12 +454,19 @@ fn killed_saves_leave_at_most_the_temp_file() {
             "round {round}: {names:?}"
         );
         saw_temp |= names.contains(&temp_name);
+        saw_saved |= path.exists();
         if path.exists() {
             let m = Linear::new(1024, 2048, true, &Device::Cpu).unwrap();
             state_dict::load(&m, &path).unwrap();
         }
     }
     eprintln!("a kill left the temporary file behind: {saw_temp}");
+    // Otherwise the child never ran (a filter that matches no test would
+    // make every round above pass vacuously).
+    assert!(
+        saw_saved || saw_temp,
+        "the child wrote nothing in 12 rounds: does `save_atomic::child_saving_in_a_loop` still name it?"
+    );
     state_dict::save(&model(1.0), dir.join("small.safetensors")).unwrap();
     let net = Linear::new(1024, 2048, true, &Device::Cpu).unwrap();
     state_dict::save(&net, &path).unwrap();
