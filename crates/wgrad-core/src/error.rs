@@ -20,7 +20,7 @@ pub enum Error {
         rhs: Vec<usize>,
     },
     /// An axis outside `-rank..rank`, or given twice.
-    #[error("{op}: axis {axis} is out of range for a tensor of rank {rank} (valid: {})", valid_axes(*rank))]
+    #[error("{op}: axis {axis} is out of range for a tensor of rank {rank} ({})", valid_axes(*axis, *rank))]
     BadAxis {
         op: &'static str,
         axis: isize,
@@ -81,11 +81,13 @@ pub enum Error {
 }
 
 /// The axes a tensor of `rank` accepts, as the error text names them.
-fn valid_axes(rank: usize) -> String {
+fn valid_axes(axis: isize, rank: usize) -> String {
     match rank {
-        // PyTorch treats a 0-d tensor as having one implicit dim.
-        0 => "-1 or 0".to_string(),
-        r => format!("{} to {}", -(r as isize), r - 1),
+        // Ops that take a dim accept a 0-d tensor's implicit dim (0 or -1)
+        // where PyTorch does; the others need a real one.
+        0 if axis == 0 || axis == -1 => "this op needs a tensor with at least one dim".to_string(),
+        0 => "valid: -1 or 0".to_string(),
+        r => format!("valid: {} to {}", -(r as isize), r - 1),
     }
 }
 

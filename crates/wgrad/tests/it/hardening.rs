@@ -65,6 +65,11 @@ fn zero_d_tensor_accepts_axis_0_and_minus_1() {
             assert_eq!(values(&sm), vec![1.0], "{d}");
             assert_eq!(values(&s.log_softmax(axis).unwrap()), vec![0.0], "{d}");
         }
+        let e = err_text(s.narrow(0, 0, 1));
+        assert!(
+            e.contains("narrow") && e.contains("at least one dim"),
+            "{e}"
+        );
         for bad in [1isize, -2] {
             let e = err_text(s.sum(&[bad], false));
             assert!(e.contains("sum") && e.contains("-1 or 0"), "{e}");
