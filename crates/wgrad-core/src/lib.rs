@@ -5,10 +5,12 @@
 //! axis normalisation, the error type and the counter-based random generator)
 //! so that the two backends agree by construction.
 
+pub mod checks;
 pub mod dtype;
 pub mod error;
 pub mod layout;
 pub mod math;
+mod methods;
 pub mod ops;
 pub mod random;
 pub mod shape;

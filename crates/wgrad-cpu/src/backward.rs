@@ -9,7 +9,7 @@
 use ndarray::{ArrayViewMutD, Axis, IxDyn, Zip};
 use wgrad_core::math::exp;
 use wgrad_core::shape::normalize_axis;
-use wgrad_core::{DType, Error, Result, UnaryOp};
+use wgrad_core::{DType, Error, Result, UnaryOp, checks};
 
 use crate::alloc::During;
 use crate::elementwise::unary_cost;
@@ -23,7 +23,7 @@ impl CpuTensor {
         const OP: &str = "unary_backward";
         let g = self.f32_input(OP)?;
         let xv = x.f32_input(OP)?;
-        same_shape(OP, self, x)?;
+        checks::same_shape(OP, self.shape(), x.shape())?;
         if let (Some(gs), Some(xs)) = (
             self.contiguous_slice::<f32>()?,
             x.contiguous_slice::<f32>()?,
@@ -55,7 +55,7 @@ impl CpuTensor {
         const OP: &str = "softmax_backward";
         let g = self.f32_input(OP)?;
         let yv = y.f32_input(OP)?;
-        same_shape(OP, self, y)?;
+        checks::same_shape(OP, self.shape(), y.shape())?;
         let a = Axis(normalize_axis(OP, axis, self.rank())?);
         CpuTensor::build(OP, self.shape(), |mut out| {
             Zip::from(out.lanes_mut(a))
@@ -90,37 +90,7 @@ impl CpuTensor {
         expect_dtype(OP, self, DType::F32)?;
         expect_dtype(OP, src, DType::F32)?;
         expect_dtype(OP, index, DType::I32)?;
-        let a = normalize_axis(OP, axis, self.rank())?;
-        if index.rank() != 1 {
-            return Err(Error::invalid(
-                OP,
-                format!("index must be 1-D, got shape {:?}", index.shape()),
-            ));
-        }
-        let fits = src.rank() == self.rank()
-            && src
-                .shape()
-                .iter()
-                .zip(self.shape())
-                .enumerate()
-                .all(|(d, (&s, &b))| d == a || s == b);
-        if !fits {
-            return Err(Error::ShapeMismatch {
-                op: OP,
-                lhs: self.shape().to_vec(),
-                rhs: src.shape().to_vec(),
-            });
-        }
-        if index.numel() != src.shape()[a] {
-            return Err(Error::invalid(
-                OP,
-                format!(
-                    "index of shape {:?} needs one entry per slice of src {:?} along axis {axis}",
-                    index.shape(),
-                    src.shape()
-                ),
-            ));
-        }
+        let a = checks::index_add::index_add(OP, axis, self.shape(), index.shape(), src.shape())?;
         let picks = index.dense::<i32>(OP)?;
         self.accumulate(OP, a, src.shape(), src, |coords| picks[coords[a]])
     }
@@ -137,31 +107,7 @@ impl CpuTensor {
         expect_dtype(OP, self, DType::F32)?;
         expect_dtype(OP, src, DType::F32)?;
         expect_dtype(OP, index, DType::I32)?;
-        let a = normalize_axis(OP, axis, self.rank())?;
-        let rank = self.rank();
-        if src.rank() != rank {
-            return Err(Error::ShapeMismatch {
-                op: OP,
-                lhs: self.shape().to_vec(),
-                rhs: src.shape().to_vec(),
-            });
-        }
-        let fits = index.rank() == rank
-            && (0..rank).all(|d| {
-                index.shape()[d] <= src.shape()[d]
-                    && (d == a || index.shape()[d] <= self.shape()[d])
-            });
-        if !fits {
-            return Err(Error::invalid(
-                OP,
-                format!(
-                    "index of shape {:?} must have the rank of base {:?} and src {:?}, be no larger than src, and no larger than base except on axis {axis}",
-                    index.shape(),
-                    self.shape(),
-                    src.shape()
-                ),
-            ));
-        }
+        let a = checks::index_add::scatter_add(OP, axis, self.shape(), index.shape(), src.shape())?;
         let targets = index.view::<i32>()?;
         self.accumulate(OP, a, index.shape(), src, |coords| targets[coords])
     }
@@ -219,18 +165,5 @@ impl CpuTensor {
             }
         }
         CpuTensor::from_vec(data, self.shape())
-    }
-}
-
-/// Error unless `a` and `b` have identical shapes (no broadcasting).
-fn same_shape(op: &'static str, a: &CpuTensor, b: &CpuTensor) -> Result<()> {
-    if a.shape() == b.shape() {
-        Ok(())
-    } else {
-        Err(Error::ShapeMismatch {
-            op,
-            lhs: a.shape().to_vec(),
-            rhs: b.shape().to_vec(),
-        })
     }
 }

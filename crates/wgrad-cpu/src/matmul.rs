@@ -8,8 +8,8 @@
 
 use ndarray::linalg::general_mat_mul;
 use ndarray::{ArrayView2, ArrayViewD, ArrayViewMut2, Axis, Ix2};
-use wgrad_core::shape::{broadcast_shapes, check_rank};
-use wgrad_core::{DType, Error, Result};
+use wgrad_core::shape::check_rank;
+use wgrad_core::{DType, Result, checks};
 
 use crate::alloc::{checked_len, try_zeroed};
 use crate::parallel;
@@ -34,15 +34,7 @@ impl CpuTensor {
             if !on {
                 return Ok(t.clone());
             }
-            if t.rank() < 2 {
-                return Err(Error::invalid(
-                    OP_T,
-                    format!(
-                        "cannot transpose an operand of shape {:?}: it needs at least 2 dims",
-                        t.shape()
-                    ),
-                ));
-            }
+            checks::matmul::transposable(OP_T, t.shape())?;
             t.transpose(-1, -2)
         };
         swap(self, trans_a)?.matmul_named(&swap(other, trans_b)?, OP_T)
@@ -51,21 +43,8 @@ impl CpuTensor {
     fn matmul_named(&self, other: &CpuTensor, op: &'static str) -> Result<Self> {
         expect_dtype(op, self, DType::F32)?;
         expect_dtype(op, other, DType::F32)?;
-        let mismatch = || Error::ShapeMismatch {
-            op,
-            lhs: self.shape().to_vec(),
-            rhs: other.shape().to_vec(),
-        };
-        if self.rank() == 0 || other.rank() == 0 {
-            return Err(Error::invalid(
-                op,
-                format!(
-                    "both operands need at least 1 dim, got shapes {:?} and {:?}",
-                    self.shape(),
-                    other.shape()
-                ),
-            ));
-        }
+        let shapes = checks::matmul::matmul(op, self.shape(), other.shape())?;
+        let (m, k, n) = (shapes.m, shapes.k, shapes.n);
         let a = if self.rank() == 1 {
             self.unsqueeze(0)?
         } else {
@@ -76,43 +55,24 @@ impl CpuTensor {
         } else {
             other.clone()
         };
-        let (ra, rb) = (a.rank(), b.rank());
-        let (m, k) = (a.shape()[ra - 2], a.shape()[ra - 1]);
-        let (k2, n) = (b.shape()[rb - 2], b.shape()[rb - 1]);
-        if k != k2 {
-            return Err(mismatch());
-        }
-        let batch = broadcast_shapes(op, &a.shape()[..ra - 2], &b.shape()[..rb - 2])
-            .map_err(|_| mismatch())?;
-        let mut out_shape = batch.clone();
-        if self.rank() > 1 {
-            out_shape.push(m);
-        }
-        if other.rank() > 1 {
-            out_shape.push(n);
-        }
-        check_rank(op, &out_shape)?;
+        check_rank(op, &shapes.out)?;
 
-        let with = |mut dims: Vec<usize>, r: usize, c: usize| {
-            dims.extend([r, c]);
-            dims
-        };
-        let a = a.expand(&with(batch.clone(), m, k))?;
-        let b = b.expand(&with(batch.clone(), k, n))?;
-        let len = checked_len(op, &with(batch.clone(), m, n))?;
+        let a = a.expand(&shapes.batched(m, k))?;
+        let b = b.expand(&shapes.batched(k, n))?;
+        let len = checked_len(op, &shapes.batched(m, n))?;
         let mut data = try_zeroed(op, len)?;
         // With k == 0 the product is all zeros, which `data` already holds.
         if k > 0 && m > 0 && n > 0 {
             let (av, bv) = (a.as_f32()?, b.as_f32()?);
             for (i, c) in data.chunks_exact_mut(m * n).enumerate() {
-                let coords = unravel(i, &batch);
+                let coords = unravel(i, &shapes.batch);
                 let a2 = matrix(&av, &coords)?;
                 let b2 = matrix(&bv, &coords)?;
                 let c = ArrayViewMut2::from_shape((m, n), c).map_err(internal)?;
                 gemm(a2, b2, c);
             }
         }
-        CpuTensor::from_vec(data, &out_shape)
+        CpuTensor::from_vec(data, &shapes.out)
     }
 }
 

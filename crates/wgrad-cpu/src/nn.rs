@@ -10,7 +10,7 @@ use std::borrow::Cow;
 
 use ndarray::{ArrayViewD, Axis};
 use wgrad_core::math::exp;
-use wgrad_core::{DType, Error, Result};
+use wgrad_core::{DType, Error, Result, checks};
 
 use crate::alloc::{try_vec, try_zeroed};
 use crate::softmax::{lane_max, sum_exp_shifted};
@@ -65,13 +65,7 @@ impl CpuTensor {
         const OP: &str = "cross_entropy_backward";
         let (n, c) = check_inputs(OP, self, target, label_smoothing)?;
         expect_dtype(OP, grad, DType::F32)?;
-        if grad.shape() != [n] {
-            return Err(Error::ShapeMismatch {
-                op: OP,
-                lhs: vec![n],
-                rhs: grad.shape().to_vec(),
-            });
-        }
+        checks::loss::cross_entropy_grad(OP, n, grad.shape())?;
         let targets = checked_targets(OP, target, c, ignore_index)?;
         let logits = self.as_f32()?;
         let grads = grad.dense::<f32>(OP)?;
@@ -121,27 +115,7 @@ fn check_inputs(
 ) -> Result<(usize, usize)> {
     expect_dtype(op, logits, DType::F32)?;
     expect_dtype(op, target, DType::I32)?;
-    let &[n, c] = logits.shape() else {
-        return Err(Error::invalid(
-            op,
-            format!("logits must be 2-D [N, C], got shape {:?}", logits.shape()),
-        ));
-    };
-    if target.shape() != [n] {
-        return Err(Error::ShapeMismatch {
-            op,
-            lhs: logits.shape().to_vec(),
-            rhs: target.shape().to_vec(),
-        });
-    }
-    // Same range check as torch (which also rejects NaN).
-    if !(0.0..=1.0).contains(&label_smoothing) {
-        return Err(Error::invalid(
-            op,
-            format!("label_smoothing must be in [0, 1], got {label_smoothing}"),
-        ));
-    }
-    Ok((n, c))
+    checks::loss::cross_entropy(op, logits.shape(), target.shape(), label_smoothing)
 }
 
 /// The class of every sample (`None` for ignored ones); any other target

@@ -5,7 +5,7 @@
 //! same methods on `wgrad_cpu::CpuTensor`.
 
 use wgrad_core::shape::{contiguous_strides, normalize_axis};
-use wgrad_core::{DType, Error, Layout, Result, UnaryOp};
+use wgrad_core::{DType, Layout, Result, UnaryOp, checks};
 use wgrad_kernels::{WORKGROUP_SIZE, families};
 
 use crate::{GpuTensor, params};
@@ -23,7 +23,7 @@ impl GpuTensor {
         self.same_device(OP, x)?;
         self.expect_dtype(OP, DType::F32)?;
         x.expect_dtype(OP, DType::F32)?;
-        same_shape(OP, self, x)?;
+        checks::same_shape(OP, self.shape(), x.shape())?;
         let out = self.empty_like_device(OP, self.shape(), DType::F32)?;
         if out.numel() == 0 {
             return Ok(out);
@@ -51,7 +51,7 @@ impl GpuTensor {
         self.same_device(OP, y)?;
         self.expect_dtype(OP, DType::F32)?;
         y.expect_dtype(OP, DType::F32)?;
-        same_shape(OP, self, y)?;
+        checks::same_shape(OP, self.shape(), y.shape())?;
         let a = normalize_axis(OP, axis, self.rank())?;
         let out = self.empty_like_device(OP, self.shape(), DType::F32)?;
         if out.numel() == 0 {
@@ -105,37 +105,7 @@ impl GpuTensor {
         self.expect_dtype(OP, DType::F32)?;
         src.expect_dtype(OP, DType::F32)?;
         index.expect_dtype(OP, DType::I32)?;
-        let a = normalize_axis(OP, axis, self.rank())?;
-        if index.rank() != 1 {
-            return Err(Error::invalid(
-                OP,
-                format!("index must be 1-D, got shape {:?}", index.shape()),
-            ));
-        }
-        let fits = src.rank() == self.rank()
-            && src
-                .shape()
-                .iter()
-                .zip(self.shape())
-                .enumerate()
-                .all(|(d, (&s, &b))| d == a || s == b);
-        if !fits {
-            return Err(Error::ShapeMismatch {
-                op: OP,
-                lhs: self.shape().to_vec(),
-                rhs: src.shape().to_vec(),
-            });
-        }
-        if index.numel() != src.shape()[a] {
-            return Err(Error::invalid(
-                OP,
-                format!(
-                    "index of shape {:?} needs one entry per slice of src {:?} along axis {axis}",
-                    index.shape(),
-                    src.shape()
-                ),
-            ));
-        }
+        let a = checks::index_add::index_add(OP, axis, self.shape(), index.shape(), src.shape())?;
         // The 1-D index seen as a tensor of src's shape that repeats along
         // every other axis turns index_add into scatter_add.
         let mut strides = vec![0; src.rank()];
@@ -164,28 +134,9 @@ impl GpuTensor {
         self.expect_dtype(OP, DType::F32)?;
         src.expect_dtype(OP, DType::F32)?;
         index.expect_dtype(OP, DType::I32)?;
-        let a = normalize_axis(OP, axis, self.rank())?;
-        let rank = self.rank();
-        if src.rank() != rank {
-            return Err(Error::ShapeMismatch {
-                op: OP,
-                lhs: self.shape().to_vec(),
-                rhs: src.shape().to_vec(),
-            });
-        }
-        let (is, ss, bs) = (index.shape(), src.shape(), self.shape());
-        let fits =
-            index.rank() == rank && (0..rank).all(|d| is[d] <= ss[d] && (d == a || is[d] <= bs[d]));
-        if !fits {
-            return Err(Error::invalid(
-                OP,
-                format!(
-                    "index of shape {is:?} must have the rank of base {bs:?} and src {ss:?}, be no larger than src, and no larger than base except on axis {axis}"
-                ),
-            ));
-        }
+        let a = checks::index_add::scatter_add(OP, axis, self.shape(), index.shape(), src.shape())?;
         let idx = index.layout.clone();
-        self.scatter_into(OP, a, is, index, &idx, src, FAULT_SCATTER_ADD)
+        self.scatter_into(OP, a, index.shape(), index, &idx, src, FAULT_SCATTER_ADD)
     }
 
     /// Copies the base into a fresh contiguous tensor, then records the
@@ -236,16 +187,3 @@ impl GpuTensor {
 
 /// Threads per workgroup of the row kernel (its `@workgroup_size`).
 const WORKGROUP: usize = WORKGROUP_SIZE as usize;
-
-/// Error unless `a` and `b` have identical shapes (no broadcasting).
-fn same_shape(op: &'static str, a: &GpuTensor, b: &GpuTensor) -> Result<()> {
-    if a.shape() == b.shape() {
-        Ok(())
-    } else {
-        Err(Error::ShapeMismatch {
-            op,
-            lhs: a.shape().to_vec(),
-            rhs: b.shape().to_vec(),
-        })
-    }
-}

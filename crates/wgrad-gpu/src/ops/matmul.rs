@@ -19,7 +19,7 @@
 //! With `MAX_RANK` = 6 an operand has at most 4 batch dims, so every product
 //! fits the immediate block and no operand ever needs a contiguous copy.
 
-use wgrad_core::{DType, Error, Layout, MAX_RANK, Result, shape};
+use wgrad_core::{DType, Error, Layout, MAX_RANK, Result, checks};
 use wgrad_kernels::KernelSpec;
 use wgrad_kernels::families;
 
@@ -140,15 +140,7 @@ impl GpuTensor {
             if !on {
                 return Ok(t.clone());
             }
-            if t.rank() < 2 {
-                return Err(Error::invalid(
-                    OP,
-                    format!(
-                        "cannot transpose an operand of shape {:?}: it needs at least 2 dims",
-                        t.shape()
-                    ),
-                ));
-            }
+            checks::matmul::transposable(OP, t.shape())?;
             t.transpose(-1, -2)
         };
         swap(self, trans_a)?.matmul_named(&swap(other, trans_b)?, OP, force)
@@ -158,21 +150,8 @@ impl GpuTensor {
         self.same_device(op, other)?;
         self.expect_dtype(op, DType::F32)?;
         other.expect_dtype(op, DType::F32)?;
-        let mismatch = || Error::ShapeMismatch {
-            op,
-            lhs: self.shape().to_vec(),
-            rhs: other.shape().to_vec(),
-        };
-        if self.rank() == 0 || other.rank() == 0 {
-            return Err(Error::invalid(
-                op,
-                format!(
-                    "both operands need at least 1 dim, got shapes {:?} and {:?}",
-                    self.shape(),
-                    other.shape()
-                ),
-            ));
-        }
+        let shapes = checks::matmul::matmul(op, self.shape(), other.shape())?;
+        let (m, k, n) = (shapes.m, shapes.k, shapes.n);
         let a = if self.rank() == 1 {
             self.layout.unsqueeze(0)?
         } else {
@@ -183,22 +162,7 @@ impl GpuTensor {
         } else {
             other.layout.clone()
         };
-        let (ra, rb) = (a.rank(), b.rank());
-        let (m, k) = (a.shape()[ra - 2], a.shape()[ra - 1]);
-        let (k2, n) = (b.shape()[rb - 2], b.shape()[rb - 1]);
-        if k != k2 {
-            return Err(mismatch());
-        }
-        let batch = shape::broadcast_shapes(op, &a.shape()[..ra - 2], &b.shape()[..rb - 2])
-            .map_err(|_| mismatch())?;
-        let mut out_shape = batch.clone();
-        if self.rank() > 1 {
-            out_shape.push(m);
-        }
-        if other.rank() > 1 {
-            out_shape.push(n);
-        }
-        let out = self.empty_like_device(op, &out_shape, DType::F32)?;
+        let out = self.empty_like_device(op, &shapes.out, DType::F32)?;
         if out.numel() == 0 {
             return Ok(out);
         }
@@ -208,13 +172,9 @@ impl GpuTensor {
             return Ok(out);
         }
 
-        let with = |r: usize, c: usize| {
-            let mut dims = batch.clone();
-            dims.extend([r, c]);
-            dims
-        };
-        let a = a.expand(&with(m, k))?;
-        let b = b.expand(&with(k, n))?;
+        let a = a.expand(&shapes.batched(m, k))?;
+        let b = b.expand(&shapes.batched(k, n))?;
+        let batch = &shapes.batch;
         let count: usize = batch.iter().product();
         let limits = self.device().limits();
         let big_ok = limits.max_compute_workgroup_storage_size >= BIG_WORKGROUP_BYTES;
@@ -229,7 +189,7 @@ impl GpuTensor {
         // Recount: rounding the chunk up may leave fewer (never empty) splits.
         let splits = k.div_ceil(k_chunk);
         let tile = plan.kernel.tile();
-        let words = immediates(op, &a, &b, &batch, [m, n, k], tile, k_chunk, splits)?;
+        let words = immediates(op, &a, &b, batch, [m, n, k], tile, k_chunk, splits)?;
         // Walk each staged slice along the operand's unit-stride index so
         // neighbouring threads read neighbouring addresses.
         let r = a.rank();

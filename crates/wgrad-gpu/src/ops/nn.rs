@@ -6,7 +6,7 @@
 //! materialised. Targets are checked on the device: an out-of-range class
 //! raises the device fault, reported by the next readback.
 
-use wgrad_core::{DType, Error, Result};
+use wgrad_core::{DType, Result, checks};
 use wgrad_kernels::families;
 
 use crate::{GpuTensor, params};
@@ -25,27 +25,7 @@ fn check_inputs(
     logits.same_device(op, target)?;
     logits.expect_dtype(op, DType::F32)?;
     target.expect_dtype(op, DType::I32)?;
-    let &[n, c] = logits.shape() else {
-        return Err(Error::invalid(
-            op,
-            format!("logits must be 2-D [N, C], got shape {:?}", logits.shape()),
-        ));
-    };
-    if target.shape() != [n] {
-        return Err(Error::ShapeMismatch {
-            op,
-            lhs: logits.shape().to_vec(),
-            rhs: target.shape().to_vec(),
-        });
-    }
-    // Same range check as torch (which also rejects NaN).
-    if !(0.0..=1.0).contains(&label_smoothing) {
-        return Err(Error::invalid(
-            op,
-            format!("label_smoothing must be in [0, 1], got {label_smoothing}"),
-        ));
-    }
-    Ok((n, c))
+    checks::loss::cross_entropy(op, logits.shape(), target.shape(), label_smoothing)
 }
 
 /// Threads per row: enough to give each thread one class of a small row,
@@ -135,13 +115,7 @@ impl GpuTensor {
         let (n, c) = check_inputs(OP, self, target, label_smoothing)?;
         self.same_device(OP, grad)?;
         grad.expect_dtype(OP, DType::F32)?;
-        if grad.shape() != [n] {
-            return Err(Error::ShapeMismatch {
-                op: OP,
-                lhs: vec![n],
-                rhs: grad.shape().to_vec(),
-            });
-        }
+        checks::loss::cross_entropy_grad(OP, n, grad.shape())?;
         let out = self.empty_like_device(OP, &[n, c], DType::F32)?;
         // With no classes there is no gradient to write; the forward pass
         // already reported any target that was not ignored.

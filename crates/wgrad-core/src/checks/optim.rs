@@ -1,0 +1,139 @@
+//! Optimizer steps (`torch.optim.SGD`, `Adam`/`AdamW`): operand shapes and
+//! the f32 coefficients both backends' update loops use.
+//!
+//! The coefficients are computed in f64 (as Python does) and rounded to f32
+//! where PyTorch's kernels round them, so CPU and GPU start from the very
+//! same bits.
+
+use crate::{Error, Result};
+
+/// Error unless an optimizer operand (gradient or state) has the
+/// parameter's shape.
+pub fn operand(op: &'static str, param: &[usize], t: &[usize]) -> Result<()> {
+    super::same_shape(op, param, t)
+}
+
+/// The f32 coefficients of one SGD step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SgdCoefficients {
+    pub neg_lr: f32,
+    pub momentum: f32,
+    pub one_minus_dampening: f32,
+    pub weight_decay: f32,
+}
+
+impl SgdCoefficients {
+    pub fn new(lr: f64, momentum: f64, dampening: f64, weight_decay: f64) -> Self {
+        SgdCoefficients {
+            neg_lr: (-lr) as f32,
+            momentum: momentum as f32,
+            one_minus_dampening: (1.0 - dampening) as f32,
+            weight_decay: weight_decay as f32,
+        }
+    }
+}
+
+/// The f32 coefficients of one Adam step at step `t`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AdamCoefficients {
+    pub one_minus_beta1: f32,
+    pub beta2: f32,
+    pub one_minus_beta2: f32,
+    pub eps: f32,
+    pub weight_decay: f32,
+    /// `1 - lr * weight_decay` (AdamW's decoupled decay factor).
+    pub decay: f32,
+    /// `-lr / (1 - beta1^t)`.
+    pub neg_step_size: f32,
+    /// `sqrt(1 - beta2^t)`.
+    pub bias_correction2_sqrt: f32,
+}
+
+impl AdamCoefficients {
+    /// The coefficients at `step` (1-based, already incremented for this
+    /// update; 0 is an error). The bias corrections are Python floats (f64)
+    /// in PyTorch and become f32 only when a tensor op consumes them.
+    pub fn new(
+        op: &'static str,
+        step: u64,
+        lr: f64,
+        (beta1, beta2): (f64, f64),
+        eps: f64,
+        weight_decay: f64,
+    ) -> Result<Self> {
+        if step == 0 {
+            return Err(Error::invalid(
+                op,
+                "step counts from 1 (bias correction 1 - beta^0 would divide by zero)",
+            ));
+        }
+        // Exponents beyond i32 saturate: beta^t is 0 there anyway for beta < 1.
+        let t = i32::try_from(step).unwrap_or(i32::MAX);
+        let bias_correction1 = 1.0 - beta1.powi(t);
+        let bias_correction2 = 1.0 - beta2.powi(t);
+        Ok(AdamCoefficients {
+            one_minus_beta1: (1.0 - beta1) as f32,
+            beta2: beta2 as f32,
+            one_minus_beta2: (1.0 - beta2) as f32,
+            eps: eps as f32,
+            weight_decay: weight_decay as f32,
+            decay: (1.0 - lr * weight_decay) as f32,
+            neg_step_size: (-(lr / bias_correction1)) as f32,
+            bias_correction2_sqrt: bias_correction2.sqrt() as f32,
+        })
+    }
+
+    /// All eight in declaration order (the order of the fused kernels'
+    /// immediates).
+    pub fn to_array(&self) -> [f32; 8] {
+        [
+            self.one_minus_beta1,
+            self.beta2,
+            self.one_minus_beta2,
+            self.eps,
+            self.weight_decay,
+            self.decay,
+            self.neg_step_size,
+            self.bias_correction2_sqrt,
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operands_have_the_parameter_shape() {
+        assert!(operand("sgd_step", &[2, 3], &[2, 3]).is_ok());
+        assert!(matches!(
+            operand("sgd_step", &[2, 3], &[3, 2]),
+            Err(Error::ShapeMismatch { .. })
+        ));
+    }
+
+    #[test]
+    fn sgd_coefficients_round_to_f32() {
+        let c = SgdCoefficients::new(0.1, 0.9, 0.25, 1e-4);
+        assert_eq!(c.neg_lr, -0.1f32);
+        assert_eq!(c.one_minus_dampening, 0.75);
+        assert_eq!(c.weight_decay, 1e-4f32);
+    }
+
+    #[test]
+    fn adam_bias_corrections() {
+        assert!(matches!(
+            AdamCoefficients::new("adam_step", 0, 1e-3, (0.9, 0.999), 1e-8, 0.0),
+            Err(Error::InvalidArgument { .. })
+        ));
+        let c = AdamCoefficients::new("adam_step", 1, 1e-3, (0.9, 0.999), 1e-8, 0.5).unwrap();
+        assert_eq!(c.neg_step_size, (-(1e-3f64 / (1.0 - 0.9))) as f32);
+        assert_eq!(c.bias_correction2_sqrt, (1.0f64 - 0.999).sqrt() as f32);
+        assert_eq!(c.decay, (1.0 - 1e-3f64 * 0.5) as f32);
+        assert_eq!(c.to_array()[6], c.neg_step_size);
+        // Huge steps saturate instead of overflowing the exponent.
+        let late = AdamCoefficients::new("adam_step", u64::MAX, 1e-3, (0.9, 0.999), 1e-8, 0.0)
+            .unwrap();
+        assert_eq!(late.bias_correction2_sqrt, 1.0);
+    }
+}
