@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use bytemuck::Zeroable;
-use wgrad_core::shape::{check_rank, normalize_axis};
-use wgrad_core::{DType, Element, Error, Result};
+use wgrad_core::shape::check_rank;
+use wgrad_core::{DType, Element, Error, Result, checks};
 
 use crate::alloc::{checked_len, try_vec, try_zeroed};
 use crate::tensor::{CpuData, CpuTensor, checked_numel, expect_dtype};
@@ -19,16 +19,8 @@ impl CpuTensor {
     pub fn index_select(&self, axis: isize, index: &CpuTensor) -> Result<Self> {
         const OP: &str = "index_select";
         expect_dtype(OP, index, DType::I32)?;
-        if index.rank() != 1 {
-            return Err(Error::invalid(
-                OP,
-                format!("index must be 1-D, got shape {:?}", index.shape()),
-            ));
-        }
-        let a = normalize_axis(OP, axis, self.rank())?;
+        let (a, out_shape) = checks::indexing::index_select(OP, axis, self.shape(), index.shape())?;
         let picks = checked_indices(OP, &index.dense::<i32>(OP)?, self.shape()[a])?;
-        let mut out_shape = self.shape().to_vec();
-        out_shape[a] = picks.len();
         self.gather_by(OP, &out_shape, a, |_, coords| picks[coords[a]])
     }
 
@@ -39,21 +31,7 @@ impl CpuTensor {
     pub fn gather(&self, axis: isize, index: &CpuTensor) -> Result<Self> {
         const OP: &str = "gather";
         expect_dtype(OP, index, DType::I32)?;
-        let a = normalize_axis(OP, axis, self.rank())?;
-        let fits = index.rank() == self.rank()
-            && index
-                .shape()
-                .iter()
-                .zip(self.shape())
-                .enumerate()
-                .all(|(d, (&i, &s))| d == a || i <= s);
-        if !fits {
-            return Err(Error::ShapeMismatch {
-                op: OP,
-                lhs: self.shape().to_vec(),
-                rhs: index.shape().to_vec(),
-            });
-        }
+        let a = checks::indexing::gather(OP, axis, self.shape(), index.shape())?;
         let picks = checked_indices(OP, &index.dense::<i32>(OP)?, self.shape()[a])?;
         self.gather_by(OP, index.shape(), a, |flat, _| picks[flat])
     }
@@ -64,8 +42,7 @@ impl CpuTensor {
         const OP: &str = "one_hot";
         expect_dtype(OP, self, DType::I32)?;
         let labels = checked_indices(OP, &self.dense::<i32>(OP)?, num_classes)?;
-        let mut shape = self.shape().to_vec();
-        shape.push(num_classes);
+        let shape = checks::indexing::one_hot_shape(self.shape(), num_classes);
         let n = checked_numel(OP, &shape)?;
         let data = match dtype {
             DType::F32 => CpuData::F32(Arc::new(one_hot_data(&labels, num_classes, n, 1.0)?)),

@@ -6,8 +6,8 @@
 //! 1, 2, 3 of `wgrad_device::FaultCode`) and is clamped, and the next
 //! readback returns `Error::IndexOutOfRange` naming the op.
 
-use wgrad_core::shape::{check_rank, normalize_axis};
-use wgrad_core::{DType, Error, MAX_RANK, Result};
+use wgrad_core::shape::check_rank;
+use wgrad_core::{DType, Error, MAX_RANK, Result, checks};
 use wgrad_kernels::families;
 
 use crate::{GpuTensor, params};
@@ -29,15 +29,7 @@ impl GpuTensor {
         const OP: &str = "index_select";
         self.same_device(OP, index)?;
         index.expect_dtype(OP, DType::I32)?;
-        if index.rank() != 1 {
-            return Err(Error::invalid(
-                OP,
-                format!("index must be 1-D, got shape {:?}", index.shape()),
-            ));
-        }
-        let a = normalize_axis(OP, axis, self.rank())?;
-        let mut out_shape = self.shape().to_vec();
-        out_shape[a] = index.shape()[0];
+        let (a, out_shape) = checks::indexing::index_select(OP, axis, self.shape(), index.shape())?;
         let out = self.empty_like_device(OP, &out_shape, self.dtype)?;
         if out.numel() == 0 {
             return Ok(out);
@@ -72,21 +64,7 @@ impl GpuTensor {
         const OP: &str = "gather";
         self.same_device(OP, index)?;
         index.expect_dtype(OP, DType::I32)?;
-        let a = normalize_axis(OP, axis, self.rank())?;
-        let fits = index.rank() == self.rank()
-            && index
-                .shape()
-                .iter()
-                .zip(self.shape())
-                .enumerate()
-                .all(|(d, (&i, &s))| d == a || i <= s);
-        if !fits {
-            return Err(Error::ShapeMismatch {
-                op: OP,
-                lhs: self.shape().to_vec(),
-                rhs: index.shape().to_vec(),
-            });
-        }
+        let a = checks::indexing::gather(OP, axis, self.shape(), index.shape())?;
         let out = self.empty_like_device(OP, index.shape(), self.dtype)?;
         if out.numel() == 0 {
             return Ok(out);
@@ -119,8 +97,7 @@ impl GpuTensor {
     pub fn one_hot(&self, num_classes: usize, dtype: DType) -> Result<GpuTensor> {
         const OP: &str = "one_hot";
         self.expect_dtype(OP, DType::I32)?;
-        let mut out_shape = self.shape().to_vec();
-        out_shape.push(num_classes);
+        let out_shape = checks::indexing::one_hot_shape(self.shape(), num_classes);
         check_rank(OP, &out_shape)?;
         let out = self.empty_like_device(OP, &out_shape, dtype)?;
         let rows = self.numel();
