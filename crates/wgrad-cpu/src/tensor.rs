@@ -85,14 +85,7 @@ pub(crate) fn checked_numel(op: &'static str, shape: &[usize]) -> Result<usize> 
 
 /// Error for an operand whose dtype is not the one the op requires.
 pub(crate) fn expect_dtype(op: &'static str, t: &CpuTensor, expected: DType) -> Result<()> {
-    if t.dtype() != expected {
-        return Err(Error::DTypeMismatch {
-            op,
-            expected,
-            got: t.dtype(),
-        });
-    }
-    Ok(())
+    wgrad_core::checks::expect_dtype(op, expected, t.dtype())
 }
 
 /// A tensor on the CPU: a cheap-to-clone handle to shared storage plus a
@@ -193,34 +186,9 @@ impl CpuTensor {
         }
     }
 
-    /// The dims of the tensor.
-    pub fn shape(&self) -> &[usize] {
-        self.layout.shape()
-    }
-
-    /// Strides of the view, in elements.
-    pub fn strides(&self) -> &[usize] {
-        self.layout.strides()
-    }
-
-    /// The full strided layout (shape, strides, offset) of the view.
-    pub fn layout(&self) -> &Layout {
-        &self.layout
-    }
-
     /// Element type.
     pub fn dtype(&self) -> DType {
         self.data.dtype()
-    }
-
-    /// Number of elements.
-    pub fn numel(&self) -> usize {
-        self.layout.numel()
-    }
-
-    /// Number of dims.
-    pub fn rank(&self) -> usize {
-        self.layout.rank()
     }
 
     /// Whether the view is dense row-major (size-1 dims may have any stride;

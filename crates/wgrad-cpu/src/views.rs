@@ -3,8 +3,8 @@
 
 use bytemuck::Zeroable;
 use ndarray::{ArrayViewD, Axis, Slice};
-use wgrad_core::shape::{check_rank, infer_reshape, normalize_axis};
-use wgrad_core::{Element, Error, Layout, Result};
+use wgrad_core::shape::infer_reshape;
+use wgrad_core::{Element, Error, Layout, Result, checks};
 
 use crate::tensor::CpuTensor;
 
@@ -33,41 +33,7 @@ impl CpuTensor {
         }
     }
 
-    /// Swaps axes `a` and `b` (a view).
-    pub fn transpose(&self, a: isize, b: isize) -> Result<Self> {
-        Ok(self.with_layout(self.layout.transpose(a, b)?))
-    }
-
-    /// Reorders axes: output axis `i` is input axis `dims[i]` (a view).
-    pub fn permute(&self, dims: &[isize]) -> Result<Self> {
-        Ok(self.with_layout(self.layout.permute(dims)?))
-    }
-
-    /// Keeps `len` elements of `axis` starting at `start` (a view).
-    pub fn narrow(&self, axis: isize, start: usize, len: usize) -> Result<Self> {
-        Ok(self.with_layout(self.layout.narrow(axis, start, len)?))
-    }
-
-    /// Broadcasts to `shape`: size-1 and missing leading dims repeat with
-    /// stride 0 (a view).
-    pub fn expand(&self, shape: &[usize]) -> Result<Self> {
-        Ok(self.with_layout(self.layout.expand(shape)?))
-    }
-
-    /// Alias of [`CpuTensor::expand`].
-    pub fn broadcast_to(&self, shape: &[usize]) -> Result<Self> {
-        self.expand(shape)
-    }
-
-    /// Inserts a size-1 axis at `axis` (in `-(rank+1)..=rank`; a view).
-    pub fn unsqueeze(&self, axis: isize) -> Result<Self> {
-        Ok(self.with_layout(self.layout.unsqueeze(axis)?))
-    }
-
-    /// Removes the size-1 axis `axis` (a view).
-    pub fn squeeze(&self, axis: isize) -> Result<Self> {
-        Ok(self.with_layout(self.layout.squeeze(axis)?))
-    }
+    wgrad_core::layout_methods!();
 
     /// The tensor itself if already dense row-major, else a row-major copy.
     pub fn contiguous(&self) -> Result<Self> {
@@ -87,51 +53,36 @@ impl CpuTensor {
     /// Joins tensors along `axis`. All must have the same dtype and rank and
     /// equal sizes on every other axis.
     pub fn concat(tensors: &[&CpuTensor], axis: isize) -> Result<Self> {
-        let first = tensors
-            .first()
-            .ok_or_else(|| Error::invalid("concat", "needs at least one tensor"))?;
-        let rank = first.rank();
-        let a = normalize_axis("concat", axis, rank)?;
+        const OP: &str = "concat";
+        let first = checks::concat::first(OP, tensors)?;
+        let a = checks::concat::axis(OP, first.shape(), axis)?;
         for t in &tensors[1..] {
-            if t.dtype() != first.dtype() {
-                return Err(Error::DTypeMismatch {
-                    op: "concat",
-                    expected: first.dtype(),
-                    got: t.dtype(),
-                });
-            }
-            let same = t.rank() == rank
-                && t.shape()
-                    .iter()
-                    .zip(first.shape())
-                    .enumerate()
-                    .all(|(i, (x, y))| i == a || x == y);
-            if !same {
-                return Err(Error::ShapeMismatch {
-                    op: "concat",
-                    lhs: first.shape().to_vec(),
-                    rhs: t.shape().to_vec(),
-                });
-            }
+            checks::expect_dtype(OP, first.dtype(), t.dtype())?;
+            checks::concat::same_except_axis(OP, first.shape(), a, t.shape())?;
         }
-        with_dtype!("concat", first.dtype(), T => concat_typed::<T>(tensors, a))
+        let shape = checks::concat::joined_shape(
+            OP,
+            first.shape(),
+            a,
+            tensors.iter().map(|t| t.shape()[a]),
+        )?;
+        with_dtype!(OP, first.dtype(), T => concat_typed::<T>(tensors, a, &shape))
     }
 }
 
-/// Copies each tensor into its slab of a fresh output along `axis`.
-fn concat_typed<T: Element + Zeroable>(tensors: &[&CpuTensor], axis: usize) -> Result<CpuTensor> {
+/// Copies each tensor into its slab of a fresh output of `shape` along
+/// `axis`.
+fn concat_typed<T: Element + Zeroable>(
+    tensors: &[&CpuTensor],
+    axis: usize,
+    shape: &[usize],
+) -> Result<CpuTensor> {
     const OP: &str = "concat";
     let views = tensors
         .iter()
         .map(|t| t.view::<T>())
         .collect::<Result<Vec<ArrayViewD<'_, T>>>>()?;
-    let mut shape = tensors[0].shape().to_vec();
-    shape[axis] = tensors
-        .iter()
-        .try_fold(0usize, |n, t| n.checked_add(t.shape()[axis]))
-        .ok_or_else(|| Error::invalid(OP, "the joined axis is longer than a usize"))?;
-    check_rank(OP, &shape)?;
-    CpuTensor::build(OP, &shape, |mut out| {
+    CpuTensor::build(OP, shape, |mut out| {
         let mut start = 0;
         for v in &views {
             let len = v.len_of(Axis(axis));

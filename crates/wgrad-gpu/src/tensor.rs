@@ -32,23 +32,10 @@ impl std::fmt::Debug for GpuTensor {
 }
 
 impl GpuTensor {
-    pub fn shape(&self) -> &[usize] {
-        self.layout.shape()
-    }
-    pub fn strides(&self) -> &[usize] {
-        self.layout.strides()
-    }
-    pub fn layout(&self) -> &Layout {
-        &self.layout
-    }
+    wgrad_core::layout_methods!();
+
     pub fn dtype(&self) -> DType {
         self.dtype
-    }
-    pub fn rank(&self) -> usize {
-        self.layout.rank()
-    }
-    pub fn numel(&self) -> usize {
-        self.layout.numel()
     }
     pub fn is_contiguous(&self) -> bool {
         self.layout.is_contiguous()
@@ -116,15 +103,7 @@ impl GpuTensor {
 
     /// Checks the dtype.
     pub(crate) fn expect_dtype(&self, op: &'static str, dtype: DType) -> Result<()> {
-        if self.dtype == dtype {
-            Ok(())
-        } else {
-            Err(Error::DTypeMismatch {
-                op,
-                expected: dtype,
-                got: self.dtype,
-            })
-        }
+        wgrad_core::checks::expect_dtype(op, dtype, self.dtype)
     }
 
     /// Copies host data to a new GPU tensor. `data.len()` must equal the
@@ -259,40 +238,5 @@ impl GpuTensor {
                 Ok(dense.with_layout(layout))
             }
         }
-    }
-
-    /// Swaps two axes (a view).
-    pub fn transpose(&self, a: isize, b: isize) -> Result<Self> {
-        Ok(self.with_layout(self.layout.transpose(a, b)?))
-    }
-
-    /// Reorders axes (a view).
-    pub fn permute(&self, dims: &[isize]) -> Result<Self> {
-        Ok(self.with_layout(self.layout.permute(dims)?))
-    }
-
-    /// `len` elements of `axis` from `start` (a view).
-    pub fn narrow(&self, axis: isize, start: usize, len: usize) -> Result<Self> {
-        Ok(self.with_layout(self.layout.narrow(axis, start, len)?))
-    }
-
-    /// Broadcasts to `shape` (a view with stride-0 dims).
-    pub fn expand(&self, shape: &[usize]) -> Result<Self> {
-        Ok(self.with_layout(self.layout.expand(shape)?))
-    }
-
-    /// Same as [`expand`](Self::expand), PyTorch's other name.
-    pub fn broadcast_to(&self, shape: &[usize]) -> Result<Self> {
-        self.expand(shape)
-    }
-
-    /// Inserts a size-1 axis (a view).
-    pub fn unsqueeze(&self, axis: isize) -> Result<Self> {
-        Ok(self.with_layout(self.layout.unsqueeze(axis)?))
-    }
-
-    /// Removes a size-1 axis (a view).
-    pub fn squeeze(&self, axis: isize) -> Result<Self> {
-        Ok(self.with_layout(self.layout.squeeze(axis)?))
     }
 }

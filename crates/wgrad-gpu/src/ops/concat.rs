@@ -1,7 +1,6 @@
 //! `concat`: joins tensors along an axis, one strided copy per input.
 
-use wgrad_core::shape::{check_rank, normalize_axis};
-use wgrad_core::{Error, Result};
+use wgrad_core::{Result, checks};
 use wgrad_kernels::families;
 
 use crate::{GpuTensor, params};
@@ -13,31 +12,19 @@ impl GpuTensor {
     /// of the contiguous output (one dispatch per non-empty input).
     pub fn concat(tensors: &[&GpuTensor], axis: isize) -> Result<GpuTensor> {
         const OP: &str = "concat";
-        let first = tensors
-            .first()
-            .ok_or_else(|| Error::invalid(OP, "needs at least one tensor"))?;
-        let rank = first.rank();
-        let a = normalize_axis(OP, axis, rank)?;
+        let first = checks::concat::first(OP, tensors)?;
+        let a = checks::concat::axis(OP, first.shape(), axis)?;
         for t in &tensors[1..] {
             first.same_device(OP, t)?;
             t.expect_dtype(OP, first.dtype)?;
-            let same = t.rank() == rank
-                && t.shape()
-                    .iter()
-                    .zip(first.shape())
-                    .enumerate()
-                    .all(|(i, (x, y))| i == a || x == y);
-            if !same {
-                return Err(Error::ShapeMismatch {
-                    op: OP,
-                    lhs: first.shape().to_vec(),
-                    rhs: t.shape().to_vec(),
-                });
-            }
+            checks::concat::same_except_axis(OP, first.shape(), a, t.shape())?;
         }
-        let mut out_shape = first.shape().to_vec();
-        out_shape[a] = tensors.iter().map(|t| t.shape()[a]).sum();
-        check_rank(OP, &out_shape)?;
+        let out_shape = checks::concat::joined_shape(
+            OP,
+            first.shape(),
+            a,
+            tensors.iter().map(|t| t.shape()[a]),
+        )?;
         let out = first.empty_like_device(OP, &out_shape, first.dtype)?;
         let mut start = 0;
         for t in tensors {
