@@ -5,7 +5,7 @@
 use bytemuck::Zeroable;
 use ndarray::{ArrayViewD, Zip};
 use wgrad_core::shape::broadcast_shapes;
-use wgrad_core::{BinaryOp, CompareOp, DType, Error, Result, UnaryOp};
+use wgrad_core::{BinaryOp, CompareOp, DType, Result, UnaryOp, checks};
 
 use crate::alloc::{self, AllocError, During};
 use crate::parallel;
@@ -91,18 +91,6 @@ macro_rules! named_scalar_ops {
             #[$doc]
             pub fn $name(&self, scalar: f32) -> Result<Self> {
                 self.$via($op, scalar)
-            }
-        )*
-    };
-}
-
-/// Generates the named wrappers of a unary op.
-macro_rules! named_unary_ops {
-    ($($name:ident => $op:expr;)*) => {
-        $(
-            #[doc = concat!("Elementwise `", stringify!($name), "` (see `UnaryOp::apply`).")]
-            pub fn $name(&self) -> Result<Self> {
-                self.unary($op)
             }
         )*
     };
@@ -213,7 +201,7 @@ impl CpuTensor {
     /// I32; output a U32 mask of 0/1.
     pub fn compare(&self, other: &CpuTensor, op: CompareOp) -> Result<Self> {
         let name = op.name();
-        check_comparable(name, self)?;
+        checks::comparable(name, self.dtype())?;
         expect_dtype(name, other, self.dtype())?;
         let shape = broadcast_shapes(name, self.shape(), other.shape())?;
         let (a, b) = (self.expand(&shape)?, other.expand(&shape)?);
@@ -244,7 +232,7 @@ impl CpuTensor {
     /// with PyTorch's type promotion).
     pub fn compare_scalar(&self, op: CompareOp, scalar: f32) -> Result<Self> {
         let name = op.name();
-        check_comparable(name, self)?;
+        checks::comparable(name, self.dtype())?;
         let data: Vec<u32> = match self.dtype() {
             DType::I32 => parallel::map(&self.dense::<i32>(name)?, 2, |x| {
                 u32::from(op.apply(f64::from(x), f64::from(scalar)))
@@ -286,33 +274,7 @@ impl CpuTensor {
         CpuTensor::from_vec(data.during(name)?, self.shape())
     }
 
-    named_unary_ops! {
-        neg => UnaryOp::Neg;
-        abs => UnaryOp::Abs;
-        exp => UnaryOp::Exp;
-        log => UnaryOp::Log;
-        sqrt => UnaryOp::Sqrt;
-        rsqrt => UnaryOp::Rsqrt;
-        sin => UnaryOp::Sin;
-        cos => UnaryOp::Cos;
-        tanh => UnaryOp::Tanh;
-        sigmoid => UnaryOp::Sigmoid;
-        relu => UnaryOp::Relu;
-        gelu => UnaryOp::Gelu;
-        silu => UnaryOp::Silu;
-        square => UnaryOp::Square;
-        recip => UnaryOp::Recip;
-    }
-
-    /// `x` for `x > 0`, else `slope * x`.
-    pub fn leaky_relu(&self, slope: f32) -> Result<Self> {
-        self.unary(UnaryOp::LeakyRelu { slope })
-    }
-
-    /// Clamps into `[min, max]`; a `None` bound is open. NaN stays NaN.
-    pub fn clamp(&self, min: Option<f32>, max: Option<f32>) -> Result<Self> {
-        self.unary(UnaryOp::Clamp { min, max })
-    }
+    wgrad_core::unary_methods!();
 
     /// Converts to `dtype` with Rust `as` semantics: F32 -> I32/U32 truncates
     /// toward zero and saturates (NaN -> 0); U32 mask -> F32 gives 0.0/1.0;
@@ -449,16 +411,4 @@ fn rows_with(
         }
     });
     Ok(out)
-}
-
-/// Comparisons accept F32 or I32 (masks are not ordered data).
-fn check_comparable(op: &'static str, t: &CpuTensor) -> Result<()> {
-    match t.dtype() {
-        DType::F32 | DType::I32 => Ok(()),
-        got => Err(Error::DTypeMismatch {
-            op,
-            expected: DType::F32,
-            got,
-        }),
-    }
 }

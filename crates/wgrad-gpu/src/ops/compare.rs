@@ -1,6 +1,6 @@
 //! Comparisons producing a U32 mask (`kernels/elementwise/compare.wgsl`).
 
-use wgrad_core::{CompareOp, DType, Error, Layout, Result, shape};
+use wgrad_core::{CompareOp, DType, Layout, Result, checks, shape};
 use wgrad_kernels::families;
 
 use super::unary::coalesce;
@@ -30,18 +30,6 @@ macro_rules! named_compare_scalar_ops {
     };
 }
 
-/// Comparisons accept F32 or I32 (masks are not ordered data), as on the CPU.
-fn check_comparable(op: &'static str, t: &GpuTensor) -> Result<()> {
-    match t.dtype() {
-        DType::F32 | DType::I32 => Ok(()),
-        got => Err(Error::DTypeMismatch {
-            op,
-            expected: DType::F32,
-            got,
-        }),
-    }
-}
-
 impl GpuTensor {
     /// Elementwise comparison with broadcasting; inputs both F32 or both
     /// I32; output a U32 mask of 0/1. Any comparison with NaN is false
@@ -49,7 +37,7 @@ impl GpuTensor {
     pub fn compare(&self, other: &GpuTensor, op: CompareOp) -> Result<GpuTensor> {
         let name = op.name();
         self.same_device(name, other)?;
-        check_comparable(name, self)?;
+        checks::comparable(name, self.dtype())?;
         other.expect_dtype(name, self.dtype)?;
         let out_shape = shape::broadcast_shapes(name, self.shape(), other.shape())?;
         let a = self.layout.expand(&out_shape)?;
@@ -70,7 +58,7 @@ impl GpuTensor {
     /// every i32, not only for |x| < 2^24.
     pub fn compare_scalar(&self, op: CompareOp, scalar: f32) -> Result<GpuTensor> {
         let name = op.name();
-        check_comparable(name, self)?;
+        checks::comparable(name, self.dtype())?;
         let out = self.empty_like_device(name, self.shape(), DType::U32)?;
         if out.numel() == 0 {
             return Ok(out);

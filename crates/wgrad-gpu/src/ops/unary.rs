@@ -49,18 +49,6 @@ pub(crate) fn coalesce(
     Ok((merged, views))
 }
 
-/// Generates the named wrappers of [`GpuTensor::unary`].
-macro_rules! named_unary_ops {
-    ($($name:ident => $op:expr;)*) => {
-        $(
-            #[doc = concat!("Elementwise `", stringify!($name), "` (see `UnaryOp::apply`); F32 only.")]
-            pub fn $name(&self) -> Result<GpuTensor> {
-                self.unary($op)
-            }
-        )*
-    };
-}
-
 impl GpuTensor {
     /// Applies `op` to every element; F32 only. Reads strided views in
     /// place (no copy); the result is contiguous.
@@ -86,33 +74,7 @@ impl GpuTensor {
         Ok(out)
     }
 
-    named_unary_ops! {
-        neg => UnaryOp::Neg;
-        abs => UnaryOp::Abs;
-        exp => UnaryOp::Exp;
-        log => UnaryOp::Log;
-        sqrt => UnaryOp::Sqrt;
-        rsqrt => UnaryOp::Rsqrt;
-        sin => UnaryOp::Sin;
-        cos => UnaryOp::Cos;
-        tanh => UnaryOp::Tanh;
-        sigmoid => UnaryOp::Sigmoid;
-        relu => UnaryOp::Relu;
-        gelu => UnaryOp::Gelu;
-        silu => UnaryOp::Silu;
-        square => UnaryOp::Square;
-        recip => UnaryOp::Recip;
-    }
-
-    /// `x` for `x > 0`, else `slope * x`.
-    pub fn leaky_relu(&self, slope: f32) -> Result<GpuTensor> {
-        self.unary(UnaryOp::LeakyRelu { slope })
-    }
-
-    /// Clamps into `[min, max]`; a `None` bound is open. NaN stays NaN.
-    pub fn clamp(&self, min: Option<f32>, max: Option<f32>) -> Result<GpuTensor> {
-        self.unary(UnaryOp::Clamp { min, max })
-    }
+    wgrad_core::unary_methods!();
 }
 
 #[cfg(test)]
