@@ -8,7 +8,8 @@
 //! scalar coefficients computed in f64 first (as Python does) and rounded to
 //! f32 where PyTorch's kernels round them, so results agree to the last bits.
 
-use wgrad_core::{DType, Error, Result};
+use wgrad_core::checks::optim::{AdamCoefficients, SgdCoefficients};
+use wgrad_core::{DType, Result, checks};
 
 use rayon::prelude::*;
 
@@ -16,31 +17,18 @@ use crate::alloc::try_zeroed;
 use crate::parallel;
 use crate::tensor::{CpuTensor, expect_dtype};
 
-/// The f32 coefficients of one SGD step (see [`CpuTensor::sgd_step`]).
+/// The coefficients of one SGD step (see [`CpuTensor::sgd_step`]).
 #[derive(Clone, Copy)]
 struct SgdCoeffs {
-    neg_lr: f32,
-    momentum: f32,
-    one_minus_dampening: f32,
-    weight_decay: f32,
+    k: SgdCoefficients,
     nesterov: bool,
     maximize: bool,
 }
 
-/// The f32 coefficients of one Adam step (see [`CpuTensor::adam_step`]).
+/// The coefficients of one Adam step (see [`CpuTensor::adam_step`]).
 #[derive(Clone, Copy)]
 struct AdamCoeffs {
-    one_minus_beta1: f32,
-    beta2: f32,
-    one_minus_beta2: f32,
-    eps: f32,
-    weight_decay: f32,
-    /// `1 - lr * weight_decay` (AdamW's decoupled decay factor).
-    decay: f32,
-    /// `-lr / (1 - beta1^t)`.
-    neg_step_size: f32,
-    /// `sqrt(1 - beta2^t)`.
-    bias_correction2_sqrt: f32,
+    k: AdamCoefficients,
     decoupled: bool,
     maximize: bool,
 }
@@ -76,25 +64,25 @@ fn nan_max(a: f32, b: f32) -> f32 {
 #[inline(always)] // inlined into the update loops so that they vectorise
 fn sgd_element(p: f32, g: f32, buf: Option<f32>, c: &SgdCoeffs) -> (f32, f32) {
     let mut d = if c.maximize { -g } else { g };
-    if c.weight_decay != 0.0 {
+    if c.k.weight_decay != 0.0 {
         // grad.add(param, alpha=weight_decay)
-        d += c.weight_decay * p;
+        d += c.k.weight_decay * p;
     }
     let mut new_buf = 0.0;
-    if c.momentum != 0.0 {
+    if c.k.momentum != 0.0 {
         // buf.mul_(momentum).add_(grad, alpha=1 - dampening)
         new_buf = match buf {
             None => d,
-            Some(b) => b * c.momentum + c.one_minus_dampening * d,
+            Some(b) => b * c.k.momentum + c.k.one_minus_dampening * d,
         };
         d = if c.nesterov {
-            d + c.momentum * new_buf
+            d + c.k.momentum * new_buf
         } else {
             new_buf
         };
     }
     // param.add_(grad, alpha=-lr)
-    (p + c.neg_lr * d, new_buf)
+    (p + c.k.neg_lr * d, new_buf)
 }
 
 /// One element of Adam: updates `(p, m, v, vmax)` in place.
@@ -113,20 +101,20 @@ fn adam_element<const PLAIN: bool>(
     c: &AdamCoeffs,
 ) {
     let mut g = if !PLAIN && c.maximize { -g } else { g };
-    if !PLAIN && c.weight_decay != 0.0 {
+    if !PLAIN && c.k.weight_decay != 0.0 {
         if c.decoupled {
-            *p *= c.decay;
+            *p *= c.k.decay;
         } else {
-            g += c.weight_decay * *p;
+            g += c.k.weight_decay * *p;
         }
     }
     *m = if PLAIN {
-        lerp_from_start(*m, g, c.one_minus_beta1)
+        lerp_from_start(*m, g, c.k.one_minus_beta1)
     } else {
-        lerp(*m, g, c.one_minus_beta1)
+        lerp(*m, g, c.k.one_minus_beta1)
     };
     // exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-    *v = *v * c.beta2 + c.one_minus_beta2 * g * g;
+    *v = *v * c.k.beta2 + c.k.one_minus_beta2 * g * g;
     let second = match vmax {
         Some(vm) => {
             *vm = nan_max(*vm, *v);
@@ -134,9 +122,9 @@ fn adam_element<const PLAIN: bool>(
         }
         None => *v,
     };
-    let denom = second.sqrt() / c.bias_correction2_sqrt + c.eps;
+    let denom = second.sqrt() / c.k.bias_correction2_sqrt + c.k.eps;
     // param.addcdiv_(exp_avg, denom, value=-step_size)
-    *p += c.neg_step_size * *m / denom;
+    *p += c.k.neg_step_size * *m / denom;
 }
 
 impl AdamCoeffs {
@@ -144,21 +132,14 @@ impl AdamCoeffs {
     /// `adam_element::<true>` covers: no `maximize`, no weight decay, and
     /// `lerp`'s first formula for the first moment (`|1 - beta1| < 0.5`).
     fn is_plain(&self) -> bool {
-        !self.maximize && self.weight_decay == 0.0 && self.one_minus_beta1.abs() < 0.5
+        !self.maximize && self.k.weight_decay == 0.0 && self.k.one_minus_beta1.abs() < 0.5
     }
 }
 
 /// Checks that an optimizer operand is F32 with the parameter's shape.
 fn check_operand(op: &'static str, param: &CpuTensor, t: &CpuTensor) -> Result<()> {
     expect_dtype(op, t, DType::F32)?;
-    if t.shape() != param.shape() {
-        return Err(Error::ShapeMismatch {
-            op,
-            lhs: param.shape().to_vec(),
-            rhs: t.shape().to_vec(),
-        });
-    }
-    Ok(())
+    checks::optim::operand(op, param.shape(), t.shape())
 }
 
 impl CpuTensor {
@@ -196,10 +177,7 @@ impl CpuTensor {
             check_operand(OP, self, b)?;
         }
         let coeffs = SgdCoeffs {
-            neg_lr: (-lr) as f32,
-            momentum: momentum as f32,
-            one_minus_dampening: (1.0 - dampening) as f32,
-            weight_decay: weight_decay as f32,
+            k: SgdCoefficients::new(lr, momentum, dampening, weight_decay),
             nesterov,
             maximize,
         };
@@ -286,16 +264,11 @@ impl CpuTensor {
         maximize: bool,
     ) -> Result<(CpuTensor, CpuTensor, CpuTensor, Option<CpuTensor>)> {
         const OP: &str = "adam_step";
-        let coeffs = adam_coeffs(
-            OP,
-            step,
-            lr,
-            betas,
-            eps,
-            weight_decay,
-            decoupled_weight_decay,
+        let coeffs = AdamCoeffs {
+            k: AdamCoefficients::new(OP, step, lr, betas, eps, weight_decay)?,
+            decoupled: decoupled_weight_decay,
             maximize,
-        )?;
+        };
         for t in [self, grad, exp_avg, exp_avg_sq]
             .into_iter()
             .chain(max_exp_avg_sq)
@@ -363,47 +336,10 @@ impl CpuTensor {
     }
 }
 
-/// Rounds Adam's step coefficients to f32 the way PyTorch does: the bias
-/// corrections are Python floats (f64) and become f32 only when a tensor
-/// op consumes them.
-#[allow(clippy::too_many_arguments)] // mirrors adam_step's hyper-parameters
-fn adam_coeffs(
-    op: &'static str,
-    step: u64,
-    lr: f64,
-    (beta1, beta2): (f64, f64),
-    eps: f64,
-    weight_decay: f64,
-    decoupled: bool,
-    maximize: bool,
-) -> Result<AdamCoeffs> {
-    if step == 0 {
-        return Err(Error::invalid(
-            op,
-            "step counts from 1 (bias correction 1 - beta^0 would divide by zero)",
-        ));
-    }
-    // Exponents beyond i32 saturate: beta^t is 0 there anyway for beta < 1.
-    let t = i32::try_from(step).unwrap_or(i32::MAX);
-    let bias_correction1 = 1.0 - beta1.powi(t);
-    let bias_correction2 = 1.0 - beta2.powi(t);
-    Ok(AdamCoeffs {
-        one_minus_beta1: (1.0 - beta1) as f32,
-        beta2: beta2 as f32,
-        one_minus_beta2: (1.0 - beta2) as f32,
-        eps: eps as f32,
-        weight_decay: weight_decay as f32,
-        decay: (1.0 - lr * weight_decay) as f32,
-        neg_step_size: (-(lr / bias_correction1)) as f32,
-        bias_correction2_sqrt: bias_correction2.sqrt() as f32,
-        decoupled,
-        maximize,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wgrad_core::Error;
 
     #[test]
     fn lerp_is_exact_at_both_ends() {
@@ -426,7 +362,11 @@ mod tests {
 
     #[test]
     fn plain_adam_element_matches_the_general_one() {
-        let c = adam_coeffs("test", 7, 1e-3, (0.9, 0.999), 1e-8, 0.0, false, false).unwrap();
+        let c = AdamCoeffs {
+            k: AdamCoefficients::new("test", 7, 1e-3, (0.9, 0.999), 1e-8, 0.0).unwrap(),
+            decoupled: false,
+            maximize: false,
+        };
         assert!(c.is_plain());
         let values = [
             0.0f32,

@@ -6,7 +6,8 @@
 //! training step allocates nothing and every tensor sharing the parameter's
 //! buffer sees the new values (as with PyTorch's in-place `param.add_`).
 
-use wgrad_core::{DType, Error, Result};
+use wgrad_core::checks::optim::{AdamCoefficients, SgdCoefficients};
+use wgrad_core::{DType, Error, Result, checks};
 use wgrad_kernels::families;
 
 use crate::{GpuTensor, params};
@@ -22,14 +23,7 @@ const FIRST: u32 = 8;
 fn check_operand(op: &'static str, param: &GpuTensor, t: &GpuTensor) -> Result<()> {
     param.same_device(op, t)?;
     t.expect_dtype(op, DType::F32)?;
-    if t.shape() != param.shape() {
-        return Err(Error::ShapeMismatch {
-            op,
-            lhs: param.shape().to_vec(),
-            rhs: t.shape().to_vec(),
-        });
-    }
-    Ok(())
+    checks::optim::operand(op, param.shape(), t.shape())
 }
 
 /// Checks that a tensor the kernel writes is a dense row-major range of its
@@ -110,7 +104,7 @@ impl GpuTensor {
         let param_offset = check_writable(OP, "the parameter", self)?;
         let numel = params::to_u32(OP, "element count", self.numel())?;
         let base_flags = flag(maximize, MAXIMIZE) | flag(weight_decay != 0.0, WEIGHT_DECAY);
-        let (neg_lr, wd) = ((-lr) as f32, weight_decay as f32);
+        let k = SgdCoefficients::new(lr, momentum, dampening, weight_decay);
         match (momentum != 0.0, momentum_buffer) {
             (false, None) => {
                 let g = dense_grad(OP, grad, &[self])?;
@@ -119,8 +113,8 @@ impl GpuTensor {
                     base_flags,
                     params::to_u32(OP, "offset", g.layout.offset())?,
                     param_offset,
-                    neg_lr.to_bits(),
-                    wd.to_bits(),
+                    k.neg_lr.to_bits(),
+                    k.weight_decay.to_bits(),
                 ];
                 if numel == 0 {
                     return Ok(());
@@ -146,10 +140,10 @@ impl GpuTensor {
                     params::to_u32(OP, "offset", g.layout.offset())?,
                     param_offset,
                     buf_offset,
-                    neg_lr.to_bits(),
-                    wd.to_bits(),
-                    (momentum as f32).to_bits(),
-                    ((1.0 - dampening) as f32).to_bits(),
+                    k.neg_lr.to_bits(),
+                    k.weight_decay.to_bits(),
+                    k.momentum.to_bits(),
+                    k.one_minus_dampening.to_bits(),
                 ];
                 if numel == 0 {
                     return Ok(());
@@ -195,12 +189,7 @@ impl GpuTensor {
         maximize: bool,
     ) -> Result<()> {
         const OP: &str = "adam_step";
-        if step == 0 {
-            return Err(Error::invalid(
-                OP,
-                "step counts from 1 (bias correction 1 - beta^0 would divide by zero)",
-            ));
-        }
+        let k = AdamCoefficients::new(OP, step, lr, betas, eps, weight_decay)?;
         let mut written: Vec<&GpuTensor> = vec![self, exp_avg, exp_avg_sq];
         written.extend(max_exp_avg_sq);
         check_operand(OP, self, grad)?;
@@ -217,11 +206,6 @@ impl GpuTensor {
         let g = dense_grad(OP, grad, &written)?;
         let numel = params::to_u32(OP, "element count", self.numel())?;
 
-        let (beta1, beta2) = betas;
-        // Exponents beyond i32 saturate: beta^t is 0 there anyway for beta < 1.
-        let t = i32::try_from(step).unwrap_or(i32::MAX);
-        let bias_correction1 = 1.0 - beta1.powi(t);
-        let bias_correction2 = 1.0 - beta2.powi(t);
         let flags = flag(maximize, MAXIMIZE)
             | flag(weight_decay != 0.0, WEIGHT_DECAY)
             | flag(decoupled_weight_decay, NESTEROV_OR_DECOUPLED);
@@ -231,19 +215,7 @@ impl GpuTensor {
             params::to_u32(OP, "offset", g.layout.offset())?,
         ];
         words.extend(&offsets);
-        words.extend(
-            [
-                1.0 - beta1,
-                beta2,
-                1.0 - beta2,
-                eps,
-                weight_decay,
-                1.0 - lr * weight_decay,
-                -(lr / bias_correction1),
-                bias_correction2.sqrt(),
-            ]
-            .map(|x| (x as f32).to_bits()),
-        );
+        words.extend(k.to_array().map(f32::to_bits));
         if numel == 0 {
             return Ok(());
         }
