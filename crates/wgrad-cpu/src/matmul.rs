@@ -30,14 +30,13 @@ impl CpuTensor {
     /// Transposed operands need at least 2 dims.
     pub fn matmul_t(&self, other: &CpuTensor, trans_a: bool, trans_b: bool) -> Result<Self> {
         const OP_T: &str = "matmul_t";
-        let swap = |t: &CpuTensor, on: bool| -> Result<CpuTensor> {
-            if !on {
-                return Ok(t.clone());
-            }
-            checks::matmul::transposable(OP_T, t.shape())?;
-            t.transpose(-1, -2)
-        };
-        swap(self, trans_a)?.matmul_named(&swap(other, trans_b)?, OP_T)
+        let a = self.with_layout(checks::matmul::operand_layout(OP_T, &self.layout, trans_a)?);
+        let b = other.with_layout(checks::matmul::operand_layout(
+            OP_T,
+            &other.layout,
+            trans_b,
+        )?);
+        a.matmul_named(&b, OP_T)
     }
 
     fn matmul_named(&self, other: &CpuTensor, op: &'static str) -> Result<Self> {

@@ -54,19 +54,16 @@ impl CpuTensor {
     /// equal sizes on every other axis.
     pub fn concat(tensors: &[&CpuTensor], axis: isize) -> Result<Self> {
         const OP: &str = "concat";
-        let first = checks::concat::first(OP, tensors)?;
-        let a = checks::concat::axis(OP, first.shape(), axis)?;
-        for t in &tensors[1..] {
-            checks::expect_dtype(OP, first.dtype(), t.dtype())?;
-            checks::concat::same_except_axis(OP, first.shape(), a, t.shape())?;
-        }
-        let shape = checks::concat::joined_shape(
+        let (a, shape) = checks::concat::inputs(
             OP,
-            first.shape(),
-            a,
-            tensors.iter().map(|t| t.shape()[a]),
+            tensors,
+            axis,
+            CpuTensor::shape,
+            CpuTensor::dtype,
+            |_, _| Ok(()),
         )?;
-        with_dtype!(OP, first.dtype(), T => concat_typed::<T>(tensors, a, &shape))
+        let dtype = tensors[0].dtype();
+        with_dtype!(OP, dtype, T => concat_typed::<T>(tensors, a, &shape))
     }
 }
 

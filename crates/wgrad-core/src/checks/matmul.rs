@@ -2,7 +2,7 @@
 //! broadcast and the output shape (PyTorch `torch.matmul` semantics).
 
 use crate::shape::broadcast_shapes;
-use crate::{Error, Result};
+use crate::{Error, Layout, Result};
 
 /// The shapes of one `matmul`: `[batch.., m, k] @ [batch.., k, n]` after
 /// promoting 1-D operands and broadcasting the batch dims.
@@ -86,6 +86,16 @@ pub fn transposable(op: &'static str, shape: &[usize]) -> Result<()> {
     Ok(())
 }
 
+/// The layout of a `matmul_t` operand: `layout` with its last two dims
+/// swapped when `on` (a free view; see [`transposable`]), else unchanged.
+pub fn operand_layout(op: &'static str, layout: &Layout, on: bool) -> Result<Layout> {
+    if !on {
+        return Ok(layout.clone());
+    }
+    transposable(op, layout.shape())?;
+    layout.transpose(-1, -2)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -116,8 +126,7 @@ mod tests {
         };
         assert_eq!((op, lhs, rhs), ("t", vec![2, 3], vec![4, 5]));
         // A batch mismatch reports the operands, not the batch dims.
-        let Err(Error::ShapeMismatch { lhs, rhs, .. }) = matmul("t", &[2, 1, 3], &[3, 3, 1])
-        else {
+        let Err(Error::ShapeMismatch { lhs, rhs, .. }) = matmul("t", &[2, 1, 3], &[3, 3, 1]) else {
             panic!("expected ShapeMismatch");
         };
         assert_eq!((lhs, rhs), (vec![2, 1, 3], vec![3, 3, 1]));
@@ -130,6 +139,12 @@ mod tests {
     #[test]
     fn transposing_needs_two_dims() {
         assert!(transposable("t", &[2, 3]).is_ok());
+        let l = Layout::contiguous(&[4, 2, 3]);
+        assert_eq!(operand_layout("t", &l, false).unwrap(), l);
+        let t = operand_layout("t", &l, true).unwrap();
+        assert_eq!((t.shape(), t.strides()), (&[4, 3, 2][..], &[6, 1, 3][..]));
+        assert!(operand_layout("t", &Layout::contiguous(&[3]), true).is_err());
+        assert!(operand_layout("t", &Layout::contiguous(&[3]), false).is_ok());
         assert_eq!(
             transposable("t", &[3]).unwrap_err().to_string(),
             "t: cannot transpose an operand of shape [3]: it needs at least 2 dims"

@@ -12,19 +12,15 @@ impl GpuTensor {
     /// of the contiguous output (one dispatch per non-empty input).
     pub fn concat(tensors: &[&GpuTensor], axis: isize) -> Result<GpuTensor> {
         const OP: &str = "concat";
-        let first = checks::concat::first(OP, tensors)?;
-        let a = checks::concat::axis(OP, first.shape(), axis)?;
-        for t in &tensors[1..] {
-            first.same_device(OP, t)?;
-            t.expect_dtype(OP, first.dtype)?;
-            checks::concat::same_except_axis(OP, first.shape(), a, t.shape())?;
-        }
-        let out_shape = checks::concat::joined_shape(
+        let (a, out_shape) = checks::concat::inputs(
             OP,
-            first.shape(),
-            a,
-            tensors.iter().map(|t| t.shape()[a]),
+            tensors,
+            axis,
+            GpuTensor::shape,
+            GpuTensor::dtype,
+            |first, t| first.same_device(OP, t),
         )?;
+        let first = tensors[0];
         let out = first.empty_like_device(OP, &out_shape, first.dtype)?;
         let mut start = 0;
         for t in tensors {

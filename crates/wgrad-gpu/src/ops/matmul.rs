@@ -136,14 +136,10 @@ impl GpuTensor {
         force: Force,
     ) -> Result<GpuTensor> {
         const OP: &str = "matmul_t";
-        let swap = |t: &GpuTensor, on: bool| -> Result<GpuTensor> {
-            if !on {
-                return Ok(t.clone());
-            }
-            checks::matmul::transposable(OP, t.shape())?;
-            t.transpose(-1, -2)
-        };
-        swap(self, trans_a)?.matmul_named(&swap(other, trans_b)?, OP, force)
+        let a = checks::matmul::operand_layout(OP, &self.layout, trans_a)?;
+        let b = checks::matmul::operand_layout(OP, &other.layout, trans_b)?;
+        self.with_layout(a)
+            .matmul_named(&other.with_layout(b), OP, force)
     }
 
     fn matmul_named(&self, other: &GpuTensor, op: &'static str, force: Force) -> Result<GpuTensor> {
