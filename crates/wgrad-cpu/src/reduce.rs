@@ -22,17 +22,16 @@ use crate::tensor::CpuTensor;
 /// Rows shorter than this are summed directly; longer ones are split in two.
 const PAIRWISE_BLOCK: usize = 32;
 
-/// The value an empty `f32` sum starts from (`Iterator::sum`'s, which is
-/// `-0.0`), so that the column sums below start where a row sum does.
-fn sum_start() -> f32 {
-    std::iter::empty::<f32>().sum()
-}
+/// The value every `f32` sum starts from: `+0.0`, as in PyTorch and the GPU
+/// kernels (so an empty sum is `0.0`, not `Iterator::sum`'s `-0.0`); the
+/// column sums below start where a row sum does.
+const SUM_START: f32 = 0.0;
 
 /// Pairwise (tree) sum of `f(x)` over `xs`. Long halves run on two threads;
 /// the tree, and so the result, is the same either way.
 fn pairwise_sum(xs: &[f32], f: &(impl Fn(f32) -> f32 + Sync)) -> f32 {
     if xs.len() <= PAIRWISE_BLOCK {
-        xs.iter().map(|&x| f(x)).sum()
+        xs.iter().fold(SUM_START, |acc, &x| acc + f(x))
     } else {
         let (lo, hi) = xs.split_at(xs.len() / 2);
         if parallel::worth_splitting(xs.len()) {
@@ -58,7 +57,7 @@ fn pairwise_columns(
 ) {
     let n = rows.len();
     if n <= PAIRWISE_BLOCK {
-        out.fill(sum_start());
+        out.fill(SUM_START);
         for r in rows {
             let row = &data[r * width + cols.start..r * width + cols.end];
             for (o, &x) in out.iter_mut().zip(row) {

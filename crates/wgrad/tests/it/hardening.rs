@@ -244,6 +244,12 @@ fn nan_propagates_through_every_reduction() {
             assert!(!got[1].is_nan(), "{name} of a row without NaN on {d}");
         }
         assert!(values(&x.sum_all().unwrap())[0].is_nan());
+        // An empty sum is +0.0 on both devices, as in PyTorch.
+        let empty = Tensor::zeros(&[0, 3], &d)
+            .unwrap()
+            .sum(&[0], false)
+            .unwrap();
+        assert!(values(&empty).iter().all(|v| v.to_bits() == 0), "{d}");
         assert_eq!(i32s(&x.argmax(1, false).unwrap()), vec![1, 2], "{d}");
         assert_eq!(i32s(&x.argmin(1, false).unwrap()), vec![1, 0], "{d}");
         for sm in [x.softmax(1).unwrap(), x.log_softmax(1).unwrap()] {
