@@ -69,10 +69,7 @@ mod tests {
             (1, vec![2, 5])
         );
         let err = index_select("t", 0, &[2, 3], &[1, 5]).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "t: index must be 1-D, got shape [1, 5]"
-        );
+        assert_eq!(err.to_string(), "t: index must be 1-D, got shape [1, 5]");
         // The index shape is checked before the axis.
         assert!(matches!(
             index_select("t", 7, &[2, 3], &[]),

@@ -55,7 +55,9 @@ mod tests {
     fn logits_targets_and_smoothing() {
         assert_eq!(cross_entropy("ce", &[4, 3], &[4], 0.1).unwrap(), (4, 3));
         assert_eq!(
-            cross_entropy("ce", &[4], &[4], 0.0).unwrap_err().to_string(),
+            cross_entropy("ce", &[4], &[4], 0.0)
+                .unwrap_err()
+                .to_string(),
             "ce: logits must be 2-D [N, C], got shape [4]"
         );
         assert!(matches!(

@@ -132,8 +132,8 @@ mod tests {
         assert_eq!(c.decay, (1.0 - 1e-3f64 * 0.5) as f32);
         assert_eq!(c.to_array()[6], c.neg_step_size);
         // Huge steps saturate instead of overflowing the exponent.
-        let late = AdamCoefficients::new("adam_step", u64::MAX, 1e-3, (0.9, 0.999), 1e-8, 0.0)
-            .unwrap();
+        let late =
+            AdamCoefficients::new("adam_step", u64::MAX, 1e-3, (0.9, 0.999), 1e-8, 0.0).unwrap();
         assert_eq!(late.bias_correction2_sqrt, 1.0);
     }
 }
