@@ -5,6 +5,8 @@
 //! scalar definition of every elementwise op comes from `wgrad_core::ops`,
 //! so this crate only decides how to walk shapes, never what an op means.
 
+#![deny(missing_docs)]
+
 /// Runs `$body` with the type alias `$T` bound to the Rust element type of
 /// `$dtype`, for ops that are generic over every dtype (data movement).
 macro_rules! with_dtype {

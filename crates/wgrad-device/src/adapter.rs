@@ -9,10 +9,15 @@ use wgrad_core::{Error, Result};
 pub struct AdapterSummary {
     /// Its position in wgpu's enumeration: the `N` of `gpu:N`.
     pub index: usize,
+    /// The adapter's name (e.g. "NVIDIA H200", "llvmpipe (LLVM 15.0.6, 256 bits)").
     pub name: String,
+    /// The graphics API wgpu opened it through (Vulkan, Metal, Dx12, Gl).
     pub backend: String,
+    /// Discrete/integrated GPU, virtual GPU or CPU (a software adapter).
     pub device_type: String,
+    /// The driver's name.
     pub driver: String,
+    /// The driver's version details.
     pub driver_info: String,
     /// Subgroup (warp) size range the adapter reports.
     pub subgroup_sizes: (u32, u32),
@@ -117,9 +122,13 @@ pub(crate) fn wanted_features() -> wgpu::Features {
 /// lists it; `gpu:N` names the one with `index` N.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AdapterListing {
+    /// Its position in wgpu's enumeration: the `N` of `gpu:N`.
     pub index: usize,
+    /// The adapter's name.
     pub name: String,
+    /// The graphics API wgpu opened it through.
     pub backend: String,
+    /// Discrete/integrated GPU, virtual GPU or CPU (a software adapter).
     pub device_type: String,
     /// A software rasterizer (adapter type CPU: lavapipe, llvmpipe,
     /// SwiftShader, WARP).

@@ -26,12 +26,19 @@
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u32)]
 pub enum FaultCode {
+    /// An `index_select` index outside its axis.
     IndexSelect = 1,
+    /// A `gather` index outside its axis.
     Gather = 2,
+    /// A `one_hot` class outside `0..num_classes`.
     OneHot = 3,
+    /// An embedding id outside the table.
     Embedding = 4,
+    /// A cross-entropy target outside `0..C` (and not `ignore_index`).
     CrossEntropyTarget = 5,
+    /// An `index_add` index outside its axis.
     IndexAdd = 6,
+    /// A `scatter_add` index outside its axis.
     ScatterAdd = 7,
 }
 

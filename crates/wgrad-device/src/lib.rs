@@ -11,6 +11,8 @@
 //! # Ok::<(), wgrad_core::Error>(())
 //! ```
 
+#![deny(missing_docs)]
+
 mod adapter;
 mod buffer;
 mod device;

@@ -15,6 +15,8 @@
 //! # Ok::<(), wgrad_core::Error>(())
 //! ```
 
+#![deny(missing_docs)]
+
 mod ops;
 mod params;
 mod tensor;

@@ -34,12 +34,15 @@ impl std::fmt::Debug for GpuTensor {
 impl GpuTensor {
     wgrad_core::layout_methods!();
 
+    /// The element type.
     pub fn dtype(&self) -> DType {
         self.dtype
     }
+    /// Whether the view is dense in row-major order.
     pub fn is_contiguous(&self) -> bool {
         self.layout.is_contiguous()
     }
+    /// The device the data lives on.
     pub fn device(&self) -> &GpuDevice {
         self.kernels.device()
     }
@@ -155,10 +158,12 @@ impl GpuTensor {
         Ok(out)
     }
 
+    /// A tensor of `shape` filled with zeros.
     pub fn zeros(device: &GpuDevice, shape: &[usize], dtype: DType) -> Result<Self> {
         Self::full(device, shape, 0.0, dtype)
     }
 
+    /// A tensor of `shape` filled with ones.
     pub fn ones(device: &GpuDevice, shape: &[usize], dtype: DType) -> Result<Self> {
         Self::full(device, shape, 1.0, dtype)
     }

@@ -11,6 +11,8 @@
 //! (keyed by layout and buffer ids) and records dispatches through
 //! `wgrad-device`.
 
+#![deny(missing_docs)]
+
 mod cache;
 pub mod families;
 mod grid;

@@ -38,9 +38,13 @@ pub struct KernelSpec {
 /// source written against `elem` serves every type it is instantiated for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Elem {
+    /// `f32`.
     F32,
+    /// `f16` (needs the adapter's SHADER_F16 feature).
     F16,
+    /// `i32`.
     I32,
+    /// `u32`.
     U32,
 }
 

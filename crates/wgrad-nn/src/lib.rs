@@ -20,6 +20,8 @@
 //! # Ok::<(), wgrad_core::Error>(())
 //! ```
 
+#![deny(missing_docs)]
+
 mod activation;
 pub mod checkpoint;
 mod codec;

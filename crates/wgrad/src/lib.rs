@@ -18,6 +18,8 @@
 //! (dtypes, layouts, errors), `wgrad_device` (wgpu device, pool, recorder),
 //! `wgrad_gpu::GpuTensor`, `wgrad_cpu::CpuTensor`, `wgrad_autograd`, `wgrad_nn`.
 
+#![deny(missing_docs)]
+
 pub use wgrad_autograd::{
     BackwardOptions, Device, NoGradGuard, Storage, Tensor, gradcheck, is_grad_enabled, manual_seed,
     no_grad, optim,

@@ -32,24 +32,31 @@ impl GpuTensor {
         Ok(out)
     }
 
+    /// `self + other`, elementwise with broadcasting.
     pub fn add(&self, other: &GpuTensor) -> Result<GpuTensor> {
         self.binary(other, BinaryOp::Add)
     }
+    /// `self - other`, elementwise with broadcasting.
     pub fn sub(&self, other: &GpuTensor) -> Result<GpuTensor> {
         self.binary(other, BinaryOp::Sub)
     }
+    /// `self * other`, elementwise with broadcasting.
     pub fn mul(&self, other: &GpuTensor) -> Result<GpuTensor> {
         self.binary(other, BinaryOp::Mul)
     }
+    /// `self / other`, elementwise with broadcasting.
     pub fn div(&self, other: &GpuTensor) -> Result<GpuTensor> {
         self.binary(other, BinaryOp::Div)
     }
+    /// `self ^ other` (`powf`), elementwise with broadcasting.
     pub fn pow(&self, other: &GpuTensor) -> Result<GpuTensor> {
         self.binary(other, BinaryOp::Pow)
     }
+    /// The larger of the two (NaN propagates), elementwise with broadcasting.
     pub fn maximum(&self, other: &GpuTensor) -> Result<GpuTensor> {
         self.binary(other, BinaryOp::Maximum)
     }
+    /// The smaller of the two (NaN propagates), elementwise with broadcasting.
     pub fn minimum(&self, other: &GpuTensor) -> Result<GpuTensor> {
         self.binary(other, BinaryOp::Minimum)
     }

@@ -43,4 +43,5 @@ pub static SCATTER_ADD: KernelSpec = KernelSpec {
     selector: None,
 };
 
+/// Every kernel of this family (what the validation test walks).
 pub static ALL: &[&KernelSpec] = &[&UNARY_BACKWARD, &SOFTMAX_BACKWARD, &SCATTER_ADD];

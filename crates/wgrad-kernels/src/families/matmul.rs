@@ -49,4 +49,5 @@ pub static SUM_SPLITS: KernelSpec = KernelSpec {
     selector: None,
 };
 
+/// Every kernel of this family (what the validation test walks).
 pub static ALL: &[&KernelSpec] = &[&MATMUL_64, &MATMUL_128, &SUM_SPLITS];

@@ -77,6 +77,7 @@ pub static ARANGE: KernelSpec = KernelSpec {
     selector: None,
 };
 
+/// Every kernel of this family (what the validation test walks).
 pub static ALL: &[&KernelSpec] = &[
     &COPY_STRIDED,
     &COPY_TO_VIEW,

@@ -31,4 +31,5 @@ pub static CROSS_ENTROPY_BACKWARD: KernelSpec = KernelSpec {
     selector: None,
 };
 
+/// Every kernel of this family (what the validation test walks).
 pub static ALL: &[&KernelSpec] = &[&CROSS_ENTROPY, &CROSS_ENTROPY_BACKWARD];

@@ -26,4 +26,5 @@ pub static RAND_NORMAL: KernelSpec = KernelSpec {
     selector: None,
 };
 
+/// Every kernel of this family (what the validation test walks).
 pub static ALL: &[&KernelSpec] = &[&RAND_UNIFORM, &RAND_NORMAL];

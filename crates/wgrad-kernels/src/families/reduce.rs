@@ -7,10 +7,15 @@ use crate::spec::{Access::*, Elem, KernelSpec, Selector};
 /// from [`Fold::ALL`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Fold {
+    /// Sum of the row.
     Sum,
+    /// Largest element (NaN propagates).
     Max,
+    /// Smallest element (NaN propagates).
     Min,
+    /// Index of the first largest element (NaN counts as largest).
     ArgMax,
+    /// Index of the first smallest element (NaN counts as smallest).
     ArgMin,
     /// Sum of `(x - mean[row])^2` with the means in `aux`.
     SqDev,
@@ -39,6 +44,7 @@ impl Fold {
         }
     }
 
+    /// The fold's name, as its generated WGSL constant spells it.
     pub const fn name(self) -> &'static str {
         match self {
             Fold::Sum => "sum",
@@ -120,6 +126,7 @@ pub static SOFTMAX_WRITE: KernelSpec = KernelSpec {
     selector: None,
 };
 
+/// Every kernel of this family (what the validation test walks).
 pub static ALL: &[&KernelSpec] = &[
     &REDUCE_ROWS,
     &SOFTMAX_ROWS,
