@@ -15,64 +15,94 @@ pub enum Error {
     /// Two shapes that must agree (or broadcast) do not.
     #[error("{op}: shapes {lhs:?} and {rhs:?} are incompatible")]
     ShapeMismatch {
+        /// Name of the failing op (e.g. `"matmul"`); the message starts with it.
         op: &'static str,
+        /// Shape of the first (left) operand.
         lhs: Vec<usize>,
+        /// Shape of the second (right) operand.
         rhs: Vec<usize>,
     },
     /// An axis outside `-rank..rank`, or given twice.
     #[error("{op}: axis {axis} is out of range for a tensor of rank {rank} ({})", valid_axes(*axis, *rank))]
     BadAxis {
+        /// Name of the failing op (e.g. `"matmul"`); the message starts with it.
         op: &'static str,
+        /// The axis as given (negative counts from the end).
         axis: isize,
+        /// Rank of the tensor the axis was applied to.
         rank: usize,
     },
     /// An operand has the wrong element type.
     #[error("{op}: expected dtype {expected}, got {got}")]
     DTypeMismatch {
+        /// Name of the failing op (e.g. `"matmul"`); the message starts with it.
         op: &'static str,
+        /// The dtype the operation needs.
         expected: DType,
+        /// The dtype the operand has.
         got: DType,
     },
     /// An index (from an argument or an index tensor) is outside its dimension.
     #[error("{op}: index {index} is out of range for a dimension of size {size}")]
     IndexOutOfRange {
+        /// Name of the failing op (e.g. `"matmul"`); the message starts with it.
         op: &'static str,
+        /// The offending index as given (may be negative).
         index: i64,
+        /// Size of the dimension it indexes.
         size: usize,
     },
     /// Operands live on different devices.
     #[error("{op}: operands are on different devices: {lhs} and {rhs}")]
     DeviceMismatch {
+        /// Name of the failing op (e.g. `"matmul"`); the message starts with it.
         op: &'static str,
+        /// Device of the first operand, as its `Display` writes it.
         lhs: String,
+        /// Device of the second operand, as its `Display` writes it.
         rhs: String,
     },
     /// Any other argument that is not acceptable, with the reason.
     #[error("{op}: {message}")]
-    InvalidArgument { op: &'static str, message: String },
+    InvalidArgument {
+        /// Name of the failing op (e.g. `"matmul"`); the message starts with it.
+        op: &'static str,
+        /// Why the argument was rejected (names the value and what was expected).
+        message: String,
+    },
     /// A buffer larger than the device can bind or allocate.
     #[error(
         "{op}: {bytes} bytes exceed the device's {limit_name} of {limit} bytes; split the tensor or use Device::Cpu"
     )]
     TooLarge {
+        /// Name of the failing op (e.g. `"matmul"`); the message starts with it.
         op: &'static str,
+        /// Size of the requested buffer, in bytes.
         bytes: u64,
+        /// The device limit it exceeds, in bytes.
         limit: u64,
+        /// Which limit, in words (e.g. `"storage buffer binding size"`).
         limit_name: &'static str,
     },
     /// No GPU adapter could be opened.
     #[error(
         "no GPU adapter found ({detail}). Install a Vulkan driver (on Debian/Ubuntu: `sudo apt-get install mesa-vulkan-drivers`), or use Device::Cpu, which always works"
     )]
-    NoAdapter { detail: String },
+    NoAdapter {
+        /// Why none was found: wgpu enumerated no adapter, or `WGRAD_ADAPTER`
+        /// matched none of those it did.
+        detail: String,
+    },
     /// A device (the GPU, or the host for CPU tensors) ran out of memory.
     #[error(
         "{op}: out of {device} memory while allocating {bytes} bytes; free tensors you no longer need, call empty_cache() (GPU) or use smaller batches"
     )]
     OutOfMemory {
+        /// Name of the failing op (e.g. `"matmul"`); the message starts with it.
         op: &'static str,
         /// `"GPU"` or `"CPU"`.
         device: &'static str,
+        /// Size of the allocation that failed, in bytes.
         bytes: u64,
     },
     /// A failure reported by the GPU driver or wgpu (validation, device lost, mapping).

@@ -47,18 +47,25 @@ impl Layout {
         })
     }
 
+    /// The dims of the view (`Tensor.shape` in PyTorch).
     pub fn shape(&self) -> &[usize] {
         &self.shape
     }
+    /// Step between neighbours along each dim, in elements (`Tensor.stride()`).
     pub fn strides(&self) -> &[usize] {
         &self.strides
     }
+    /// Index of the view's first element in the buffer, in elements
+    /// (`Tensor.storage_offset()`).
     pub fn offset(&self) -> usize {
         self.offset
     }
+    /// Number of dims (`Tensor.dim()`); 0 for a scalar.
     pub fn rank(&self) -> usize {
         self.shape.len()
     }
+    /// Number of elements, the product of the dims (`Tensor.numel()`); 1 for
+    /// a scalar, 0 if any dim is 0.
     pub fn numel(&self) -> usize {
         numel(&self.shape)
     }

@@ -5,6 +5,8 @@
 //! axis normalisation, the error type and the counter-based random generator)
 //! so that the two backends agree by construction.
 
+#![deny(missing_docs)]
+
 pub mod checks;
 pub mod dtype;
 pub mod error;

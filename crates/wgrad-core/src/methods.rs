@@ -114,7 +114,10 @@ macro_rules! unary_methods {
     };
     ($($name:ident => $op:ident;)*) => {
         $(
-            #[doc = concat!("Elementwise `", stringify!($name), "` (see `UnaryOp::apply`); F32 only.")]
+            #[doc = concat!(
+                "Elementwise `", stringify!($name), "` (`UnaryOp::", stringify!($op),
+                "`, whose doc names the PyTorch equivalent); F32 only."
+            )]
             pub fn $name(&self) -> $crate::Result<Self> {
                 self.unary($crate::UnaryOp::$op)
             }

@@ -12,12 +12,20 @@ pub use crate::math::{erf, sigmoid};
 /// Elementwise binary arithmetic on f32.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BinaryOp {
+    /// `a + b` (`torch.add`).
     Add,
+    /// `a - b` (`torch.sub`).
     Sub,
+    /// `a * b` (`torch.mul`).
     Mul,
+    /// `a / b`, true division (`torch.div`); IEEE rules for zero divisors.
     Div,
+    /// `a` raised to the power `b` (`torch.pow`); NaN for a negative base
+    /// with a non-integer exponent.
     Pow,
+    /// The larger of `a` and `b`, NaN if either is NaN (`torch.maximum`).
     Maximum,
+    /// The smaller of `a` and `b`, NaN if either is NaN (`torch.minimum`).
     Minimum,
 }
 
@@ -39,6 +47,8 @@ impl BinaryOp {
     pub fn code(self) -> u32 {
         self as u32
     }
+    /// The op's name in error messages (`op` of [`Error`](crate::Error)) and,
+    /// upper-cased, in its WGSL selector constant (`BINARY_ADD`).
     pub fn name(self) -> &'static str {
         match self {
             BinaryOp::Add => "add",
@@ -50,6 +60,8 @@ impl BinaryOp {
             BinaryOp::Minimum => "minimum",
         }
     }
+    /// The op on one pair of elements: the reference the CPU loops call and
+    /// `binary.wgsl` mirrors.
     pub fn apply(self, a: f32, b: f32) -> f32 {
         match self {
             BinaryOp::Add => a + b,
@@ -79,11 +91,17 @@ impl BinaryOp {
 /// Elementwise comparison producing a U32 mask (0 or 1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CompareOp {
+    /// `a == b` (`torch.eq`).
     Eq,
+    /// `a != b` (`torch.ne`); the only comparison true when a NaN is involved.
     Ne,
+    /// `a < b` (`torch.lt`).
     Lt,
+    /// `a <= b` (`torch.le`).
     Le,
+    /// `a > b` (`torch.gt`).
     Gt,
+    /// `a >= b` (`torch.ge`).
     Ge,
 }
 
@@ -102,6 +120,8 @@ impl CompareOp {
     pub fn code(self) -> u32 {
         self as u32
     }
+    /// The op's name in error messages and, upper-cased, in its WGSL selector
+    /// constant (`COMPARE_EQ`).
     pub fn name(self) -> &'static str {
         match self {
             CompareOp::Eq => "eq",
@@ -112,6 +132,8 @@ impl CompareOp {
             CompareOp::Ge => "ge",
         }
     }
+    /// The comparison on one pair of elements (f32 or i32 tensors), with
+    /// IEEE semantics for NaN.
     pub fn apply<T: PartialOrd>(self, a: T, b: T) -> bool {
         match self {
             CompareOp::Eq => a == b,
@@ -127,27 +149,48 @@ impl CompareOp {
 /// Elementwise unary math on f32. Parameterised variants carry their parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum UnaryOp {
+    /// `-x` (`torch.neg`).
     Neg,
+    /// `|x|` (`torch.abs`).
     Abs,
+    /// `e^x` (`torch.exp`).
     Exp,
+    /// Natural logarithm (`torch.log`); `-inf` at 0, NaN below.
     Log,
+    /// Square root (`torch.sqrt`); NaN for negative `x`.
     Sqrt,
+    /// `1 / sqrt(x)` (`torch.rsqrt`).
     Rsqrt,
+    /// Sine, `x` in radians (`torch.sin`).
     Sin,
+    /// Cosine, `x` in radians (`torch.cos`).
     Cos,
+    /// Hyperbolic tangent (`torch.tanh`).
     Tanh,
+    /// Logistic `1 / (1 + e^-x)` (`torch.sigmoid`).
     Sigmoid,
+    /// `max(x, 0)`, NaN passing through (`torch.relu`).
     Relu,
+    /// Exact (erf-based) GELU `x * Phi(x)`: `torch.nn.functional.gelu` with
+    /// `approximate='none'`.
     Gelu,
+    /// `x * sigmoid(x)` (`torch.nn.functional.silu`).
     Silu,
+    /// `x * x` (`torch.square`).
     Square,
+    /// `1 / x` (`torch.reciprocal`).
     Recip,
+    /// `x` for `x > 0`, else `slope * x` (`torch.nn.functional.leaky_relu`).
     LeakyRelu {
+        /// Factor applied to non-positive inputs (PyTorch's `negative_slope`).
         slope: f32,
     },
+    /// `x` limited to `[min, max]`, NaN passing through (`torch.clamp`).
     /// `None` bounds are open (use `f32::NEG_INFINITY`/`INFINITY` in kernels).
     Clamp {
+        /// Lower bound, or `None` for none.
         min: Option<f32>,
+        /// Upper bound, or `None` for none.
         max: Option<f32>,
     },
 }
@@ -213,6 +256,8 @@ impl UnaryOp {
             _ => [0.0, 0.0],
         }
     }
+    /// The op's name in error messages and, upper-cased, in its WGSL selector
+    /// constant (`UNARY_LEAKY_RELU`); PyTorch's function name.
     pub fn name(self) -> &'static str {
         match self {
             UnaryOp::Neg => "neg",
@@ -234,6 +279,8 @@ impl UnaryOp {
             UnaryOp::Clamp { .. } => "clamp",
         }
     }
+    /// The op on one element: the reference the CPU loops call and
+    /// `unary.wgsl` mirrors.
     pub fn apply(self, x: f32) -> f32 {
         match self {
             UnaryOp::Neg => -x,

@@ -10,8 +10,11 @@ use crate::{Error, Layout, Result};
 pub struct MatmulShape {
     /// The broadcast batch dims (empty for a plain matrix product).
     pub batch: Vec<usize>,
+    /// Rows of the left operand and of the result (1 for a 1-D left operand).
     pub m: usize,
+    /// The contracted dim: columns of the left operand, rows of the right.
     pub k: usize,
+    /// Columns of the right operand and of the result (1 for a 1-D right operand).
     pub n: usize,
     /// The result's shape: `batch`, then `m` unless the left operand was
     /// 1-D, then `n` unless the right operand was 1-D.

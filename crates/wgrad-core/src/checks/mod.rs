@@ -8,8 +8,8 @@
 //!
 //! One file per op family: [`matmul`], [`indexing`] (`index_select`,
 //! `gather`, `one_hot`), [`index_add`] (`index_add`, `scatter_add`),
-//! [`concat`], [`loss`] (cross-entropy) and [`optim`] (optimizer operands
-//! and step coefficients).
+//! [`concat`](mod@concat), [`loss`] (cross-entropy) and [`optim`]
+//! (optimizer operands and step coefficients).
 
 pub mod concat;
 pub mod index_add;

@@ -16,13 +16,20 @@ pub fn operand(op: &'static str, param: &[usize], t: &[usize]) -> Result<()> {
 /// The f32 coefficients of one SGD step.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SgdCoefficients {
+    /// `-lr`: the step adds `neg_lr` times the (decayed, momentum-adjusted)
+    /// gradient to the parameter.
     pub neg_lr: f32,
+    /// Momentum factor (0 disables the momentum buffer).
     pub momentum: f32,
+    /// `1 - dampening`: weight of the new gradient in the momentum buffer.
     pub one_minus_dampening: f32,
+    /// L2 penalty added to the gradient as `weight_decay * param` (0 disables it).
     pub weight_decay: f32,
 }
 
 impl SgdCoefficients {
+    /// Rounds `torch.optim.SGD`'s hyperparameters (`lr`, `momentum`,
+    /// `dampening`, `weight_decay`) to the f32 coefficients above; no validation.
     pub fn new(lr: f64, momentum: f64, dampening: f64, weight_decay: f64) -> Self {
         SgdCoefficients {
             neg_lr: (-lr) as f32,
@@ -36,10 +43,16 @@ impl SgdCoefficients {
 /// The f32 coefficients of one Adam step at step `t`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AdamCoefficients {
+    /// `1 - beta1`: the weight `lerp` gives the gradient in the first moment.
     pub one_minus_beta1: f32,
+    /// Decay of the second moment (`exp_avg_sq *= beta2`).
     pub beta2: f32,
+    /// `1 - beta2`: weight of `grad^2` in the second moment.
     pub one_minus_beta2: f32,
+    /// Added to the bias-corrected `sqrt` of the second moment before dividing.
     pub eps: f32,
+    /// Weight decay: Adam adds `weight_decay * param` to the gradient, AdamW
+    /// uses [`decay`](Self::decay) instead.
     pub weight_decay: f32,
     /// `1 - lr * weight_decay` (AdamW's decoupled decay factor).
     pub decay: f32,
