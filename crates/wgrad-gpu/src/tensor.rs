@@ -7,7 +7,7 @@ use wgrad_core::{DType, Element, Error, Layout, Result, shape};
 use wgrad_device::{GpuBuffer, GpuDevice};
 use wgrad_kernels::{KernelCache, families};
 
-use crate::params;
+use crate::params::{CopyParams, FillParams};
 
 /// A tensor on a GPU: a strided view over a pooled device buffer.
 /// Cloning is cheap and shares the buffer.
@@ -170,15 +170,13 @@ impl GpuTensor {
 
     /// Overwrites this (contiguous) tensor's elements with one bit pattern.
     pub(crate) fn fill_words(&self, bits: u32) -> Result<()> {
-        let n = params::to_u32("fill", "element count", self.numel())?;
-        let offset = params::to_u32("fill", "offset", self.layout.offset())?;
-        let words = [n, offset, bits, 0];
+        let p = FillParams::new("fill", self.numel(), self.layout.offset(), bits)?;
         self.kernels.dispatch_1d(
             &families::elementwise::FILL,
             &[],
             &[&self.buffer],
-            params::bytes(&words),
-            u64::from(n).div_ceil(families::elementwise::ELEMENTS_PER_THREAD),
+            &p,
+            u64::from(p.numel).div_ceil(families::elementwise::ELEMENTS_PER_THREAD),
         )
     }
 
@@ -194,16 +192,12 @@ impl GpuTensor {
 
     /// Records a copy of this view into the contiguous tensor `dst` (same shape).
     pub(crate) fn copy_into(&self, dst: &GpuTensor) -> Result<()> {
-        let mut words = params::strided("contiguous", self.shape(), &[&self.layout])?;
-        words.insert(
-            3,
-            params::to_u32("contiguous", "offset", dst.layout.offset())?,
-        );
+        let p = CopyParams::new("contiguous", &self.layout, dst.layout.offset())?;
         self.kernels.dispatch_1d(
             &families::movement::COPY_STRIDED,
             &[],
             &[&self.buffer, &dst.buffer],
-            params::bytes(&words),
+            &p,
             self.numel() as u64,
         )
     }

@@ -206,7 +206,29 @@ impl KernelCache {
     /// Records one dispatch of `spec` over `workgroups`, binding `buffers` in
     /// order (plus the fault buffer if the kernel uses it) and passing
     /// `immediates` as the kernel's `var<immediate>` block.
-    pub fn dispatch(
+    ///
+    /// `P` is a `#[repr(C)]` struct mirroring the kernel's immediate struct
+    /// field for field; its size must equal the spec's `immediate_bytes`
+    /// (checked on every call: a mismatch is an error naming the kernel).
+    pub fn dispatch<P: bytemuck::Pod>(
+        &self,
+        spec: &'static KernelSpec,
+        constants: &[(&'static str, f64)],
+        buffers: &[&GpuBuffer],
+        immediates: &P,
+        workgroups: [u32; 3],
+    ) -> Result<()> {
+        self.dispatch_bytes(
+            spec,
+            constants,
+            buffers,
+            bytemuck::bytes_of(immediates),
+            workgroups,
+        )
+    }
+
+    /// [`dispatch`](Self::dispatch) with the immediates already as bytes.
+    fn dispatch_bytes(
         &self,
         spec: &'static KernelSpec,
         constants: &[(&'static str, f64)],
@@ -291,12 +313,12 @@ impl KernelCache {
 
     /// [`dispatch`](Self::dispatch) with one thread per element for a 1-D
     /// kernel of `@workgroup_size(WORKGROUP_SIZE)`.
-    pub fn dispatch_1d(
+    pub fn dispatch_1d<P: bytemuck::Pod>(
         &self,
         spec: &'static KernelSpec,
         constants: &[(&'static str, f64)],
         buffers: &[&GpuBuffer],
-        immediates: &[u8],
+        immediates: &P,
         threads: u64,
     ) -> Result<()> {
         let groups = threads.div_ceil(u64::from(WORKGROUP_SIZE));
@@ -308,12 +330,12 @@ impl KernelCache {
     }
 
     /// [`dispatch`](Self::dispatch) with `groups` workgroups folded into a grid.
-    pub fn dispatch_groups(
+    pub fn dispatch_groups<P: bytemuck::Pod>(
         &self,
         spec: &'static KernelSpec,
         constants: &[(&'static str, f64)],
         buffers: &[&GpuBuffer],
-        immediates: &[u8],
+        immediates: &P,
         groups: u64,
     ) -> Result<()> {
         let grid = grid_for(

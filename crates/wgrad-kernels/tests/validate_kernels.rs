@@ -78,6 +78,45 @@ fn every_spec_matches_its_source() {
     }
 }
 
+/// The type of the module's `var<immediate>` global, if it declares one
+/// (a kernel may declare at most one).
+fn immediate_type(module: &naga::Module, what: &str) -> Option<naga::Handle<naga::Type>> {
+    let mut found = module
+        .global_variables
+        .iter()
+        .filter(|(_, v)| v.space == naga::AddressSpace::Immediate)
+        .map(|(_, v)| v.ty);
+    let ty = found.next();
+    assert!(
+        found.next().is_none(),
+        "{what}: more than one var<immediate>"
+    );
+    ty
+}
+
+/// Each spec's `immediate_bytes` is naga's size of its kernel's
+/// `var<immediate>` type (0 when it has none), so the size the dispatch path
+/// checks the Rust parameter structs against is the size the shader reads.
+#[test]
+fn every_spec_immediate_size_matches_its_source() {
+    for spec in families::all() {
+        let what = format!("{}::{}", spec.file, spec.entry);
+        let module = module_of(spec.file, spec.elem);
+        let size = immediate_type(&module, &what)
+            .map_or(0, |ty| module.types[ty].inner.size(module.to_ctx()));
+        assert_eq!(
+            spec.immediate_bytes, size,
+            "{what}: spec says {} bytes of immediates, the WGSL struct is {size}",
+            spec.immediate_bytes
+        );
+        assert_eq!(
+            size % 4,
+            0,
+            "{what}: immediate size {size} is not whole words"
+        );
+    }
+}
+
 #[test]
 fn every_file_is_used() {
     let used: HashSet<&str> = families::all().iter().map(|s| s.file).collect();

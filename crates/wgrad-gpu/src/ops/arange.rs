@@ -4,7 +4,8 @@ use wgrad_core::{DType, Error, Result};
 use wgrad_device::GpuDevice;
 use wgrad_kernels::{KernelCache, families};
 
-use crate::{GpuTensor, params};
+use crate::GpuTensor;
+use crate::params::{self, ArangeParams};
 
 /// Splits a finite f64 into the words the kernel takes: `[mantissa low 32,
 /// mantissa high 21, exponent (as i32 bits), sign]` with
@@ -67,10 +68,20 @@ impl GpuTensor {
         if n == 0 {
             return Ok(out);
         }
-        let mut words = vec![params::to_u32(OP, "element count", n)?];
-        words.extend(soft_f64_words(start));
-        words.extend(soft_f64_words(step));
-        words.push(0);
+        let [start_lo, start_hi, start_exp, start_sign] = soft_f64_words(start);
+        let [step_lo, step_hi, step_exp, step_sign] = soft_f64_words(step);
+        let p = ArangeParams {
+            numel: params::to_u32(OP, "element count", n)?,
+            start_lo,
+            start_hi,
+            start_exp: start_exp as i32,
+            start_sign,
+            step_lo,
+            step_hi,
+            step_exp: step_exp as i32,
+            step_sign,
+            _pad: 0,
+        };
         let code = match dtype {
             DType::F32 => 0.0,
             DType::I32 => 1.0,
@@ -80,7 +91,7 @@ impl GpuTensor {
             &families::movement::ARANGE,
             &[("OUT_DTYPE", code)],
             &[&out.buffer],
-            params::bytes(&words),
+            &p,
             n as u64,
         )?;
         Ok(out)

@@ -8,7 +8,8 @@ use wgrad_core::shape::{contiguous_strides, normalize_axis};
 use wgrad_core::{DType, Layout, Result, UnaryOp, checks};
 use wgrad_kernels::{WORKGROUP_SIZE, families};
 
-use crate::{GpuTensor, params};
+use crate::GpuTensor;
+use crate::params::{ScatterAddParams, SoftmaxBackwardParams, UnaryBackwardParams};
 
 /// Fault codes raised by the scatter kernel (see `wgrad_device::FaultCode`).
 const FAULT_INDEX_ADD: u32 = wgrad_device::FaultCode::IndexAdd as u32;
@@ -28,13 +29,12 @@ impl GpuTensor {
         if out.numel() == 0 {
             return Ok(out);
         }
-        let mut words = params::strided(OP, self.shape(), &[&self.layout, &x.layout])?;
-        words.extend(op.params().map(f32::to_bits));
+        let p = UnaryBackwardParams::new(OP, self.shape(), &self.layout, &x.layout, op.params())?;
         self.kernels().dispatch_1d(
             &families::backward::UNARY_BACKWARD,
             &[("OP", f64::from(op.code()))],
             &[&self.buffer, &x.buffer, &out.buffer],
-            params::bytes(&words),
+            &p,
             out.numel() as u64,
         )?;
         Ok(out)
@@ -66,16 +66,7 @@ impl GpuTensor {
         let across = self.strides()[a] != 1 && len > 1;
         let cap = if across { WORKGROUP / 32 } else { WORKGROUP };
         let tpr = len.next_power_of_two().min(cap);
-        let mut words = vec![
-            params::to_u32(OP, "row count", rows)?,
-            params::to_u32(OP, "row length", len)?,
-            self.rank() as u32,
-            a as u32,
-        ];
-        // `strided` packs [numel, rank, g_off, y_off, shape, g_str, y_str];
-        // the row kernel wants the offsets and arrays after its own header.
-        let strided = params::strided(OP, self.shape(), &[&self.layout, &y.layout])?;
-        words.extend_from_slice(&strided[2..]);
+        let p = SoftmaxBackwardParams::new(OP, self.shape(), a, &self.layout, &y.layout)?;
         self.kernels().dispatch_groups(
             &families::backward::SOFTMAX_BACKWARD,
             &[
@@ -84,7 +75,7 @@ impl GpuTensor {
                 ("ACROSS", f64::from(u32::from(across))),
             ],
             &[&self.buffer, &y.buffer, &out.buffer],
-            params::bytes(&words),
+            &p,
             rows.div_ceil(WORKGROUP / tpr) as u64,
         )?;
         Ok(out)
@@ -171,14 +162,12 @@ impl GpuTensor {
         // The output's own strides; the axis stride scales the target index
         // and the kernel skips the iteration coordinate on that axis.
         let out_l = Layout::from_parts(op, shape.to_vec(), contiguous_strides(self.shape()), 0)?;
-        let mut words = params::strided(op, shape, &[&src_l, idx, &out_l])?;
-        words.push(axis as u32);
-        words.push(params::to_u32(op, "dimension", self.shape()[axis])?);
+        let p = ScatterAddParams::new(op, shape, [&src_l, idx, &out_l], axis, self.shape()[axis])?;
         self.kernels().dispatch_1d(
             &families::backward::SCATTER_ADD,
             &[("FAULT_CODE", f64::from(fault_code))],
             &[&src.buffer, &index.buffer, &out.buffer],
-            params::bytes(&words),
+            &p,
             n as u64,
         )?;
         Ok(out)

@@ -3,8 +3,9 @@
 use wgrad_core::{BinaryOp, DType, Result, shape};
 use wgrad_kernels::families;
 
+use crate::GpuTensor;
 use crate::ops::unary::coalesce;
-use crate::{GpuTensor, params};
+use crate::params::BinaryParams;
 
 impl GpuTensor {
     /// `self (op) other` with PyTorch broadcasting; both f32.
@@ -21,12 +22,12 @@ impl GpuTensor {
             return Ok(out);
         }
         let (shape, views) = coalesce(name, &out_shape, &[&a, &b])?;
-        let words = params::strided(name, &shape, &[&views[0], &views[1]])?;
+        let p = BinaryParams::new(name, &shape, &views[0], &views[1])?;
         self.kernels().dispatch_1d(
             &families::elementwise::BINARY,
             &[("OP", f64::from(op.code()))],
             &[&self.buffer, &other.buffer, &out.buffer],
-            params::bytes(&words),
+            &p,
             (out.numel() as u64).div_ceil(families::elementwise::ELEMENTS_PER_THREAD),
         )?;
         Ok(out)

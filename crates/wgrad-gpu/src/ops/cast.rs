@@ -4,7 +4,8 @@ use wgrad_core::{DType, Result};
 use wgrad_kernels::families;
 
 use super::unary::coalesce;
-use crate::{GpuTensor, params};
+use crate::GpuTensor;
+use crate::params::CastParams;
 
 /// The dtype code `cast.wgsl`'s `FROM`/`TO` overrides use.
 fn code(dtype: DType) -> f64 {
@@ -30,12 +31,12 @@ impl GpuTensor {
             return Ok(out);
         }
         let (shape, views) = coalesce(OP, self.shape(), &[&self.layout])?;
-        let words = params::strided(OP, &shape, &views.iter().collect::<Vec<_>>())?;
+        let p = CastParams::new(OP, &shape, &views[0])?;
         self.kernels().dispatch_1d(
             &families::elementwise::CAST,
             &[("FROM", code(self.dtype)), ("TO", code(dtype))],
             &[&self.buffer, &out.buffer],
-            params::bytes(&words),
+            &p,
             (out.numel() as u64).div_ceil(families::elementwise::ELEMENTS_PER_THREAD),
         )?;
         Ok(out)

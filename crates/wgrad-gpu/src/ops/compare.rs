@@ -4,7 +4,8 @@ use wgrad_core::{CompareOp, DType, Layout, Result, checks, shape};
 use wgrad_kernels::families;
 
 use super::unary::coalesce;
-use crate::{GpuTensor, params};
+use crate::GpuTensor;
+use crate::params::CompareParams;
 
 /// Generates the named tensor-tensor wrappers of [`GpuTensor::compare`].
 macro_rules! named_compare_ops {
@@ -82,9 +83,7 @@ impl GpuTensor {
         out: &GpuTensor,
     ) -> Result<()> {
         let name = op.name();
-        let mut words = params::strided(name, shape, &views.iter().collect::<Vec<_>>())?;
-        // Header is [numel, rank, a_offset, b_offset]; the scalar follows it.
-        words.insert(4, scalar.unwrap_or(0.0).to_bits());
+        let p = CompareParams::new(name, shape, &views[0], &views[1], scalar)?;
         self.kernels().dispatch_1d(
             &families::elementwise::COMPARE,
             &[
@@ -93,7 +92,7 @@ impl GpuTensor {
                 ("SCALAR", f64::from(u8::from(scalar.is_some()))),
             ],
             &[&self.buffer, &other.buffer, &out.buffer],
-            params::bytes(&words),
+            &p,
             (out.numel() as u64).div_ceil(families::elementwise::ELEMENTS_PER_THREAD),
         )
     }

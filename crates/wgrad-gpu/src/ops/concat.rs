@@ -3,7 +3,8 @@
 use wgrad_core::{Result, checks};
 use wgrad_kernels::families;
 
-use crate::{GpuTensor, params};
+use crate::GpuTensor;
+use crate::params::CopyViewParams;
 
 impl GpuTensor {
     /// Joins `tensors` along `axis` (`torch.cat`). All must have the same
@@ -27,14 +28,12 @@ impl GpuTensor {
             let len = t.shape()[a];
             if t.numel() > 0 {
                 let dst = out.layout.narrow(a as isize, start, len)?;
-                // [numel, rank, src_off, dst_off, shape, src_strides, dst_strides]:
-                // exactly the kernel's CopyViewParams.
-                let words = params::strided(OP, t.shape(), &[&t.layout, &dst])?;
+                let p = CopyViewParams::new(OP, t.shape(), &t.layout, &dst)?;
                 first.kernels().dispatch_1d(
                     &families::movement::COPY_TO_VIEW,
                     &[],
                     &[&t.buffer, &out.buffer],
-                    params::bytes(&words),
+                    &p,
                     t.numel() as u64,
                 )?;
             }

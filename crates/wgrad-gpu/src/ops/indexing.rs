@@ -7,19 +7,11 @@
 //! readback returns `Error::IndexOutOfRange` naming the op.
 
 use wgrad_core::shape::check_rank;
-use wgrad_core::{DType, Error, MAX_RANK, Result, checks};
+use wgrad_core::{DType, Error, Result, checks};
 use wgrad_kernels::families;
 
-use crate::{GpuTensor, params};
-
-/// `values` as a zero-padded `array<u32, 6>` of immediates.
-fn padded(op: &'static str, values: &[usize]) -> Result<[u32; MAX_RANK]> {
-    let mut out = [0u32; MAX_RANK];
-    for (o, &v) in out.iter_mut().zip(values) {
-        *o = params::to_u32(op, "dimension or stride", v)?;
-    }
-    Ok(out)
-}
+use crate::GpuTensor;
+use crate::params::{GatherParams, IndexSelectParams, OneHotParams};
 
 impl GpuTensor {
     /// Picks the slices `index[0], index[1], ...` along `axis`
@@ -34,23 +26,12 @@ impl GpuTensor {
         if out.numel() == 0 {
             return Ok(out);
         }
-        let mut words = vec![
-            params::to_u32(OP, "element count", out.numel())?,
-            self.rank() as u32,
-            params::to_u32(OP, "offset", self.layout.offset())?,
-            params::to_u32(OP, "offset", index.layout.offset())?,
-            a as u32,
-            params::to_u32(OP, "dimension", self.shape()[a])?,
-            params::to_u32(OP, "stride", index.strides()[0])?,
-            0,
-        ];
-        words.extend(padded(OP, &out_shape)?);
-        words.extend(padded(OP, self.strides())?);
+        let p = IndexSelectParams::new(OP, a, &self.layout, &index.layout, &out_shape)?;
         self.kernels().dispatch_1d(
             &families::movement::INDEX_SELECT,
             &[],
             &[&self.buffer, &index.buffer, &out.buffer],
-            params::bytes(&words),
+            &p,
             out.numel() as u64,
         )?;
         Ok(out)
@@ -69,24 +50,12 @@ impl GpuTensor {
         if out.numel() == 0 {
             return Ok(out);
         }
-        let mut words = vec![
-            params::to_u32(OP, "element count", out.numel())?,
-            self.rank() as u32,
-            params::to_u32(OP, "offset", self.layout.offset())?,
-            params::to_u32(OP, "offset", index.layout.offset())?,
-            a as u32,
-            params::to_u32(OP, "dimension", self.shape()[a])?,
-            0,
-            0,
-        ];
-        words.extend(padded(OP, index.shape())?);
-        words.extend(padded(OP, self.strides())?);
-        words.extend(padded(OP, index.strides())?);
+        let p = GatherParams::new(OP, a, &self.layout, &index.layout)?;
         self.kernels().dispatch_1d(
             &families::movement::GATHER,
             &[],
             &[&self.buffer, &index.buffer, &out.buffer],
-            params::bytes(&words),
+            &p,
             out.numel() as u64,
         )?;
         Ok(out)
@@ -114,23 +83,12 @@ impl GpuTensor {
             DType::F32 => 1.0f32.to_bits(),
             DType::I32 | DType::U32 => 1,
         };
-        let mut words = vec![
-            params::to_u32(OP, "element count", threads)?,
-            self.rank() as u32,
-            params::to_u32(OP, "offset", self.layout.offset())?,
-            params::to_u32(OP, "class count", num_classes)?,
-            params::to_u32(OP, "class count", cols)?,
-            one,
-            0,
-            0,
-        ];
-        words.extend(padded(OP, self.shape())?);
-        words.extend(padded(OP, self.strides())?);
+        let p = OneHotParams::new(OP, &self.layout, threads, [num_classes, cols], one)?;
         self.kernels().dispatch_1d(
             &families::movement::ONE_HOT,
             &[],
             &[&self.buffer, &out.buffer],
-            params::bytes(&words),
+            &p,
             threads as u64,
         )?;
         Ok(out)

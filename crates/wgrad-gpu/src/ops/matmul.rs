@@ -23,7 +23,8 @@ use wgrad_core::{DType, Error, Layout, MAX_RANK, Result, checks};
 use wgrad_kernels::KernelSpec;
 use wgrad_kernels::families;
 
-use crate::{GpuTensor, params};
+use crate::GpuTensor;
+use crate::params::{self, MatmulParams, SumSplitsParams};
 
 /// Batch dims the kernel's immediate block carries.
 const KERNEL_BATCH_DIMS: usize = 4;
@@ -185,7 +186,7 @@ impl GpuTensor {
         // Recount: rounding the chunk up may leave fewer (never empty) splits.
         let splits = k.div_ceil(k_chunk);
         let tile = plan.kernel.tile();
-        let words = immediates(op, &a, &b, batch, [m, n, k], tile, k_chunk, splits)?;
+        let imm = immediates(op, &a, &b, batch, [m, n, k], tile, k_chunk, splits)?;
         // Walk each staged slice along the operand's unit-stride index so
         // neighbouring threads read neighbouring addresses.
         let r = a.rank();
@@ -210,20 +211,20 @@ impl GpuTensor {
             spec,
             &constants,
             &[&self.buffer, &other.buffer, &target.buffer],
-            params::bytes(&words),
-            u64::from(words[5]),
+            &imm,
+            u64::from(imm.groups),
         )?;
         if let Some(part) = part {
             let numel = count * m * n;
-            let sum = [
-                params::to_u32(op, "output element count", numel)?,
-                params::to_u32(op, "split count", splits)?,
-            ];
+            let sum = SumSplitsParams {
+                numel: params::to_u32(op, "output element count", numel)?,
+                splits: params::to_u32(op, "split count", splits)?,
+            };
             self.kernels().dispatch_1d(
                 &families::matmul::SUM_SPLITS,
                 &[],
                 &[&part.buffer, &out.buffer],
-                params::bytes(&sum),
+                &sum,
                 numel as u64,
             )?;
         }
@@ -288,7 +289,7 @@ fn immediates(
     tile: usize,
     k_chunk: usize,
     splits: usize,
-) -> Result<Vec<u32>> {
+) -> Result<MatmulParams> {
     // Every index the kernel forms stays below the operands' span ends and
     // the output's (or partial sums') element count; all must fit its 32-bit
     // arithmetic.
@@ -306,36 +307,43 @@ fn immediates(
     let tiles_mn = tiles_n * m.div_ceil(tile);
     let groups = params::to_u32(op, "workgroup count", tiles_mn * count * splits)?;
 
-    let r = a.rank();
-    let mut words = vec![
-        params::to_u32(op, "rows", m)?,
-        params::to_u32(op, "columns", n)?,
-        params::to_u32(op, "inner size", k)?,
-        params::to_u32(op, "tile count", tiles_n)?,
-        params::to_u32(op, "tile count", tiles_mn)?,
-        groups,
-        params::to_u32(op, "offset", a.offset())?,
-        params::to_u32(op, "offset", b.offset())?,
-        params::to_u32(op, "stride", a.strides()[r - 2])?,
-        params::to_u32(op, "stride", a.strides()[r - 1])?,
-        params::to_u32(op, "stride", b.strides()[r - 2])?,
-        params::to_u32(op, "stride", b.strides()[r - 1])?,
-    ];
     // Right-aligned: unused leading dims are size 1 with stride 0.
-    let pad = KERNEL_BATCH_DIMS - dims.len();
-    let column = |pick: fn(&(usize, usize, usize)) -> usize, fill: usize| -> Result<Vec<u32>> {
-        std::iter::repeat_n(fill, pad)
-            .chain(dims.iter().map(pick))
-            .map(|v| params::to_u32(op, "batch size or stride", v))
-            .collect()
-    };
-    words.extend(column(|d| d.0, 1)?);
-    words.extend(column(|d| d.1, 0)?);
-    words.extend(column(|d| d.2, 0)?);
-    // Unsplit chunks are K itself (>= 1 here: K = 0 never dispatches).
-    words.push(params::to_u32(op, "inner size", k_chunk.min(k))?);
-    words.push(params::to_u32(op, "batch count", count)?);
-    Ok(words)
+    let pad = KERNEL_BATCH_DIMS.checked_sub(dims.len()).ok_or_else(|| {
+        Error::invalid(
+            op,
+            format!("{} batch dims exceed {KERNEL_BATCH_DIMS}", dims.len()),
+        )
+    })?;
+    let mut batch = [1u32; KERNEL_BATCH_DIMS];
+    let mut a_bstrides = [0u32; KERNEL_BATCH_DIMS];
+    let mut b_bstrides = [0u32; KERNEL_BATCH_DIMS];
+    for (i, &(size, sa, sb)) in dims.iter().enumerate() {
+        let what = "batch size or stride";
+        batch[pad + i] = params::to_u32(op, what, size)?;
+        a_bstrides[pad + i] = params::to_u32(op, what, sa)?;
+        b_bstrides[pad + i] = params::to_u32(op, what, sb)?;
+    }
+    let r = a.rank();
+    Ok(MatmulParams {
+        m: params::to_u32(op, "rows", m)?,
+        n: params::to_u32(op, "columns", n)?,
+        k: params::to_u32(op, "inner size", k)?,
+        tiles_n: params::to_u32(op, "tile count", tiles_n)?,
+        tiles_mn: params::to_u32(op, "tile count", tiles_mn)?,
+        groups,
+        a_offset: params::to_u32(op, "offset", a.offset())?,
+        b_offset: params::to_u32(op, "offset", b.offset())?,
+        a_rs: params::to_u32(op, "stride", a.strides()[r - 2])?,
+        a_cs: params::to_u32(op, "stride", a.strides()[r - 1])?,
+        b_rs: params::to_u32(op, "stride", b.strides()[r - 2])?,
+        b_cs: params::to_u32(op, "stride", b.strides()[r - 1])?,
+        batch,
+        a_bstrides,
+        b_bstrides,
+        // Unsplit chunks are K itself (>= 1 here: K = 0 never dispatches).
+        k_chunk: params::to_u32(op, "inner size", k_chunk.min(k))?,
+        batches: params::to_u32(op, "batch count", count)?,
+    })
 }
 
 /// Batch dims as `(size, a_stride, b_stride)`, row-major like the output,

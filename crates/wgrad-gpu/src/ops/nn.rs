@@ -9,7 +9,8 @@
 use wgrad_core::{DType, Result, checks};
 use wgrad_kernels::families;
 
-use crate::{GpuTensor, params};
+use crate::GpuTensor;
+use crate::params::{self, CrossEntropyParams};
 
 /// Threads per workgroup of the cross-entropy kernels.
 const WG: usize = 256;
@@ -42,7 +43,7 @@ fn immediates(
     grad: Option<&GpuTensor>,
     label_smoothing: f32,
     ignore_index: i32,
-) -> Result<[u32; 12]> {
+) -> Result<CrossEntropyParams> {
     let (n, c) = (logits.shape()[0], logits.shape()[1]);
     let u = |what, v| params::to_u32(op, what, v);
     let (g_offset, g_stride) = match grad {
@@ -52,20 +53,20 @@ fn immediates(
         ),
         None => (0, 0),
     };
-    Ok([
-        u("row count", n)?,
-        u("class count", c)?,
-        u("offset", logits.layout.offset())?,
-        u("stride", logits.strides()[0])?,
-        u("stride", logits.strides()[1])?,
-        u("offset", target.layout.offset())?,
-        u("stride", target.strides()[0])?,
-        lanes_for(c) as u32,
-        label_smoothing.to_bits(),
-        ignore_index as u32,
+    Ok(CrossEntropyParams {
+        rows: u("row count", n)?,
+        n: u("class count", c)?,
+        x_offset: u("offset", logits.layout.offset())?,
+        x_row_stride: u("stride", logits.strides()[0])?,
+        x_col_stride: u("stride", logits.strides()[1])?,
+        t_offset: u("offset", target.layout.offset())?,
+        t_stride: u("stride", target.strides()[0])?,
+        lanes: lanes_for(c) as u32,
+        smoothing: label_smoothing.to_bits(),
+        ignore_index: ignore_index as u32,
         g_offset,
         g_stride,
-    ])
+    })
 }
 
 impl GpuTensor {
@@ -88,13 +89,13 @@ impl GpuTensor {
         if n == 0 {
             return Ok(out);
         }
-        let words = immediates(OP, self, target, None, label_smoothing, ignore_index)?;
+        let p = immediates(OP, self, target, None, label_smoothing, ignore_index)?;
         let rows_per_group = WG / lanes_for(c);
         self.kernels().dispatch_groups(
             &families::nn::CROSS_ENTROPY,
             &[],
             &[&self.buffer, &target.buffer, &out.buffer],
-            params::bytes(&words),
+            &p,
             n.div_ceil(rows_per_group) as u64,
         )?;
         Ok(out)
@@ -122,13 +123,13 @@ impl GpuTensor {
         if n == 0 || c == 0 {
             return Ok(out);
         }
-        let words = immediates(OP, self, target, Some(grad), label_smoothing, ignore_index)?;
+        let p = immediates(OP, self, target, Some(grad), label_smoothing, ignore_index)?;
         let rows_per_group = WG / lanes_for(c);
         self.kernels().dispatch_groups(
             &families::nn::CROSS_ENTROPY_BACKWARD,
             &[],
             &[&self.buffer, &target.buffer, &grad.buffer, &out.buffer],
-            params::bytes(&words),
+            &p,
             n.div_ceil(rows_per_group) as u64,
         )?;
         Ok(out)

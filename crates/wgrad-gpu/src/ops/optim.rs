@@ -10,7 +10,8 @@ use wgrad_core::checks::optim::{AdamCoefficients, SgdCoefficients};
 use wgrad_core::{DType, Error, Result, checks};
 use wgrad_kernels::families;
 
-use crate::{GpuTensor, params};
+use crate::GpuTensor;
+use crate::params::{self, AdamAmsgradParams, AdamParams, SgdMomentumParams, SgdParams};
 
 const MAXIMIZE: u32 = 1;
 const WEIGHT_DECAY: u32 = 2;
@@ -108,14 +109,14 @@ impl GpuTensor {
         match (momentum != 0.0, momentum_buffer) {
             (false, None) => {
                 let g = dense_grad(OP, grad, &[self])?;
-                let words = [
+                let p = SgdParams {
                     numel,
-                    base_flags,
-                    params::to_u32(OP, "offset", g.layout.offset())?,
+                    flags: base_flags,
+                    grad_offset: params::to_u32(OP, "offset", g.layout.offset())?,
                     param_offset,
-                    k.neg_lr.to_bits(),
-                    k.weight_decay.to_bits(),
-                ];
+                    neg_lr: k.neg_lr,
+                    weight_decay: k.weight_decay,
+                };
                 if numel == 0 {
                     return Ok(());
                 }
@@ -123,7 +124,7 @@ impl GpuTensor {
                     &families::optim::SGD,
                     &[],
                     &[&g.buffer, &self.buffer],
-                    params::bytes(&words),
+                    &p,
                     u64::from(numel),
                 )
             }
@@ -134,17 +135,17 @@ impl GpuTensor {
                 let g = dense_grad(OP, grad, &[self, buf])?;
                 let flags =
                     base_flags | flag(nesterov, NESTEROV_OR_DECOUPLED) | flag(init_buffer, FIRST);
-                let words = [
+                let p = SgdMomentumParams {
                     numel,
                     flags,
-                    params::to_u32(OP, "offset", g.layout.offset())?,
+                    grad_offset: params::to_u32(OP, "offset", g.layout.offset())?,
                     param_offset,
                     buf_offset,
-                    k.neg_lr.to_bits(),
-                    k.weight_decay.to_bits(),
-                    k.momentum.to_bits(),
-                    k.one_minus_dampening.to_bits(),
-                ];
+                    neg_lr: k.neg_lr,
+                    weight_decay: k.weight_decay,
+                    momentum: k.momentum,
+                    one_minus_dampening: k.one_minus_dampening,
+                };
                 if numel == 0 {
                     return Ok(());
                 }
@@ -152,7 +153,7 @@ impl GpuTensor {
                     &families::optim::SGD_MOMENTUM,
                     &[],
                     &[&g.buffer, &self.buffer, &buf.buffer],
-                    params::bytes(&words),
+                    &p,
                     u64::from(numel),
                 )
             }
@@ -209,24 +210,43 @@ impl GpuTensor {
         let flags = flag(maximize, MAXIMIZE)
             | flag(weight_decay != 0.0, WEIGHT_DECAY)
             | flag(decoupled_weight_decay, NESTEROV_OR_DECOUPLED);
-        let mut words = vec![
-            numel,
-            flags,
-            params::to_u32(OP, "offset", g.layout.offset())?,
-        ];
-        words.extend(&offsets);
-        words.extend(k.to_array().map(f32::to_bits));
+        let grad_offset = params::to_u32(OP, "offset", g.layout.offset())?;
         if numel == 0 {
             return Ok(());
         }
-        let spec = if max_exp_avg_sq.is_some() {
-            &families::optim::ADAM_AMSGRAD
-        } else {
-            &families::optim::ADAM
-        };
         let mut buffers = vec![&g.buffer];
         buffers.extend(written.iter().map(|t| &t.buffer));
-        self.kernels()
-            .dispatch_1d(spec, &[], &buffers, params::bytes(&words), u64::from(numel))
+        let threads = u64::from(numel);
+        let (param_offset, m_offset, v_offset, vmax_offset) = match offsets[..] {
+            [p, m, v] => (p, m, v, None),
+            [p, m, v, vmax] => (p, m, v, Some(vmax)),
+            _ => return Err(Error::invalid(OP, "the optimizer state is 2 or 3 tensors")),
+        };
+        let p = AdamParams {
+            numel,
+            flags,
+            grad_offset,
+            param_offset,
+            m_offset,
+            v_offset,
+            one_minus_beta1: k.one_minus_beta1,
+            beta2: k.beta2,
+            one_minus_beta2: k.one_minus_beta2,
+            eps: k.eps,
+            weight_decay: k.weight_decay,
+            decay: k.decay,
+            neg_step_size: k.neg_step_size,
+            bias_correction2_sqrt: k.bias_correction2_sqrt,
+        };
+        match vmax_offset {
+            None => self
+                .kernels()
+                .dispatch_1d(&families::optim::ADAM, &[], &buffers, &p, threads),
+            Some(vmax) => {
+                let p: AdamAmsgradParams = p.amsgrad(vmax);
+                let spec = &families::optim::ADAM_AMSGRAD;
+                self.kernels().dispatch_1d(spec, &[], &buffers, &p, threads)
+            }
+        }
     }
 }

@@ -5,7 +5,8 @@ use wgrad_core::{DType, Error, Result, shape};
 use wgrad_device::GpuDevice;
 use wgrad_kernels::{KernelCache, KernelSpec, families};
 
-use crate::{GpuTensor, params};
+use crate::GpuTensor;
+use crate::params::RandomParams;
 
 impl GpuTensor {
     /// Uniform f32 values in `[low, high)`; element `i` is
@@ -65,14 +66,15 @@ impl GpuTensor {
         let out = Self::empty_on(&kernels, op, shape, DType::F32)?;
         let [k0, k1] = seed_keys(seed);
         // The last word must be 0: the kernel XORs it in to block FMA contraction.
-        let words = [n, k0, k1, a.to_bits(), b.to_bits(), 0];
-        kernels.dispatch_1d(
-            spec,
-            &[],
-            &[&out.buffer],
-            params::bytes(&words),
-            u64::from(n),
-        )?;
+        let p = RandomParams {
+            numel: n,
+            key0: k0,
+            key1: k1,
+            a: a.to_bits(),
+            b: b.to_bits(),
+            zero: 0,
+        };
+        kernels.dispatch_1d(spec, &[], &[&out.buffer], &p, u64::from(n))?;
         Ok(out)
     }
 }

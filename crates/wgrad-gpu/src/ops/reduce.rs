@@ -13,7 +13,8 @@ use wgrad_device::GpuBuffer;
 use wgrad_kernels::families;
 use wgrad_kernels::families::reduce::Fold;
 
-use crate::{GpuTensor, params};
+use crate::GpuTensor;
+use crate::params::{self, ReduceParams};
 
 /// Threads per workgroup of the reduce and softmax kernels.
 const WG: usize = 256;
@@ -214,26 +215,24 @@ impl GpuTensor {
         }
         let chunk_len = view.inner.div_ceil(chunks);
         let u = |what, v| params::to_u32(op, what, v);
-        let mut words = vec![
-            u("row count", view.rows)?,
-            u("reduced element count", view.inner)?,
-            u("chunk count", chunks)?,
-            u("chunk length", chunk_len)?,
-            view.kept_rank as u32,
-            view.dims.len() as u32,
-            u("offset", view.offset)?,
-            lanes.lanes as u32,
-            flags | lanes.flag(),
-            divisor.to_bits(),
-        ];
-        let mut shape = [0u32; MAX_RANK];
-        let mut strides = [0u32; MAX_RANK];
-        for (i, &(size, stride)) in view.dims.iter().enumerate() {
-            shape[i] = u("dimension", size)?;
-            strides[i] = u("stride", stride)?;
+        let mut p = ReduceParams {
+            rows: u("row count", view.rows)?,
+            inner: u("reduced element count", view.inner)?,
+            chunks: u("chunk count", chunks)?,
+            chunk_len: u("chunk length", chunk_len)?,
+            kept_rank: view.kept_rank as u32,
+            rank: view.dims.len() as u32,
+            offset: u("offset", view.offset)?,
+            lanes: lanes.lanes as u32,
+            flags: flags | lanes.flag(),
+            divisor,
+            shape: [0; MAX_RANK],
+            strides: [0; MAX_RANK],
+        };
+        for ((size, stride), &(s, st)) in p.shape.iter_mut().zip(&mut p.strides).zip(&view.dims) {
+            *size = u("dimension", s)?;
+            *stride = u("stride", st)?;
         }
-        words.extend(shape);
-        words.extend(strides);
         let virtual_rows = view.rows.checked_mul(chunks).ok_or_else(|| {
             Error::invalid(op, format!("{} rows x {chunks} chunks overflow", view.rows))
         })?;
@@ -242,7 +241,7 @@ impl GpuTensor {
             &families::reduce::REDUCE_ROWS,
             &[("OP", f64::from(fold.code()))],
             &[b.src, b.aux, b.out_val, b.out_idx],
-            params::bytes(&words),
+            &p,
             virtual_rows.div_ceil(lanes.rows_per_group()) as u64,
         )
     }

@@ -5,7 +5,8 @@ use wgrad_core::{BinaryOp, DType, Result};
 use wgrad_kernels::families;
 
 use super::unary::coalesce;
-use crate::{GpuTensor, params};
+use crate::GpuTensor;
+use crate::params::ScalarParams;
 
 /// Generates the named wrappers of [`GpuTensor::binary_scalar`] (scalar on the right).
 macro_rules! named_scalar_ops {
@@ -36,9 +37,7 @@ impl GpuTensor {
             return Ok(out);
         }
         let (shape, views) = coalesce(name, self.shape(), &[&self.layout])?;
-        let mut words = params::strided(name, &shape, &views.iter().collect::<Vec<_>>())?;
-        // Header is [numel, rank, offset]; the kernel's scalar follows it.
-        words.insert(3, scalar.to_bits());
+        let p = ScalarParams::new(name, &shape, &views[0], scalar)?;
         self.kernels().dispatch_1d(
             &families::elementwise::BINARY_SCALAR,
             &[
@@ -46,7 +45,7 @@ impl GpuTensor {
                 ("LEFT", f64::from(u8::from(scalar_on_left))),
             ],
             &[&self.buffer, &out.buffer],
-            params::bytes(&words),
+            &p,
             (out.numel() as u64).div_ceil(families::elementwise::ELEMENTS_PER_THREAD),
         )?;
         Ok(out)

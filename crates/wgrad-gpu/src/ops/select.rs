@@ -5,7 +5,8 @@ use wgrad_core::{DType, Result, shape};
 use wgrad_kernels::families;
 
 use super::unary::coalesce;
-use crate::{GpuTensor, params};
+use crate::GpuTensor;
+use crate::params::WhereParams;
 
 impl GpuTensor {
     /// `mask != 0 ? a : b` elementwise; `mask` U32, `a`/`b` F32, all three
@@ -27,12 +28,12 @@ impl GpuTensor {
             return Ok(out);
         }
         let (merged, views) = coalesce(OP, &out_shape, &[&m_view, &a_view, &b_view])?;
-        let words = params::strided(OP, &merged, &views.iter().collect::<Vec<_>>())?;
+        let p = WhereParams::new(OP, &merged, [&views[0], &views[1], &views[2]])?;
         mask.kernels().dispatch_1d(
             &families::elementwise::WHERE_COND,
             &[],
             &[&mask.buffer, &a.buffer, &b.buffer, &out.buffer],
-            params::bytes(&words),
+            &p,
             (out.numel() as u64).div_ceil(families::elementwise::ELEMENTS_PER_THREAD),
         )?;
         Ok(out)

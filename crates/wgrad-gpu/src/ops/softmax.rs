@@ -13,11 +13,12 @@
 //! the occupancy that suffers), as was a per-thread array of 16 values.
 
 use wgrad_core::shape::{contiguous_strides, normalize_axis};
-use wgrad_core::{DType, MAX_RANK, Result};
+use wgrad_core::{DType, Error, MAX_RANK, Result};
 use wgrad_kernels::families;
 
 use super::reduce::{Lanes, TARGET_GROUPS};
-use crate::{GpuTensor, params};
+use crate::GpuTensor;
+use crate::params::{self, SoftmaxParams, SoftmaxSplitParams};
 
 /// Elements per thread the softmax kernel aims at. Its tree has log2(lanes)
 /// barrier steps, so short rows get fewer threads each (H200, [65536, 1000]:
@@ -100,31 +101,30 @@ impl GpuTensor {
         let chunks = n.div_ceil(chunk_len);
 
         let u = |what, v| params::to_u32(op, what, v);
-        let mut words = vec![
-            u("row count", rows)?,
-            u("axis length", n)?,
-            kept.len() as u32,
-            u("offset", self.layout.offset())?,
-            u("stride", in_axis_stride)?,
-            u("stride", out_strides[a])?,
-            lanes.lanes as u32,
-            lanes.flag(),
-        ];
-        if chunks > 1 {
-            words.push(u("chunk count", chunks)?);
-            words.push(u("chunk length", chunk_len)?);
+        if kept.len() > MAX_RANK {
+            return Err(Error::invalid(
+                op,
+                format!("rank {} exceeds {MAX_RANK}", kept.len()),
+            ));
         }
-        let mut shape = [0u32; MAX_RANK];
-        let mut in_strides = [0u32; MAX_RANK];
-        let mut out_str = [0u32; MAX_RANK];
+        let mut p = SoftmaxParams {
+            rows: u("row count", rows)?,
+            n: u("axis length", n)?,
+            kept_rank: kept.len() as u32,
+            offset: u("offset", self.layout.offset())?,
+            in_axis_stride: u("stride", in_axis_stride)?,
+            out_axis_stride: u("stride", out_strides[a])?,
+            lanes: lanes.lanes as u32,
+            flags: lanes.flag(),
+            shape: [0; MAX_RANK],
+            in_strides: [0; MAX_RANK],
+            out_strides: [0; MAX_RANK],
+        };
         for (i, &(size, si, so)) in kept.iter().enumerate() {
-            shape[i] = u("dimension", size)?;
-            in_strides[i] = u("stride", si)?;
-            out_str[i] = u("stride", so)?;
+            p.shape[i] = u("dimension", size)?;
+            p.in_strides[i] = u("stride", si)?;
+            p.out_strides[i] = u("stride", so)?;
         }
-        words.extend(shape);
-        words.extend(in_strides);
-        words.extend(out_str);
         let constants = [("LOG", if log { 1.0 } else { 0.0 })];
 
         if chunks == 1 {
@@ -132,7 +132,7 @@ impl GpuTensor {
                 &families::reduce::SOFTMAX_ROWS,
                 &constants,
                 &[&self.buffer, &out.buffer],
-                params::bytes(&words),
+                &p,
                 groups as u64,
             )?;
             return Ok(out);
@@ -143,19 +143,21 @@ impl GpuTensor {
         let virtual_rows = rows * chunks;
         u("partial row count", 2 * virtual_rows)?;
         let stats = self.empty_like_device(op, &[2 * virtual_rows], DType::F32)?;
+        let split: SoftmaxSplitParams =
+            p.split(u("chunk count", chunks)?, u("chunk length", chunk_len)?);
         let split_groups = virtual_rows.div_ceil(lanes.rows_per_group()) as u64;
         self.kernels().dispatch_groups(
             &families::reduce::SOFTMAX_PARTIAL,
             &constants,
             &[&self.buffer, &self.buffer, &stats.buffer],
-            params::bytes(&words),
+            &split,
             split_groups,
         )?;
         self.kernels().dispatch_groups(
             &families::reduce::SOFTMAX_WRITE,
             &constants,
             &[&self.buffer, &stats.buffer, &out.buffer],
-            params::bytes(&words),
+            &split,
             split_groups,
         )?;
         Ok(out)

@@ -4,7 +4,8 @@
 use wgrad_core::{DType, Layout, Result, UnaryOp};
 use wgrad_kernels::families;
 
-use crate::{GpuTensor, params};
+use crate::GpuTensor;
+use crate::params::UnaryParams;
 
 /// Merges dims so that elementwise kernels walk as few dims as possible.
 ///
@@ -60,15 +61,12 @@ impl GpuTensor {
             return Ok(out);
         }
         let (shape, views) = coalesce(name, self.shape(), &[&self.layout])?;
-        let mut words = params::strided(name, &shape, &views.iter().collect::<Vec<_>>())?;
-        // Header is [numel, rank, offset]; the kernel's p0/p1 follow it.
-        let [p0, p1] = op.params();
-        words.splice(3..3, [p0.to_bits(), p1.to_bits()]);
+        let p = UnaryParams::new(name, &shape, &views[0], op.params())?;
         self.kernels().dispatch_1d(
             &families::elementwise::UNARY,
             &[("OP", f64::from(op.code()))],
             &[&self.buffer, &out.buffer],
-            params::bytes(&words),
+            &p,
             (out.numel() as u64).div_ceil(families::elementwise::ELEMENTS_PER_THREAD),
         )?;
         Ok(out)

@@ -182,3 +182,21 @@ fn profiler_times_each_kernel() {
         "a report needs a running profile"
     );
 }
+
+/// The dispatch path checks the parameter struct's size against the
+/// kernel's declared immediate size, and reports a mismatch as an error
+/// naming the kernel (no panic, nothing recorded).
+#[test]
+fn immediates_of_the_wrong_size_are_an_error_naming_the_kernel() {
+    let Some(gpu) = shared_gpu() else { return };
+    let t = GpuTensor::zeros(&gpu, &[4], DType::F32).unwrap();
+    let kernels = wgrad_kernels::KernelCache::of(&gpu).unwrap();
+    let spec = &wgrad_kernels::families::elementwise::FILL;
+    // FillParams is 4 words; 3 is one short.
+    let err = kernels
+        .dispatch_1d(spec, &[], &[t.buffer()], &[4u32, 0, 0], 1)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("elementwise/fill.wgsl"), "{err}");
+    assert!(err.contains("16 bytes") && err.contains("got 12"), "{err}");
+}

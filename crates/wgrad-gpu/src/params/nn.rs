@@ -1,0 +1,34 @@
+//! Immediates of `kernels/nn/*.wgsl`.
+
+use super::immediates;
+
+immediates! {
+    /// `CrossEntropyParams` of `nn/cross_entropy.wgsl` and
+    /// `nn/cross_entropy_backward.wgsl`.
+    CrossEntropyParams {
+        /// Rows (samples).
+        rows: u32,
+        /// Classes.
+        n: u32,
+        /// Offset of the logits.
+        x_offset: u32,
+        /// Row stride of the logits.
+        x_row_stride: u32,
+        /// Column stride of the logits.
+        x_col_stride: u32,
+        /// Offset of the targets.
+        t_offset: u32,
+        /// Stride of the targets.
+        t_stride: u32,
+        /// Threads per row.
+        lanes: u32,
+        /// Label smoothing (f32 bits).
+        smoothing: u32,
+        /// The ignored class (i32 bits).
+        ignore_index: u32,
+        /// Offset of the upstream gradient (backward only).
+        g_offset: u32,
+        /// Stride of the upstream gradient (backward only).
+        g_stride: u32,
+    }
+}

@@ -1,0 +1,139 @@
+//! Immediates of `kernels/optim/*.wgsl`.
+
+use super::immediates;
+
+immediates! {
+    /// `SgdParams` of `optim/sgd.wgsl`.
+    SgdParams {
+        /// Elements of the parameter.
+        numel: u32,
+        /// Option flags.
+        flags: u32,
+        /// Offset of the gradient.
+        grad_offset: u32,
+        /// Offset of the parameter.
+        param_offset: u32,
+        /// `-lr`.
+        neg_lr: f32,
+        /// The weight decay.
+        weight_decay: f32,
+    }
+}
+
+immediates! {
+    /// `SgdMomentumParams` of `optim/sgd_momentum.wgsl`.
+    SgdMomentumParams {
+        /// Elements of the parameter.
+        numel: u32,
+        /// Option flags.
+        flags: u32,
+        /// Offset of the gradient.
+        grad_offset: u32,
+        /// Offset of the parameter.
+        param_offset: u32,
+        /// Offset of the momentum buffer.
+        buf_offset: u32,
+        /// `-lr`.
+        neg_lr: f32,
+        /// The weight decay.
+        weight_decay: f32,
+        /// The momentum.
+        momentum: f32,
+        /// `1 - dampening`.
+        one_minus_dampening: f32,
+    }
+}
+
+immediates! {
+    /// `AdamParams` of `optim/adam.wgsl`.
+    AdamParams {
+        /// Elements of the parameter.
+        numel: u32,
+        /// Option flags.
+        flags: u32,
+        /// Offset of the gradient.
+        grad_offset: u32,
+        /// Offset of the parameter.
+        param_offset: u32,
+        /// Offset of `exp_avg`.
+        m_offset: u32,
+        /// Offset of `exp_avg_sq`.
+        v_offset: u32,
+        /// `1 - beta1`.
+        one_minus_beta1: f32,
+        /// `beta2`.
+        beta2: f32,
+        /// `1 - beta2`.
+        one_minus_beta2: f32,
+        /// `eps`.
+        eps: f32,
+        /// The weight decay.
+        weight_decay: f32,
+        /// The decoupled decay factor.
+        decay: f32,
+        /// `-lr / bias_correction1`.
+        neg_step_size: f32,
+        /// `sqrt(bias_correction2)`.
+        bias_correction2_sqrt: f32,
+    }
+}
+
+immediates! {
+    /// `AdamAmsgradParams` of `optim/adam_amsgrad.wgsl`.
+    AdamAmsgradParams {
+        /// Elements of the parameter.
+        numel: u32,
+        /// Option flags.
+        flags: u32,
+        /// Offset of the gradient.
+        grad_offset: u32,
+        /// Offset of the parameter.
+        param_offset: u32,
+        /// Offset of `exp_avg`.
+        m_offset: u32,
+        /// Offset of `exp_avg_sq`.
+        v_offset: u32,
+        /// Offset of `max_exp_avg_sq`.
+        vmax_offset: u32,
+        /// `1 - beta1`.
+        one_minus_beta1: f32,
+        /// `beta2`.
+        beta2: f32,
+        /// `1 - beta2`.
+        one_minus_beta2: f32,
+        /// `eps`.
+        eps: f32,
+        /// The weight decay.
+        weight_decay: f32,
+        /// The decoupled decay factor.
+        decay: f32,
+        /// `-lr / bias_correction1`.
+        neg_step_size: f32,
+        /// `sqrt(bias_correction2)`.
+        bias_correction2_sqrt: f32,
+    }
+}
+
+impl AdamParams {
+    /// The AMSGrad kernel's block: these fields plus the offset of
+    /// `max_exp_avg_sq`.
+    pub(crate) fn amsgrad(self, vmax_offset: u32) -> AdamAmsgradParams {
+        AdamAmsgradParams {
+            numel: self.numel,
+            flags: self.flags,
+            grad_offset: self.grad_offset,
+            param_offset: self.param_offset,
+            m_offset: self.m_offset,
+            v_offset: self.v_offset,
+            vmax_offset,
+            one_minus_beta1: self.one_minus_beta1,
+            beta2: self.beta2,
+            one_minus_beta2: self.one_minus_beta2,
+            eps: self.eps,
+            weight_decay: self.weight_decay,
+            decay: self.decay,
+            neg_step_size: self.neg_step_size,
+            bias_correction2_sqrt: self.bias_correction2_sqrt,
+        }
+    }
+}

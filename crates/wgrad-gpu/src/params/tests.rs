@@ -1,0 +1,168 @@
+//! Every parameter struct against the kernels it is dispatched to: its size
+//! against the spec's `immediate_bytes` (what `KernelCache::dispatch`
+//! checks), and its field names and offsets against the WGSL struct as naga
+//! lays it out (what the shader reads).
+
+use std::mem::size_of;
+
+use wgrad_kernels::families::{backward, elementwise, matmul, movement, nn, optim, random, reduce};
+use wgrad_kernels::{KernelSpec, families, sources};
+
+use super::*;
+
+/// One parameter struct and the kernels that take it.
+struct Case {
+    name: &'static str,
+    size: usize,
+    fields: &'static [(&'static str, usize, &'static str)],
+    specs: Vec<&'static KernelSpec>,
+}
+
+macro_rules! cases {
+    ($($ty:ident => [$($spec:expr),+ $(,)?]),* $(,)?) => {
+        vec![$(Case {
+            name: stringify!($ty),
+            size: size_of::<$ty>(),
+            fields: $ty::FIELDS,
+            specs: vec![$(&$spec),+],
+        }),*]
+    };
+}
+
+fn cases() -> Vec<Case> {
+    cases![
+        FillParams => [elementwise::FILL],
+        BinaryParams => [elementwise::BINARY],
+        UnaryParams => [elementwise::UNARY],
+        ScalarParams => [elementwise::BINARY_SCALAR],
+        CompareParams => [elementwise::COMPARE],
+        WhereParams => [elementwise::WHERE_COND],
+        CastParams => [elementwise::CAST],
+        CopyParams => [movement::COPY_STRIDED],
+        CopyViewParams => [movement::COPY_TO_VIEW],
+        IndexSelectParams => [movement::INDEX_SELECT],
+        GatherParams => [movement::GATHER],
+        OneHotParams => [movement::ONE_HOT],
+        ArangeParams => [movement::ARANGE],
+        RandomParams => [random::RAND_UNIFORM, random::RAND_NORMAL],
+        ReduceParams => [reduce::REDUCE_ROWS],
+        SoftmaxParams => [reduce::SOFTMAX_ROWS],
+        SoftmaxSplitParams => [reduce::SOFTMAX_PARTIAL, reduce::SOFTMAX_WRITE],
+        MatmulParams => [matmul::MATMUL_64, matmul::MATMUL_128],
+        SumSplitsParams => [matmul::SUM_SPLITS],
+        UnaryBackwardParams => [backward::UNARY_BACKWARD],
+        SoftmaxBackwardParams => [backward::SOFTMAX_BACKWARD],
+        ScatterAddParams => [backward::SCATTER_ADD],
+        SgdParams => [optim::SGD],
+        SgdMomentumParams => [optim::SGD_MOMENTUM],
+        AdamParams => [optim::ADAM],
+        AdamAmsgradParams => [optim::ADAM_AMSGRAD],
+        CrossEntropyParams => [nn::CROSS_ENTROPY, nn::CROSS_ENTROPY_BACKWARD],
+    ]
+}
+
+#[test]
+fn every_param_struct_has_its_kernels_immediate_size() {
+    for case in cases() {
+        for spec in &case.specs {
+            assert_eq!(
+                case.size, spec.immediate_bytes as usize,
+                "{} is {} bytes; {}::{} takes {}",
+                case.name, case.size, spec.file, spec.entry, spec.immediate_bytes
+            );
+        }
+    }
+}
+
+#[test]
+fn every_kernel_has_a_param_struct() {
+    let all = cases();
+    for spec in families::all() {
+        assert!(
+            all.iter()
+                .any(|c| c.specs.iter().any(|s| std::ptr::eq(*s, spec))),
+            "{}::{} has no parameter struct in wgrad-gpu's params",
+            spec.file,
+            spec.entry
+        );
+    }
+}
+
+/// A field's type as Rust spells it (`u32`, `[u32;6]`), from naga's.
+fn rust_type(module: &naga::Module, ty: naga::Handle<naga::Type>) -> String {
+    match &module.types[ty].inner {
+        naga::TypeInner::Scalar(s) => match (s.kind, s.width) {
+            (naga::ScalarKind::Uint, 4) => "u32".into(),
+            (naga::ScalarKind::Sint, 4) => "i32".into(),
+            (naga::ScalarKind::Float, 4) => "f32".into(),
+            other => format!("{other:?}"),
+        },
+        naga::TypeInner::Array {
+            base,
+            size: naga::ArraySize::Constant(n),
+            ..
+        } => format!("[{};{n}]", rust_type(module, *base)),
+        other => format!("{other:?}"),
+    }
+}
+
+/// The `var<immediate>` struct of `spec`'s module as naga lays it out:
+/// (member name, byte offset, type) in order, and its size.
+fn wgsl_layout(spec: &KernelSpec) -> (Vec<(String, usize, String)>, usize) {
+    let text = sources::instantiate(spec.file, spec.elem)
+        .unwrap_or_else(|e| panic!("kernels/{}: {e}", spec.file));
+    let module = naga::front::wgsl::parse_str(&text)
+        .unwrap_or_else(|e| panic!("kernels/{}: {}", spec.file, e.emit_to_string(&text)));
+    let globals: Vec<_> = module
+        .global_variables
+        .iter()
+        .filter(|(_, v)| v.space == naga::AddressSpace::Immediate)
+        .collect();
+    assert_eq!(globals.len(), 1, "{}: one var<immediate>", spec.file);
+    let ty = &module.types[globals[0].1.ty];
+    let naga::TypeInner::Struct { members, .. } = &ty.inner else {
+        panic!("{}: the var<immediate> is not a struct", spec.file);
+    };
+    let fields = members
+        .iter()
+        .map(|m| {
+            let name = m.name.clone().unwrap_or_default();
+            (name, m.offset as usize, rust_type(&module, m.ty))
+        })
+        .collect();
+    (fields, ty.inner.size(module.to_ctx()) as usize)
+}
+
+#[test]
+fn param_structs_mirror_the_wgsl_structs_field_for_field() {
+    for case in cases() {
+        let rust: Vec<(String, usize, String)> = case
+            .fields
+            .iter()
+            .map(|&(name, offset, ty)| {
+                let ty = ty.replace("MAX_RANK", &MAX_RANK.to_string());
+                (name.to_string(), offset, ty.replace(' ', ""))
+            })
+            .collect();
+        for spec in &case.specs {
+            let (wgsl, size) = wgsl_layout(spec);
+            assert_eq!(
+                rust, wgsl,
+                "{} vs the immediate struct of {}::{} (name, offset, type)",
+                case.name, spec.file, spec.entry
+            );
+            assert_eq!(case.size, size, "{} vs {}", case.name, spec.file);
+        }
+    }
+}
+
+#[test]
+fn strided_pads_and_checks_ranges() {
+    let l = Layout::from_parts("t", vec![2, 3], vec![1, 2], 5).unwrap();
+    let s = Strided::new("t", &[2, 3], [&l]).unwrap();
+    assert_eq!((s.numel, s.rank, s.offsets), (6, 2, [5]));
+    assert_eq!(s.shape, [2, 3, 0, 0, 0, 0]);
+    assert_eq!(s.strides, [[1, 2, 0, 0, 0, 0]]);
+    assert!(to_u32("t", "offset", usize::MAX).is_err());
+    assert!(padded("t", &[1; MAX_RANK + 1]).is_err());
+}
