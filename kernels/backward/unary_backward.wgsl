@@ -29,6 +29,7 @@ override OP: u32 = 0u;
 
 const FRAC_1_SQRT_2: f32 = 0.70710678;
 const FRAC_1_SQRT_2PI: f32 = 0.3989423;
+const FRAC_2_SQRT_PI: f32 = 1.1283792;
 
 // s(v) * s(-v) as e / (1 + e)^2 with e = exp(-|v|): no cancellation in the tails.
 fn sigmoid_derivative(v: f32) -> f32 {
@@ -85,6 +86,7 @@ fn derivative(v: f32) -> f32 {
             if is_nan(v) { return 0.0; }
             return select(0.0, 1.0, v > p.a0 && v < p.a1);
         }
+        case UNARY_ERF: { return FRAC_2_SQRT_PI * exp(-v * v); }
         // Not a UnaryOp code: NaN, so a missing case cannot pass for another op.
         default: { return bitcast<f32>(NAN_BITS); }
     }

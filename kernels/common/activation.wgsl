@@ -11,11 +11,19 @@ fn sigmoid(v: f32) -> f32 {
     return e / (1.0 + e);
 }
 
-// Abramowitz & Stegun 7.1.26, the same formula and constants as wgrad_core::ops::erf.
+// The same formulas and constants as wgrad_core::math::erf: a Taylor series
+// near 0 (full relative precision), 1 - erfc (Numerical Recipes) beyond.
 fn erf(v: f32) -> f32 {
-    let s = select(1.0, -1.0, v < 0.0);
-    let a = abs(v);
-    let t = 1.0 / (1.0 + 0.3275911 * a);
-    let poly = t * (0.2548296 + t * (-0.28449674 + t * (1.4214137 + t * (-1.4531521 + t * 1.0614054))));
-    return s * (1.0 - poly * exp(-a * a));
+    if abs(v) < 0.5 {
+        let x2 = v * v;
+        return v * (1.1283792 + x2 * (-0.3761264 + x2 * (0.11283792 + x2 * (-0.02686617
+            + x2 * (0.0052239776 + x2 * (-0.00085483255 + x2 * 0.00012055333))))));
+    }
+    let z = abs(v);
+    let t = 1.0 / (1.0 + 0.5 * z);
+    let poly = -1.2655122 + t * (1.0000237 + t * (0.37409196 + t * (0.09678418
+        + t * (-0.18628806 + t * (0.27886807 + t * (-1.1352039 + t * (1.4885159
+        + t * (-0.8221522 + t * 0.17087277))))))));
+    let erfc = t * exp(-z * z + poly);
+    return select(1.0 - erfc, erfc - 1.0, v < 0.0);
 }

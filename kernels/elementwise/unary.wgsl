@@ -109,6 +109,7 @@ fn apply(v: f32) -> f32 {
             if !is_nan(p.p1) { r = min(r, p.p1); }
             return r;
         }
+        case UNARY_ERF: { return erf(v); }
         // Not a UnaryOp code: NaN, so a missing case cannot pass for another op.
         default: { return bitcast<f32>(NAN_BITS); }
     }

@@ -44,8 +44,8 @@ impl Tensor {
                 if grad.shape() != self.shape() {
                     return Err(Error::ShapeMismatch {
                         op: "backward_with",
-                        lhs: self.shape(),
-                        rhs: grad.shape(),
+                        lhs: self.shape().to_vec(),
+                        rhs: grad.shape().to_vec(),
                     });
                 }
                 grad.storage()
@@ -172,7 +172,7 @@ impl Saved<'_> {
 
     /// Input `i`'s shape (which no change of data can alter).
     fn shape(&self, i: usize) -> Vec<usize> {
-        self.node.inputs[i].shape()
+        self.node.inputs[i].shape().to_vec()
     }
 
     /// PyTorch's "modified by an inplace operation" error.

@@ -27,4 +27,4 @@ pub use device::Device;
 pub use grad_mode::{NoGradGuard, is_grad_enabled, no_grad};
 pub use storage::Storage;
 pub use tensor::{Tensor, manual_seed, next_seed};
-pub use wgrad_core::{BinaryOp, CompareOp, DType, Error, Result, UnaryOp};
+pub use wgrad_core::{BinaryOp, CompareOp, DType, Dims, Error, Result, UnaryOp};

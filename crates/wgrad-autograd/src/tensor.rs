@@ -3,7 +3,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
-use wgrad_core::{DType, Element, Error, Generator, Result};
+use wgrad_core::{DType, Dims, Element, Error, Generator, Result};
 
 use crate::Device;
 use crate::grad_mode::is_grad_enabled;
@@ -30,6 +30,12 @@ pub(crate) struct Inner {
     /// (and by `detach()`), like PyTorch's version counter: a backward rule
     /// whose saved tensor moved on since the forward pass refuses to run.
     pub version: Arc<AtomicU64>,
+    /// The storage's shape, dtype and device, kept outside the lock so
+    /// reading them takes no lock and allocates nothing. `set_storage`
+    /// refuses storage that differs in any of them, so they never go stale.
+    pub shape: Dims,
+    pub dtype: DType,
+    pub device: Device,
 }
 
 /// Dropping a long chain of results would recurse once per node; unlink the
@@ -82,6 +88,9 @@ impl Tensor {
         Tensor {
             inner: Arc::new(Inner {
                 id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+                shape: storage.shape().into(),
+                dtype: storage.dtype(),
+                device: storage.device(),
                 storage: RwLock::new(storage),
                 requires_grad: AtomicBool::new(false),
                 grad: Mutex::new(None),
@@ -147,14 +156,28 @@ impl Tensor {
         }
     }
 
-    /// Replaces the data (used by optimizers and `load`); shape and dtype must match.
+    /// Replaces the data (used by optimizers and `load`); shape, dtype and
+    /// device must match.
     pub fn set_storage(&self, storage: Storage) -> Result<()> {
-        let current = self.storage();
-        if current.shape() != storage.shape() || current.dtype() != storage.dtype() {
+        if self.shape() != storage.shape() {
             return Err(Error::ShapeMismatch {
                 op: "set_data",
-                lhs: current.shape().to_vec(),
+                lhs: self.shape().to_vec(),
                 rhs: storage.shape().to_vec(),
+            });
+        }
+        if self.dtype() != storage.dtype() {
+            return Err(Error::DTypeMismatch {
+                op: "set_data",
+                expected: self.dtype(),
+                got: storage.dtype(),
+            });
+        }
+        if !self.inner.device.same(&storage.device()) {
+            return Err(Error::DeviceMismatch {
+                op: "set_data",
+                lhs: self.device().to_string(),
+                rhs: storage.device().to_string(),
             });
         }
         match self.inner.storage.write() {
@@ -165,26 +188,36 @@ impl Tensor {
         Ok(())
     }
 
+    /// A process-unique id (stable for the tensor's lifetime; clones share it).
     pub fn id(&self) -> u64 {
         self.inner.id
     }
-    pub fn shape(&self) -> Vec<usize> {
-        self.storage().shape().to_vec()
+    /// The size of each dimension (PyTorch's `shape`/`size()`); `[]` for a
+    /// 0-d tensor. Takes no lock and allocates nothing: [`Dims`] is a
+    /// shared handle that reads like a `&[usize]` and compares equal to
+    /// slices, arrays and `Vec`s.
+    pub fn shape(&self) -> Dims {
+        self.inner.shape.clone()
     }
-    pub fn dims(&self) -> Vec<usize> {
-        self.shape()
+    /// Same as [`shape`](Self::shape).
+    pub fn dims(&self) -> Dims {
+        self.inner.shape.clone()
     }
+    /// The number of dimensions (PyTorch's `dim()`).
     pub fn rank(&self) -> usize {
-        self.storage().shape().len()
+        self.inner.shape.len()
     }
+    /// The number of elements (1 for a 0-d tensor).
     pub fn numel(&self) -> usize {
-        self.storage().numel()
+        self.inner.shape.iter().product()
     }
+    /// The element type.
     pub fn dtype(&self) -> DType {
-        self.storage().dtype()
+        self.inner.dtype
     }
+    /// Where the data lives (a cheap handle clone).
     pub fn device(&self) -> Device {
-        self.storage().device()
+        self.inner.device.clone()
     }
     pub fn is_leaf(&self) -> bool {
         self.inner.node.is_none()
@@ -255,7 +288,7 @@ impl Tensor {
         {
             return Err(Error::ShapeMismatch {
                 op: "set_grad",
-                lhs: self.shape(),
+                lhs: self.shape().to_vec(),
                 rhs: s.shape().to_vec(),
             });
         }

@@ -8,6 +8,7 @@
 #![deny(missing_docs)]
 
 pub mod checks;
+pub mod dims;
 pub mod dtype;
 pub mod error;
 pub mod layout;
@@ -17,6 +18,7 @@ pub mod ops;
 pub mod random;
 pub mod shape;
 
+pub use dims::Dims;
 pub use dtype::{DType, Element};
 pub use error::{Error, Result};
 pub use layout::Layout;

@@ -100,6 +100,7 @@ macro_rules! unary_methods {
             silu => Silu;
             square => Square;
             recip => Recip;
+            erf => Erf;
         }
 
         /// `x` for `x > 0`, else `slope * x`.

@@ -193,6 +193,9 @@ pub enum UnaryOp {
         /// Upper bound, or `None` for none.
         max: Option<f32>,
     },
+    /// The error function `erf(x) = 2/sqrt(pi) * int_0^x exp(-t^2) dt`
+    /// (`torch.erf`).
+    Erf,
 }
 
 impl UnaryOp {
@@ -200,7 +203,7 @@ impl UnaryOp {
     /// neutral parameters (slope 0, open clamp bounds). The WGSL selector
     /// constants (`UNARY_NEG`, ...) are generated from this list, and a test
     /// checks that every kernel switching on a `UnaryOp` has a case for each.
-    pub const ALL: [UnaryOp; 17] = [
+    pub const ALL: [UnaryOp; 18] = [
         UnaryOp::Neg,
         UnaryOp::Abs,
         UnaryOp::Exp,
@@ -221,6 +224,7 @@ impl UnaryOp {
             min: None,
             max: None,
         },
+        UnaryOp::Erf,
     ];
 
     /// Selector value passed to `kernels/elementwise/unary.wgsl`.
@@ -243,6 +247,7 @@ impl UnaryOp {
             UnaryOp::Recip => 14,
             UnaryOp::LeakyRelu { .. } => 15,
             UnaryOp::Clamp { .. } => 16,
+            UnaryOp::Erf => 17,
         }
     }
     /// The two f32 parameters the kernel receives (unused ones are 0).
@@ -277,6 +282,7 @@ impl UnaryOp {
             UnaryOp::Recip => "recip",
             UnaryOp::LeakyRelu { .. } => "leaky_relu",
             UnaryOp::Clamp { .. } => "clamp",
+            UnaryOp::Erf => "erf",
         }
     }
     /// The op on one element: the reference the CPU loops call and
@@ -317,6 +323,7 @@ impl UnaryOp {
                 let [lo, hi] = self.params();
                 if x.is_nan() { x } else { x.max(lo).min(hi) }
             }
+            UnaryOp::Erf => erf(x),
         }
     }
 
@@ -389,6 +396,7 @@ impl UnaryOp {
                 // gradient is 0. NaN fails both comparisons, so it gets 0 too.
                 if x > lo && x < hi { 1.0 } else { 0.0 }
             }
+            UnaryOp::Erf => std::f32::consts::FRAC_2_SQRT_PI * exp(-x * x),
         }
     }
 }
@@ -434,11 +442,7 @@ mod tests {
         assert!(CompareOp::ALL.last().is_some_and(|&op| compare_last(op)));
         // UnaryOp::code() is itself an exhaustive match; its highest code
         // (the last variant's) must be ALL's last slot.
-        let open = UnaryOp::Clamp {
-            min: None,
-            max: None,
-        };
-        assert_eq!(UnaryOp::ALL.len(), open.code() as usize + 1);
+        assert_eq!(UnaryOp::ALL.len(), UnaryOp::Erf.code() as usize + 1);
     }
 
     #[test]
@@ -448,9 +452,14 @@ mod tests {
             (0.5, 0.520_499_9),
             (1.0, 0.842_700_8),
             (-2.0, -0.995_322_3),
+            (1e-3, 1.128_379_e-3),
+            (-0.3, -0.328_626_76),
+            (10.0, 1.0),
+            (f32::NEG_INFINITY, -1.0),
         ] {
+            // Relative near 0 (the Taylor branch), absolute elsewhere.
             assert!(
-                (erf(x) - want).abs() < 5e-7,
+                (erf(x) - want).abs() <= 2e-7 * want.abs().max(1e-3),
                 "erf({x}) = {} want {want}",
                 erf(x)
             );

@@ -70,7 +70,7 @@ impl Module for LayerNorm {
         if shape.len() < k || shape[shape.len() - k..] != self.normalized_shape[..] {
             return Err(Error::ShapeMismatch {
                 op: "layer_norm",
-                lhs: shape,
+                lhs: shape.to_vec(),
                 rhs: self.normalized_shape.clone(),
             });
         }

@@ -24,7 +24,7 @@ pub use wgrad_autograd::{
     BackwardOptions, Device, NoGradGuard, Storage, Tensor, gradcheck, is_grad_enabled, manual_seed,
     no_grad, optim,
 };
-pub use wgrad_core::{BinaryOp, CompareOp, DType, Error, Result, UnaryOp};
+pub use wgrad_core::{BinaryOp, CompareOp, DType, Dims, Error, Result, UnaryOp};
 pub use wgrad_cpu::CpuTensor;
 pub use wgrad_device::{DeviceStats, GpuDevice};
 pub use wgrad_gpu::GpuTensor;

@@ -19,15 +19,6 @@ macro_rules! binary_methods {
     )*};
 }
 
-macro_rules! unary_methods {
-    ($($name:ident => $op:ident),* $(,)?) => {$(
-        #[doc = concat!("Elementwise `", stringify!($name), "`.")]
-        pub fn $name(&self) -> Result<Tensor> {
-            self.unary(UnaryOp::$op)
-        }
-    )*};
-}
-
 macro_rules! compare_methods {
     ($($name:ident $scalar:ident => $op:ident),* $(,)?) => {$(
         #[doc = concat!("`", stringify!($name), "` comparison to a U32 mask (not differentiable).")]
@@ -78,19 +69,9 @@ impl Tensor {
         Ok(Tensor::record(out, Op::Unary(op), &[self]))
     }
 
-    unary_methods! {
-        neg => Neg, abs => Abs, exp => Exp, log => Log, sqrt => Sqrt, rsqrt => Rsqrt,
-        sin => Sin, cos => Cos, tanh => Tanh, sigmoid => Sigmoid, relu => Relu,
-        gelu => Gelu, silu => Silu, square => Square, recip => Recip,
-    }
-
-    pub fn leaky_relu(&self, slope: f32) -> Result<Tensor> {
-        self.unary(UnaryOp::LeakyRelu { slope })
-    }
-
-    pub fn clamp(&self, min: Option<f32>, max: Option<f32>) -> Result<Tensor> {
-        self.unary(UnaryOp::Clamp { min, max })
-    }
+    // The named wrappers (`relu`, `erf`, `clamp`, ...), the same list as
+    // CpuTensor's and GpuTensor's.
+    wgrad_core::unary_methods!();
 
     /// Comparison to a U32 mask of 0/1 (not differentiable).
     pub fn compare(&self, other: &Tensor, op: CompareOp) -> Result<Tensor> {

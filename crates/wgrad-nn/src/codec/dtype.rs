@@ -47,17 +47,17 @@ pub(crate) fn encode(t: &Tensor) -> Result<Encoded> {
     Ok(match t.dtype() {
         DType::F32 => (
             Dtype::F32,
-            t.shape(),
+            t.shape().to_vec(),
             le_bytes(t.to_vec::<f32>()?, f32::to_le_bytes),
         ),
         DType::I32 => (
             Dtype::I32,
-            t.shape(),
+            t.shape().to_vec(),
             le_bytes(t.to_vec::<i32>()?, i32::to_le_bytes),
         ),
         DType::U32 => (
             Dtype::U32,
-            t.shape(),
+            t.shape().to_vec(),
             le_bytes(t.to_vec::<u32>()?, u32::to_le_bytes),
         ),
     })

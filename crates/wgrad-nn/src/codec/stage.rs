@@ -24,7 +24,7 @@ impl Incoming<'_> {
     pub(crate) fn shape(&self) -> Vec<usize> {
         match self {
             Incoming::File(v) => v.shape().to_vec(),
-            Incoming::Memory(t) => t.shape(),
+            Incoming::Memory(t) => t.shape().to_vec(),
         }
     }
 

@@ -55,8 +55,8 @@ fn as_rows(
     if target.shape() != expected {
         return Err(Error::ShapeMismatch {
             op,
-            lhs: shape,
-            rhs: target.shape(),
+            lhs: shape.to_vec(),
+            rhs: target.shape().to_vec(),
         });
     }
     let classes = if shape.len() == 1 { shape[0] } else { shape[1] };
@@ -153,8 +153,8 @@ fn soft_target_cross_entropy(
     if target.shape() != shape {
         return Err(Error::ShapeMismatch {
             op: OP,
-            lhs: shape,
-            rhs: target.shape(),
+            lhs: shape.to_vec(),
+            rhs: target.shape().to_vec(),
         });
     }
     let class_axis = if shape.len() == 1 { 0 } else { 1 };

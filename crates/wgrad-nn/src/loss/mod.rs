@@ -43,8 +43,8 @@ fn same_shape(op: &'static str, input: &Tensor, target: &Tensor) -> Result<()> {
     if input.shape() != target.shape() {
         return Err(Error::ShapeMismatch {
             op,
-            lhs: input.shape(),
-            rhs: target.shape(),
+            lhs: input.shape().to_vec(),
+            rhs: target.shape().to_vec(),
         });
     }
     Ok(())

@@ -23,7 +23,7 @@ fn param(values: &[f32], shape: &[usize]) -> Tensor {
 fn names_and_shapes(m: &dyn Module) -> Vec<(String, Vec<usize>)> {
     m.named_parameters()
         .into_iter()
-        .map(|(n, p)| (n, p.shape()))
+        .map(|(n, p)| (n, p.shape().to_vec()))
         .collect()
 }
 
@@ -283,7 +283,7 @@ fn embedding_looks_up_rows_and_accumulates_gradients() {
         .forward(&Tensor::from_vec(vec![1i32], &[], &CPU).unwrap())
         .unwrap();
     assert_eq!(
-        (one.shape(), one.to_vec_f32().unwrap()),
+        (one.shape().to_vec(), one.to_vec_f32().unwrap()),
         (vec![2], vec![2., 3.])
     );
     let none = e

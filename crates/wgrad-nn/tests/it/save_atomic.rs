@@ -370,7 +370,7 @@ fn files_are_byte_for_byte_what_safetensors_serializes() {
                 .iter()
                 .flat_map(|x| x.to_le_bytes())
                 .collect();
-            (n, p.shape(), bytes)
+            (n, p.shape().to_vec(), bytes)
         })
         .collect();
     let tensors: Vec<_> = params
