@@ -8,10 +8,11 @@
 //!
 //! One file per op family: [`matmul`], [`indexing`] (`index_select`,
 //! `gather`, `one_hot`), [`index_add`] (`index_add`, `scatter_add`),
-//! [`concat`](mod@concat), [`loss`] (cross-entropy) and [`optim`]
+//! [`concat`](mod@concat), [`conv`] (conv2d, conv_transpose2d), [`loss`] (cross-entropy) and [`optim`]
 //! (optimizer operands and step coefficients).
 
 pub mod concat;
+pub mod conv;
 pub mod index_add;
 pub mod indexing;
 pub mod loss;
