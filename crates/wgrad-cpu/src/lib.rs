@@ -30,6 +30,7 @@ macro_rules! with_dtype {
 
 mod alloc;
 mod backward;
+mod conv;
 mod creation;
 mod elementwise;
 mod indexing;

@@ -3,6 +3,7 @@
 //! building blocks (`backward`).
 
 mod backward;
+mod conv;
 mod creation;
 mod elementwise;
 mod indexing;
