@@ -38,6 +38,7 @@ mod matmul;
 mod nn;
 mod optim;
 mod parallel;
+mod pool;
 mod reduce;
 mod softmax;
 mod tensor;

@@ -8,8 +8,9 @@
 //!
 //! One file per op family: [`matmul`], [`indexing`] (`index_select`,
 //! `gather`, `one_hot`), [`index_add`] (`index_add`, `scatter_add`),
-//! [`concat`](mod@concat), [`conv`] (conv2d, conv_transpose2d), [`loss`] (cross-entropy) and [`optim`]
-//! (optimizer operands and step coefficients).
+//! [`concat`](mod@concat), [`conv`] (conv2d, conv_transpose2d), [`loss`] (cross-entropy), [`optim`]
+//! (optimizer operands and step coefficients) and [`pool`] (max_pool2d,
+//! avg_pool2d, adaptive_avg_pool2d).
 
 pub mod concat;
 pub mod conv;
@@ -18,6 +19,7 @@ pub mod indexing;
 pub mod loss;
 pub mod matmul;
 pub mod optim;
+pub mod pool;
 
 use crate::{DType, Error, Result};
 

@@ -9,6 +9,7 @@ mod elementwise;
 mod indexing;
 mod matmul;
 mod oom;
+mod pool;
 mod props;
 mod reduce;
 mod softmax;

@@ -1,0 +1,361 @@
+//! 2-D pooling over NCHW f32 tensors (`max_pool2d`, `avg_pool2d`,
+//! `adaptive_avg_pool2d`) and their gradients, with PyTorch's CPU
+//! semantics; the shared checks and window rules are
+//! `wgrad_core::checks::pool`.
+//!
+//! Inputs are read as dense row-major copies (no copy when already
+//! contiguous); each `(n, c)` plane is independent, so the loops run per
+//! plane and large ops split the planes over threads. Every backward is a
+//! gather (each input element sums, in row-major order of the outputs, the
+//! outputs whose window holds it), the same order PyTorch's scatter adds
+//! them in and the same formulation as the GPU kernels, so all three agree
+//! bit for bit.
+
+use rayon::prelude::*;
+use wgrad_core::checks::pool::{
+    self, Pool2dArgs, Pool2dGeometry, adaptive_covering, adaptive_window, avg_window,
+    covering_outputs,
+};
+use wgrad_core::{DType, Result};
+
+use crate::alloc::{checked_len, try_vec, try_zeroed};
+use crate::parallel;
+use crate::tensor::{CpuTensor, expect_dtype};
+
+/// Calls `f(plane, out_plane)` for every `plane_len`-element plane of `out`,
+/// over threads when `work` is large. `plane_len` must be nonzero.
+fn per_plane<T: Send>(
+    out: &mut [T],
+    plane_len: usize,
+    work: usize,
+    f: impl Fn(usize, &mut [T]) + Sync,
+) {
+    parallel::for_each_row(out, plane_len, work, f);
+}
+
+/// The start and (exclusive) end of dilated window `o` on one axis, the
+/// start moved past the padding in steps of the dilation (PyTorch's
+/// `while (ih0 < 0) ih0 += dilation`).
+fn dilated_range(g: &Pool2dGeometry, axis: usize, o: usize) -> (i64, i64) {
+    let a = &g.args;
+    let d = a.dilation[axis] as i64;
+    let mut start = (o * a.stride[axis]) as i64 - a.padding[axis] as i64;
+    let end = (start + (a.kernel[axis] as i64 - 1) * d + 1).min(g.input_hw[axis] as i64);
+    if start < 0 {
+        start += (-start + d - 1) / d * d;
+    }
+    (start, end)
+}
+
+/// Max pooling of one plane `x` into `vals`/`idx` (see the checks module).
+fn max_plane(g: &Pool2dGeometry, x: &[f32], vals: &mut [f32], idx: &mut [i32]) {
+    let [_, w] = g.input_hw;
+    let [oh_n, ow_n] = g.output_hw;
+    let [dh, dw] = g.args.dilation;
+    for oh in 0..oh_n {
+        let (h0, h1) = dilated_range(g, 0, oh);
+        for ow in 0..ow_n {
+            let (w0, w1) = dilated_range(g, 1, ow);
+            let mut best = f32::NEG_INFINITY;
+            let mut at = h0 * w as i64 + w0;
+            let mut ih = h0;
+            while ih < h1 {
+                let mut iw = w0;
+                while iw < w1 {
+                    let flat = ih * w as i64 + iw;
+                    let v = x[flat as usize];
+                    if v > best || v.is_nan() {
+                        best = v;
+                        at = flat;
+                    }
+                    iw += dw as i64;
+                }
+                ih += dh as i64;
+            }
+            vals[oh * ow_n + ow] = best;
+            // The geometry check keeps planes (and so `at`) below 2^31.
+            idx[oh * ow_n + ow] = at as i32;
+        }
+    }
+}
+
+/// Average pooling of one plane (`divisors[o]`: output `o`'s divisor).
+fn avg_plane(g: &Pool2dGeometry, x: &[f32], out: &mut [f32], divisors: &[f32]) {
+    let [_, w] = g.input_hw;
+    let ow_n = g.output_hw[1];
+    for (o, (y, &div)) in out.iter_mut().zip(divisors).enumerate() {
+        let (lo, hi, _) = avg_window(g, [o / ow_n, o % ow_n], false, None);
+        if lo[0] >= hi[0] || lo[1] >= hi[1] {
+            *y = 0.0;
+            continue;
+        }
+        let mut sum = 0.0f32;
+        for ih in lo[0] as usize..hi[0] as usize {
+            for &v in &x[ih * w + lo[1] as usize..ih * w + hi[1] as usize] {
+                sum += v;
+            }
+        }
+        *y = sum / div;
+    }
+}
+
+/// Every output's divisor of an average pooling, as f32.
+fn avg_divisors(
+    op: &'static str,
+    g: &Pool2dGeometry,
+    count_include_pad: bool,
+    divisor_override: Option<usize>,
+) -> Result<Vec<f32>> {
+    let [oh_n, ow_n] = g.output_hw;
+    let mut out = try_vec(op, oh_n * ow_n)?;
+    for oh in 0..oh_n {
+        for ow in 0..ow_n {
+            out.push(avg_window(g, [oh, ow], count_include_pad, divisor_override).2 as f32);
+        }
+    }
+    Ok(out)
+}
+
+impl CpuTensor {
+    /// `torch.nn.functional.max_pool2d(self, ..., return_indices=True)` of
+    /// an F32 `[N, C, H, W]` tensor: the window maxima `[N, C, Ho, Wo]` and,
+    /// as I32, each one's flat index `h*W + w` in its input plane. The first
+    /// of equal maxima wins; NaN wins over numbers (the last NaN of a
+    /// window, as PyTorch's CPU kernel); padding is never chosen.
+    pub fn max_pool2d(&self, args: &Pool2dArgs) -> Result<(Self, Self)> {
+        const OP: &str = "max_pool2d";
+        expect_dtype(OP, self, DType::F32)?;
+        let g = pool::max_pool2d(OP, self.shape(), args)?;
+        let shape = g.output_shape();
+        let n = checked_len(OP, &shape)?;
+        let mut vals = try_zeroed::<f32>(OP, n)?;
+        let mut idx = try_zeroed::<i32>(OP, n)?;
+        if n > 0 {
+            let x = self.dense::<f32>(OP)?;
+            let [ih, iw] = g.input_hw;
+            let plane_in = ih * iw;
+            let plane_out = n / g.planes();
+            let work = n * args.kernel[0] * args.kernel[1];
+            let run = |p: usize, v: &mut [f32], i: &mut [i32]| {
+                max_plane(&g, &x[p * plane_in..(p + 1) * plane_in], v, i)
+            };
+            if parallel::worth_splitting(work) {
+                vals.par_chunks_mut(plane_out)
+                    .zip(idx.par_chunks_mut(plane_out))
+                    .enumerate()
+                    .for_each(|(p, (v, i))| run(p, v, i));
+                parallel::keep_warm();
+            } else {
+                vals.chunks_mut(plane_out)
+                    .zip(idx.chunks_mut(plane_out))
+                    .enumerate()
+                    .for_each(|(p, (v, i))| run(p, v, i));
+            }
+        }
+        Ok((Self::from_vec(vals, &shape)?, Self::from_vec(idx, &shape)?))
+    }
+
+    /// Gradient of [`max_pool2d`](Self::max_pool2d) w.r.t. its input of
+    /// shape `input_shape`, given `self` = the output gradient and the
+    /// forward's I32 `indices` (both `[N, C, Ho, Wo]`, any strides):
+    /// `grad_input[plane][idx] += grad_out` for every output, summed per
+    /// input element in row-major output order (windows may overlap). An
+    /// index that points outside its output's window adds nothing.
+    pub fn max_pool2d_backward(
+        &self,
+        indices: &CpuTensor,
+        input_shape: &[usize],
+        args: &Pool2dArgs,
+    ) -> Result<Self> {
+        const OP: &str = "max_pool2d_backward";
+        expect_dtype(OP, self, DType::F32)?;
+        expect_dtype(OP, indices, DType::I32)?;
+        let g = pool::max_pool2d(OP, input_shape, args)?;
+        pool::backward(OP, &g, self.shape())?;
+        pool::backward(OP, &g, indices.shape())?;
+        let [h, w] = g.input_hw;
+        let ow_n = g.output_hw[1];
+        let plane_out = g.output_hw[0] * ow_n;
+        let n = checked_len(OP, input_shape)?;
+        let mut out = try_zeroed::<f32>(OP, n)?;
+        if n > 0 {
+            let go = self.dense::<f32>(OP)?;
+            let ix = indices.dense::<i32>(OP)?;
+            let cover = (args.kernel[0] * args.dilation[0]).div_ceil(args.stride[0])
+                * (args.kernel[1] * args.dilation[1]).div_ceil(args.stride[1]);
+            per_plane(&mut out, h * w, n * cover, |p, gi| {
+                let go = &go[p * plane_out..(p + 1) * plane_out];
+                let ix = &ix[p * plane_out..(p + 1) * plane_out];
+                for ih in 0..h {
+                    let (oh0, oh1) = covering_outputs(&g, 0, ih);
+                    for iw in 0..w {
+                        let (ow0, ow1) = covering_outputs(&g, 1, iw);
+                        let target = (ih * w + iw) as i32;
+                        let mut sum = 0.0f32;
+                        for oh in oh0..oh1 {
+                            for ow in ow0..ow1 {
+                                if ix[oh * ow_n + ow] == target {
+                                    sum += go[oh * ow_n + ow];
+                                }
+                            }
+                        }
+                        gi[ih * w + iw] = sum;
+                    }
+                }
+            });
+        }
+        Self::from_vec(out, input_shape)
+    }
+
+    /// `torch.nn.functional.avg_pool2d(self, ...)` of an F32 `[N, C, H, W]`
+    /// tensor (`args.dilation` must be 1): each window's row-major sum
+    /// divided by `divisor_override`, else by the window's size cut to the
+    /// padded input (`count_include_pad`) or to the input.
+    pub fn avg_pool2d(
+        &self,
+        args: &Pool2dArgs,
+        count_include_pad: bool,
+        divisor_override: Option<usize>,
+    ) -> Result<Self> {
+        const OP: &str = "avg_pool2d";
+        expect_dtype(OP, self, DType::F32)?;
+        let g = pool::avg_pool2d(OP, self.shape(), args, divisor_override)?;
+        let shape = g.output_shape();
+        let n = checked_len(OP, &shape)?;
+        let mut out = try_zeroed::<f32>(OP, n)?;
+        if n > 0 {
+            let x = self.dense::<f32>(OP)?;
+            let divisors = avg_divisors(OP, &g, count_include_pad, divisor_override)?;
+            let plane_in = g.input_hw[0] * g.input_hw[1];
+            let work = n * args.kernel[0] * args.kernel[1];
+            per_plane(&mut out, divisors.len(), work, |p, y| {
+                avg_plane(&g, &x[p * plane_in..(p + 1) * plane_in], y, &divisors)
+            });
+        }
+        Self::from_vec(out, &shape)
+    }
+
+    /// Gradient of [`avg_pool2d`](Self::avg_pool2d) w.r.t. its input of
+    /// shape `input_shape`, given `self` = the output gradient (any
+    /// strides): every input element sums `grad_out / divisor` over the
+    /// windows that hold it.
+    pub fn avg_pool2d_backward(
+        &self,
+        input_shape: &[usize],
+        args: &Pool2dArgs,
+        count_include_pad: bool,
+        divisor_override: Option<usize>,
+    ) -> Result<Self> {
+        const OP: &str = "avg_pool2d_backward";
+        expect_dtype(OP, self, DType::F32)?;
+        let g = pool::avg_pool2d(OP, input_shape, args, divisor_override)?;
+        pool::backward(OP, &g, self.shape())?;
+        let [h, w] = g.input_hw;
+        let ow_n = g.output_hw[1];
+        let n = checked_len(OP, input_shape)?;
+        let mut out = try_zeroed::<f32>(OP, n)?;
+        if n > 0 {
+            let go = self.dense::<f32>(OP)?;
+            let divisors = avg_divisors(OP, &g, count_include_pad, divisor_override)?;
+            let plane_out = divisors.len();
+            let cover =
+                args.kernel[0].div_ceil(args.stride[0]) * args.kernel[1].div_ceil(args.stride[1]);
+            per_plane(&mut out, h * w, n * cover, |p, gi| {
+                let go = &go[p * plane_out..(p + 1) * plane_out];
+                for ih in 0..h {
+                    let (oh0, oh1) = covering_outputs(&g, 0, ih);
+                    for iw in 0..w {
+                        let (ow0, ow1) = covering_outputs(&g, 1, iw);
+                        let mut sum = 0.0f32;
+                        for oh in oh0..oh1 {
+                            for ow in ow0..ow1 {
+                                let o = oh * ow_n + ow;
+                                sum += go[o] / divisors[o];
+                            }
+                        }
+                        gi[ih * w + iw] = sum;
+                    }
+                }
+            });
+        }
+        Self::from_vec(out, input_shape)
+    }
+
+    /// `torch.nn.functional.adaptive_avg_pool2d(self, output_hw)` of an F32
+    /// `[N, C, H, W]` tensor: output `(oh, ow)` averages the input window
+    /// `[floor(oh*H/Ho), ceil((oh+1)*H/Ho))` x (likewise for `w`), computed
+    /// as `sum / kh / kw`.
+    pub fn adaptive_avg_pool2d(&self, output_hw: [usize; 2]) -> Result<Self> {
+        const OP: &str = "adaptive_avg_pool2d";
+        expect_dtype(OP, self, DType::F32)?;
+        let g = pool::adaptive_avg_pool2d(OP, self.shape(), output_hw)?;
+        let shape = g.output_shape();
+        let n = checked_len(OP, &shape)?;
+        let mut out = try_zeroed::<f32>(OP, n)?;
+        if n > 0 {
+            let x = self.dense::<f32>(OP)?;
+            let [h, w] = g.input_hw;
+            let [oh_n, ow_n] = output_hw;
+            let work = n * h.div_ceil(oh_n) * w.div_ceil(ow_n);
+            per_plane(&mut out, oh_n * ow_n, work, |p, y| {
+                let x = &x[p * h * w..(p + 1) * h * w];
+                for oh in 0..oh_n {
+                    let (h0, h1) = adaptive_window(oh, h, oh_n);
+                    for ow in 0..ow_n {
+                        let (w0, w1) = adaptive_window(ow, w, ow_n);
+                        let mut sum = 0.0f32;
+                        for ih in h0..h1 {
+                            for &v in &x[ih * w + w0..ih * w + w1] {
+                                sum += v;
+                            }
+                        }
+                        y[oh * ow_n + ow] = sum / (h1 - h0) as f32 / (w1 - w0) as f32;
+                    }
+                }
+            });
+        }
+        Self::from_vec(out, &shape)
+    }
+
+    /// Gradient of [`adaptive_avg_pool2d`](Self::adaptive_avg_pool2d)
+    /// w.r.t. its input of shape `input_shape`, given `self` = the output
+    /// gradient `[N, C, Ho, Wo]` (any strides): every input element sums
+    /// `grad_out / kh / kw` over the windows that hold it.
+    pub fn adaptive_avg_pool2d_backward(&self, input_shape: &[usize]) -> Result<Self> {
+        const OP: &str = "adaptive_avg_pool2d_backward";
+        expect_dtype(OP, self, DType::F32)?;
+        let out_hw = match *self.shape() {
+            [_, _, oh, ow] => [oh, ow],
+            _ => [0, 0],
+        };
+        let g = pool::adaptive_avg_pool2d(OP, input_shape, out_hw)?;
+        pool::backward(OP, &g, self.shape())?;
+        let [h, w] = g.input_hw;
+        let [oh_n, ow_n] = out_hw;
+        let n = checked_len(OP, input_shape)?;
+        let mut out = try_zeroed::<f32>(OP, n)?;
+        if n > 0 && oh_n * ow_n > 0 {
+            let go = self.dense::<f32>(OP)?;
+            let work = n * oh_n.div_ceil(h).max(1) * ow_n.div_ceil(w).max(1);
+            per_plane(&mut out, h * w, work, |p, gi| {
+                let go = &go[p * oh_n * ow_n..(p + 1) * oh_n * ow_n];
+                for ih in 0..h {
+                    let (oh0, oh1) = adaptive_covering(ih, h, oh_n);
+                    for iw in 0..w {
+                        let (ow0, ow1) = adaptive_covering(iw, w, ow_n);
+                        let mut sum = 0.0f32;
+                        for oh in oh0..oh1 {
+                            let (h0, h1) = adaptive_window(oh, h, oh_n);
+                            for ow in ow0..ow1 {
+                                let (w0, w1) = adaptive_window(ow, w, ow_n);
+                                sum += go[oh * ow_n + ow] / (h1 - h0) as f32 / (w1 - w0) as f32;
+                            }
+                        }
+                        gi[ih * w + iw] = sum;
+                    }
+                }
+            });
+        }
+        Self::from_vec(out, input_shape)
+    }
+}
