@@ -405,7 +405,7 @@ pub fn save(
 ) -> Result<()> {
     let path = path.as_ref();
     let mut tensors = Vec::new();
-    for (name, p) in model.named_parameters() {
+    for (name, p) in model.named_state() {
         if is_optimizer_name(&name) {
             return Err(Error::invalid(
                 "save",
@@ -471,7 +471,7 @@ pub fn load(
     // Stage the model (validated and uploaded, not yet applied), then let
     // the optimizer validate and swap its state in; the model only changes
     // once both succeeded.
-    let plan = stage(OP, &label, &model.named_parameters(), &incoming)?;
+    let plan = stage(OP, &label, &model.named_state(), &incoming)?;
     let optim_views: Vec<(String, TensorView<'_>)> = optim_views.into_iter().cloned().collect();
     let sd = decode_optimizer(&label, &parsed.metadata, &optim_views, opt.params().len())?;
     load_into(opt, &sd, &label)?;

@@ -71,3 +71,79 @@ impl Module for Dropout {
         Ok(())
     }
 }
+
+/// Zeroes whole channels: in training each channel of each sample (axis 1
+/// of `[N, C, ..]`, or axis 0 of an unbatched `[C, H, W]`) is dropped with
+/// probability `p` and the survivors scaled by `1 / (1 - p)`
+/// (`torch.nn.Dropout2d`); the identity in evaluation. Same generator as
+/// [`Dropout`].
+#[derive(Clone, Debug)]
+pub struct Dropout2d {
+    p: f32,
+    training: bool,
+}
+
+impl Dropout2d {
+    /// A channel-dropout layer with drop probability `p` in `[0, 1]`.
+    pub fn new(p: f32) -> Result<Self> {
+        if !(0.0..=1.0).contains(&p) {
+            return Err(Error::invalid(
+                "Dropout2d",
+                format!("dropout probability has to be between 0 and 1, but got {p}"),
+            ));
+        }
+        Ok(Dropout2d { p, training: true })
+    }
+}
+
+impl Module for Dropout2d {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        if !self.training || self.p == 0.0 {
+            return Ok(x.clone());
+        }
+        let shape = x.shape();
+        // The mask has the sample and channel dims and 1 elsewhere.
+        let kept_dims = match shape.len() {
+            3 => 1,
+            4 => 2,
+            _ => {
+                return Err(Error::invalid(
+                    "Dropout2d",
+                    format!(
+                        "expected a 3-D [C, H, W] or 4-D [N, C, H, W] input, got shape {shape:?}"
+                    ),
+                ));
+            }
+        };
+        if self.p == 1.0 {
+            return x.mul_scalar(0.0);
+        }
+        let mask_shape: Vec<usize> = shape
+            .iter()
+            .enumerate()
+            .map(|(i, &d)| if i < kept_dims { d } else { 1 })
+            .collect();
+        let device = x.device();
+        let keep =
+            Tensor::rand_with(&mask_shape, 0.0, 1.0, next_seed(), &device)?.ge_scalar(self.p)?;
+        let scaled = x.mul_scalar(1.0 / (1.0 - self.p))?;
+        let zero = Tensor::zeros(&[], &device)?;
+        Tensor::where_cond(&keep, &scaled, &zero)
+    }
+
+    fn named_parameters(&self) -> Vec<(String, Tensor)> {
+        Vec::new()
+    }
+
+    fn train(&mut self, on: bool) {
+        self.training = on;
+    }
+
+    fn is_training(&self) -> bool {
+        self.training
+    }
+
+    fn to_device(&mut self, _device: &Device) -> Result<()> {
+        Ok(())
+    }
+}

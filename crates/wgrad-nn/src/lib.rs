@@ -23,12 +23,14 @@
 #![deny(missing_docs)]
 
 mod activation;
+pub mod batch_norm;
 pub mod checkpoint;
 mod codec;
 pub mod data;
 mod dropout;
 mod embedding;
 mod flatten;
+pub mod group_norm;
 pub mod init;
 mod layer_norm;
 mod linear;
@@ -38,10 +40,12 @@ mod sequential;
 pub mod state_dict;
 
 pub use activation::{GELU, LeakyReLU, ReLU, SiLU, Sigmoid, Tanh};
+pub use batch_norm::{BatchNorm, BatchNorm1d, BatchNorm2d, BatchNormOptions};
 pub use checkpoint::{OptimizerCheckpoint, OptimizerConfig, OptimizerStateDict, ParamState};
-pub use dropout::Dropout;
+pub use dropout::{Dropout, Dropout2d};
 pub use embedding::Embedding;
 pub use flatten::Flatten;
+pub use group_norm::GroupNorm;
 pub use layer_norm::LayerNorm;
 pub use linear::Linear;
 pub use loss::{CrossEntropyOptions, Reduction};

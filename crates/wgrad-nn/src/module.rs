@@ -23,6 +23,22 @@ pub trait Module: Send + Sync {
     /// containers).
     fn named_parameters(&self) -> Vec<(String, Tensor)>;
 
+    /// Every buffer (state that is saved and moved with the module but not
+    /// learned, like BatchNorm's `running_mean`) with its dotted name, as
+    /// PyTorch's `named_buffers()`. Optimizers never see buffers; the
+    /// default is none.
+    fn named_buffers(&self) -> Vec<(String, Tensor)> {
+        Vec::new()
+    }
+
+    /// Parameters then buffers under their `state_dict` names: what
+    /// `state_dict::save`/`load` and checkpoints read and write.
+    fn named_state(&self) -> Vec<(String, Tensor)> {
+        let mut state = self.named_parameters();
+        state.extend(self.named_buffers());
+        state
+    }
+
     /// Every learnable tensor, each once, in the order of
     /// [`named_parameters`](Self::named_parameters) (what an optimizer takes).
     fn parameters(&self) -> Vec<Tensor> {
@@ -45,8 +61,9 @@ pub trait Module: Send + Sync {
     /// Whether the module is in training mode (modules start in it).
     fn is_training(&self) -> bool;
 
-    /// Moves every parameter to `device`. Moved parameters are new leaf
-    /// tensors (optimizers must be built after the move, as in PyTorch).
+    /// Moves every parameter and buffer to `device`. Moved parameters are
+    /// new leaf tensors (optimizers must be built after the move, as in
+    /// PyTorch).
     fn to_device(&mut self, device: &Device) -> Result<()>;
 
     /// Drops the gradient of every parameter (`zero_grad(set_to_none=True)`).
@@ -71,6 +88,12 @@ impl<M: Module + ?Sized> Module for Box<M> {
     }
     fn parameters(&self) -> Vec<Tensor> {
         (**self).parameters()
+    }
+    fn named_buffers(&self) -> Vec<(String, Tensor)> {
+        (**self).named_buffers()
+    }
+    fn named_state(&self) -> Vec<(String, Tensor)> {
+        (**self).named_state()
     }
     fn train(&mut self, on: bool) {
         (**self).train(on);

@@ -94,6 +94,36 @@ impl Module for Sequential {
         )
     }
 
+    fn named_buffers(&self) -> Vec<(String, Tensor)> {
+        self.layers
+            .iter()
+            .enumerate()
+            .flat_map(|(i, layer)| {
+                layer
+                    .named_buffers()
+                    .into_iter()
+                    .map(move |(name, t)| (format!("{i}.{name}"), t))
+            })
+            .collect()
+    }
+
+    /// Per layer, its parameters then its buffers, as PyTorch orders a
+    /// `state_dict` (tied parameters once, under their first name).
+    fn named_state(&self) -> Vec<(String, Tensor)> {
+        unique_parameters(
+            self.layers
+                .iter()
+                .enumerate()
+                .flat_map(|(i, layer)| {
+                    layer
+                        .named_state()
+                        .into_iter()
+                        .map(move |(name, t)| (format!("{i}.{name}"), t))
+                })
+                .collect(),
+        )
+    }
+
     fn train(&mut self, on: bool) {
         self.training = on;
         for layer in &mut self.layers {

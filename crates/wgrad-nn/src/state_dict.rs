@@ -65,8 +65,7 @@ use crate::codec::{
 /// another save is in progress.
 pub fn save(module: &dyn Module, path: impl AsRef<Path>) -> Result<()> {
     let path = path.as_ref();
-    let params = module.named_parameters();
-    for (name, p) in &params {
+    for (name, p) in &module.named_parameters() {
         if p.dtype() != DType::F32 {
             return Err(Error::invalid(
                 "save",
@@ -78,7 +77,13 @@ pub fn save(module: &dyn Module, path: impl AsRef<Path>) -> Result<()> {
             ));
         }
     }
-    write_tensors("save", path, &params, metadata_with_format(Vec::new()))
+    // Buffers keep their dtype (num_batches_tracked is an integer).
+    write_tensors(
+        "save",
+        path,
+        &module.named_state(),
+        metadata_with_format(Vec::new()),
+    )
 }
 
 /// Loads the parameters of `module` from the safetensors file at `path`
@@ -86,7 +91,7 @@ pub fn save(module: &dyn Module, path: impl AsRef<Path>) -> Result<()> {
 /// replacing each parameter's data on its own device.
 ///
 /// Strict and all-or-nothing: the file must hold exactly the names of
-/// `module.named_parameters()`, each with its parameter's shape and dtype
+/// `module.named_state()`, each with its parameter's shape and dtype
 /// (F32). F64, F16 and BF16 tensors are converted to the parameter's F32, as
 /// PyTorch's `load_state_dict` converts them (F16 and BF16 exactly, F64
 /// rounded to nearest, overflowing to infinity); any other dtype (integers,
@@ -111,7 +116,7 @@ pub fn load(module: &dyn Module, path: impl AsRef<Path>) -> Result<()> {
         .filter(|(name, _)| !(skip_optimizer && is_optimizer_name(name)))
         .map(|(name, view)| (name, Incoming::File(view)))
         .collect();
-    let plan = stage(OP, &file.label(), &module.named_parameters(), &incoming)?;
+    let plan = stage(OP, &file.label(), &module.named_state(), &incoming)?;
     plan.apply()
 }
 
@@ -121,7 +126,7 @@ pub fn load(module: &dyn Module, path: impl AsRef<Path>) -> Result<()> {
 /// in PyTorch.
 pub fn state_dict(module: &dyn Module) -> Result<Vec<(String, Tensor)>> {
     module
-        .named_parameters()
+        .named_state()
         .into_iter()
         .map(|(name, p)| Ok((name, copy_to_device(&p, &p.device())?)))
         .collect()
@@ -139,7 +144,7 @@ pub fn load_state_dict(module: &dyn Module, entries: &[(String, Tensor)]) -> Res
     let plan = stage(
         "load_state_dict",
         "state_dict",
-        &module.named_parameters(),
+        &module.named_state(),
         &incoming,
     )?;
     plan.apply()

@@ -16,10 +16,14 @@ pub(crate) const CONVERTED_TO_F32: [Dtype; 3] = [Dtype::F64, Dtype::F16, Dtype::
 /// dtype, or F64, F16 or BF16 into F32. Those are the conversions PyTorch's
 /// `load_state_dict` makes that lose nothing a float32 model could hold
 /// (F16 and BF16 widen exactly; F64 rounds to nearest as storing it in a
-/// float32 parameter must). Integers, bool and 8-bit floats are refused:
-/// loading them into weights is almost surely the wrong file.
+/// float32 parameter must). I64 loads into I32 buffers (PyTorch's
+/// `num_batches_tracked`), range-checked when decoded. Other integers, bool
+/// and 8-bit floats are refused: loading them into weights is almost surely
+/// the wrong file.
 pub(crate) fn converts(from: Dtype, to: DType) -> bool {
-    dtype_of(from) == Some(to) || (to == DType::F32 && CONVERTED_TO_F32.contains(&from))
+    dtype_of(from) == Some(to)
+        || (to == DType::F32 && CONVERTED_TO_F32.contains(&from))
+        || (to == DType::I32 && from == Dtype::I64)
 }
 
 /// How safetensors spells a wgrad dtype.

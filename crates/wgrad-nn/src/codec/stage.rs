@@ -97,6 +97,25 @@ impl Incoming<'_> {
                         shape,
                         device,
                     ),
+                    // PyTorch's integer buffers (num_batches_tracked) are
+                    // int64; they load into I32 when every value fits.
+                    Dtype::I64 => {
+                        let wide = le_words(data, i64::from_le_bytes);
+                        let narrow = wide
+                            .iter()
+                            .map(|&v| i32::try_from(v))
+                            .collect::<std::result::Result<Vec<i32>, _>>()
+                            .map_err(|_| {
+                                Error::invalid(
+                                    "load",
+                                    format!(
+                                        "tensor '{name}': an int64 value does not fit the \
+                                         int32 tensor it loads into"
+                                    ),
+                                )
+                            })?;
+                        Storage::from_vec(narrow, shape, device)
+                    }
                     other => Err(Error::invalid(
                         "load",
                         format!("tensor '{name}': dtype {other} has no wgrad equivalent"),

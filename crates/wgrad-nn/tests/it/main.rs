@@ -11,4 +11,5 @@ mod gpu_steady_state;
 mod init;
 mod losses;
 mod modules;
+mod norm;
 mod save_atomic;
