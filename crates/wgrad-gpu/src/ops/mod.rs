@@ -6,6 +6,7 @@ mod binary;
 mod cast;
 mod compare;
 mod concat;
+mod conv;
 mod indexing;
 mod matmul;
 mod nn;

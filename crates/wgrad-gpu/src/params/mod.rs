@@ -14,6 +14,7 @@
 use wgrad_core::{Error, Layout, MAX_RANK, Result};
 
 mod backward;
+mod conv;
 mod elementwise;
 mod matmul;
 mod movement;
@@ -24,6 +25,7 @@ mod reduce;
 mod tests;
 
 pub(crate) use backward::{ScatterAddParams, SoftmaxBackwardParams, UnaryBackwardParams};
+pub(crate) use conv::ConvParams;
 pub(crate) use elementwise::{
     BinaryParams, CastParams, CompareParams, FillParams, ScalarParams, UnaryParams, WhereParams,
 };

@@ -5,7 +5,9 @@
 
 use std::mem::size_of;
 
-use wgrad_kernels::families::{backward, elementwise, matmul, movement, nn, optim, random, reduce};
+use wgrad_kernels::families::{
+    backward, conv, elementwise, matmul, movement, nn, optim, random, reduce,
+};
 use wgrad_kernels::{KernelSpec, families, sources};
 
 use super::*;
@@ -58,6 +60,7 @@ fn cases() -> Vec<Case> {
         AdamParams => [optim::ADAM],
         AdamAmsgradParams => [optim::ADAM_AMSGRAD],
         CrossEntropyParams => [nn::CROSS_ENTROPY, nn::CROSS_ENTROPY_BACKWARD],
+        ConvParams => [conv::CONV2D, conv::CONV2D_INPUT_GRAD, conv::CONV2D_WEIGHT_GRAD],
     ]
 }
 

@@ -4,6 +4,7 @@
 //! device (`own_gpu`); the others share one.
 
 mod basics;
+mod conv;
 mod faults;
 mod parity_backward;
 mod parity_elementwise;

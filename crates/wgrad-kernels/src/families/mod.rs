@@ -1,6 +1,7 @@
 //! Kernel specs, one module per family (mirroring `kernels/<family>/`).
 
 pub mod backward;
+pub mod conv;
 pub mod elementwise;
 pub mod matmul;
 pub mod movement;
@@ -22,6 +23,7 @@ pub fn all() -> Vec<&'static KernelSpec> {
         backward::ALL,
         optim::ALL,
         nn::ALL,
+        conv::ALL,
     ]
     .concat()
 }

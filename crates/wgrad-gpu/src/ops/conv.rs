@@ -1,0 +1,371 @@
+//! 2-D convolutions (NCHW, f32): the forward, input-gradient and
+//! weight-gradient primitives of `wgrad_core::checks::conv`, as implicit
+//! GEMMs (`kernels/conv/*.wgsl`): one dispatch per primitive (plus a
+//! partial-sum pass for a split weight gradient), 64 x 64 register-tiled
+//! output tiles per channel group, the input patches gathered while the
+//! tiles load; no im2col buffer. Activations (input, output gradient) are
+//! read through their strides, so permuted or narrowed views are never
+//! copied; the weight is made contiguous first (a copy only when it is a
+//! view). Results are contiguous.
+//!
+//! | primitive | GEMM rows (M) | columns (N) | inner (K) |
+//! |---|---|---|---|
+//! | forward | C_out/g | N * H_out * W_out | kH * kW * C_in/g |
+//! | input gradient | C_in/g | N * H * W | kH * kW * C_out/g |
+//! | weight gradient | C_out/g | C_in/g * kH * kW | N * H_out * W_out |
+//!
+//! The weight gradient's K (every output pixel of the batch) is long and its
+//! output small, so K is split over enough workgroups to fill the GPU, each
+//! split writing its own partial `[C_out, C_in/g, kH, kW]`, and
+//! `matmul/sum_splits.wgsl` adds them in order: deterministic, no atomics.
+
+use wgrad_core::checks::conv::{self, Conv2dArgs, Conv2dGeometry};
+use wgrad_core::{DType, Error, Result};
+use wgrad_kernels::{KernelSpec, families};
+
+use crate::GpuTensor;
+use crate::params::{self, ConvParams, SumSplitsParams};
+
+/// Output tile edge of the kernels.
+const TILE: usize = 64;
+/// K step of the kernels (split chunks are multiples of it).
+const K_STEP: usize = 16;
+/// Workgroups that keep a large GPU busy (e.g. 4 per SM on a 132-SM H200).
+const FILL_GROUPS: usize = 512;
+/// Least K per split: shorter chunks spend more on the partial sums than
+/// the extra parallelism gains.
+const MIN_SPLIT_K: usize = 256;
+
+/// An override constant's value for a 0/1 flag.
+fn flag(on: bool) -> f64 {
+    if on { 1.0 } else { 0.0 }
+}
+
+/// Checks a caller-built geometry (the gradient primitives take one).
+fn check_geometry(op: &'static str, g: &Conv2dGeometry) -> Result<()> {
+    let a = &g.args;
+    if a.groups == 0
+        || !g.in_channels.is_multiple_of(a.groups)
+        || !g.out_channels.is_multiple_of(a.groups)
+    {
+        return Err(Error::invalid(
+            op,
+            format!(
+                "groups ({}) must be positive and divide the input ({}) and output ({}) channels",
+                a.groups, g.in_channels, g.out_channels
+            ),
+        ));
+    }
+    if a.stride.contains(&0) || a.dilation.contains(&0) || g.kernel_hw.contains(&0) {
+        return Err(Error::invalid(
+            op,
+            format!(
+                "stride {:?}, dilation {:?} and kernel size {:?} must be positive",
+                a.stride, a.dilation, g.kernel_hw
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks that `t` is an f32 tensor of `shape` on `like`'s device.
+fn check_operand(
+    op: &'static str,
+    like: &GpuTensor,
+    t: &GpuTensor,
+    what: &str,
+    shape: [usize; 4],
+) -> Result<()> {
+    like.same_device(op, t)?;
+    t.expect_dtype(op, DType::F32)?;
+    if t.shape() != shape {
+        return Err(Error::invalid(
+            op,
+            format!(
+                "{what} has shape {:?}, the geometry expects {shape:?}",
+                t.shape()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `t`'s offset and 4 strides as u32 (its extent checked too).
+fn strided(op: &'static str, t: &GpuTensor) -> Result<(u32, [u32; 4])> {
+    params::to_u32(op, "operand extent", t.layout.span_end())?;
+    let mut strides = [0u32; 4];
+    for (s, &v) in strides.iter_mut().zip(t.layout.strides()) {
+        *s = params::to_u32(op, "stride", v)?;
+    }
+    Ok((params::to_u32(op, "offset", t.layout.offset())?, strides))
+}
+
+/// The immediates of one primitive of `g` with GEMM sizes `[m, n, k]`, K
+/// cut into `splits` chunks of `k_chunk`; the strided operands' fields are
+/// filled in by the caller.
+fn gemm_params(
+    op: &'static str,
+    g: &Conv2dGeometry,
+    [m, n, k]: [usize; 3],
+    k_chunk: usize,
+    splits: usize,
+) -> Result<ConvParams> {
+    let a = &g.args;
+    let u = |what: &str, v: usize| params::to_u32(op, what, v);
+    // Every index the kernels form, including tile and K-step overruns and
+    // the wrapped spatial coordinates, stays below these.
+    u("GEMM size", m.next_multiple_of(TILE))?;
+    u("GEMM size", n.next_multiple_of(TILE))?;
+    u("GEMM size", k + 4 * K_STEP)?;
+    for axis in 0..2 {
+        let span = a.dilation[axis] * g.kernel_hw[axis];
+        u(
+            "spatial extent",
+            (g.input_hw[axis] + a.padding[axis][0] + span)
+                .max(g.output_hw[axis] * a.stride[axis] + span),
+        )?;
+    }
+    let tiles_n = n.div_ceil(TILE);
+    let tiles_mn = tiles_n * m.div_ceil(TILE);
+    let groups = tiles_mn
+        .checked_mul(a.groups * splits)
+        .ok_or_else(|| Error::invalid(op, "workgroup count overflows"))?;
+    Ok(ConvParams {
+        in_h: u("input height", g.input_hw[0])?,
+        in_w: u("input width", g.input_hw[1])?,
+        out_h: u("output height", g.output_hw[0])?,
+        out_w: u("output width", g.output_hw[1])?,
+        cin_g: u("channels", g.in_per_group())?,
+        cout_g: u("channels", g.out_per_group())?,
+        kw: u("kernel size", g.kernel_hw[1])?,
+        khkw: u("kernel size", g.kernel_hw[0] * g.kernel_hw[1])?,
+        stride_h: u("stride", a.stride[0])?,
+        stride_w: u("stride", a.stride[1])?,
+        pad_top: u("padding", a.padding[0][0])?,
+        pad_left: u("padding", a.padding[1][0])?,
+        dil_h: u("dilation", a.dilation[0])?,
+        dil_w: u("dilation", a.dilation[1])?,
+        m: u("GEMM size", m)?,
+        n: u("GEMM size", n)?,
+        k: u("GEMM size", k)?,
+        k_chunk: u("GEMM size", k_chunk.min(k))?,
+        tiles_n: u("tile count", tiles_n)?,
+        tiles_mn: u("tile count", tiles_mn)?,
+        groups: u("workgroup count", groups)?,
+        conv_groups: u("groups", a.groups)?,
+        x_offset: 0,
+        dy_offset: 0,
+        x_strides: [0; 4],
+        dy_strides: [0; 4],
+    })
+}
+
+impl GpuTensor {
+    /// `torch.nn.functional.conv2d(self, weight)` without bias: `self`
+    /// `[N, C_in, H, W]`, `weight` `[C_out, C_in / groups, kH, kW]`, both
+    /// f32; the result `[N, C_out, H_out, W_out]` (contiguous) with
+    /// `out[n, o, y, x] = sum_{c, i, j} self[n, g*C_in/groups + c,
+    /// y*sh - pad_top + i*dh, x*sw - pad_left + j*dw] * weight[o, c, i, j]`
+    /// (g the group of `o`; out-of-range input positions read 0).
+    pub fn conv2d(&self, weight: &GpuTensor, args: &Conv2dArgs) -> Result<GpuTensor> {
+        const OP: &str = "conv2d";
+        self.same_device(OP, weight)?;
+        self.expect_dtype(OP, DType::F32)?;
+        weight.expect_dtype(OP, DType::F32)?;
+        let g = conv::conv2d(OP, self.shape(), weight.shape(), args)?;
+        let out = self.empty_like_device(OP, &g.output_shape(), DType::F32)?;
+        let [kh, kw] = g.kernel_hw;
+        let (m, n, k) = (
+            g.out_per_group(),
+            g.batch * g.output_hw[0] * g.output_hw[1],
+            kh * kw * g.in_per_group(),
+        );
+        if out.numel() == 0 {
+            return Ok(out);
+        }
+        if k == 0 {
+            out.fill_words(0.0f32.to_bits())?;
+            return Ok(out);
+        }
+        let weight = weight.contiguous()?;
+        params::to_u32(OP, "weight size", weight.numel())?;
+        params::to_u32(OP, "output size", out.numel())?;
+        let mut imm = gemm_params(OP, &g, [m, n, k], k, 1)?;
+        (imm.x_offset, imm.x_strides) = strided(OP, self)?;
+        let aligned = flag(g.in_per_group().is_multiple_of(K_STEP));
+        dispatch(
+            self,
+            &families::conv::CONV2D,
+            aligned,
+            [self, &weight, &out],
+            &imm,
+        )?;
+        Ok(out)
+    }
+
+    /// The input gradient of [`conv2d`](Self::conv2d) (its adjoint in the
+    /// input; `conv_transpose2d` is this op): `grad_out` of
+    /// `geometry.output_shape()` and `weight` of `geometry.weight_shape()`
+    /// give `geometry.input_shape()` (contiguous). Sizes come from the
+    /// geometry as stored (a transposed convolution's may carry
+    /// output_padding: input rows and columns no output reads get 0).
+    pub fn conv2d_input_grad(
+        grad_out: &GpuTensor,
+        weight: &GpuTensor,
+        geometry: &Conv2dGeometry,
+    ) -> Result<GpuTensor> {
+        const OP: &str = "conv2d_input_grad";
+        let g = geometry;
+        check_geometry(OP, g)?;
+        check_operand(OP, grad_out, grad_out, "grad_out", g.output_shape())?;
+        check_operand(OP, grad_out, weight, "weight", g.weight_shape())?;
+        let out = grad_out.empty_like_device(OP, &g.input_shape(), DType::F32)?;
+        let [kh, kw] = g.kernel_hw;
+        let (m, n, k) = (
+            g.in_per_group(),
+            g.batch * g.input_hw[0] * g.input_hw[1],
+            kh * kw * g.out_per_group(),
+        );
+        if out.numel() == 0 {
+            return Ok(out);
+        }
+        if k == 0 || grad_out.numel() == 0 {
+            out.fill_words(0.0f32.to_bits())?;
+            return Ok(out);
+        }
+        let weight = weight.contiguous()?;
+        params::to_u32(OP, "weight size", weight.numel())?;
+        params::to_u32(OP, "output size", out.numel())?;
+        let mut imm = gemm_params(OP, g, [m, n, k], k, 1)?;
+        (imm.dy_offset, imm.dy_strides) = strided(OP, grad_out)?;
+        let aligned = flag(g.out_per_group().is_multiple_of(K_STEP));
+        dispatch(
+            grad_out,
+            &families::conv::CONV2D_INPUT_GRAD,
+            aligned,
+            [grad_out, &weight, &out],
+            &imm,
+        )?;
+        Ok(out)
+    }
+
+    /// The weight gradient of [`conv2d`](Self::conv2d): `input` of
+    /// `geometry.input_shape()` and `grad_out` of `geometry.output_shape()`
+    /// give `geometry.weight_shape()` (contiguous), summed over the batch
+    /// and every output pixel (split over workgroups, then added in a fixed
+    /// order: deterministic).
+    pub fn conv2d_weight_grad(
+        input: &GpuTensor,
+        grad_out: &GpuTensor,
+        geometry: &Conv2dGeometry,
+    ) -> Result<GpuTensor> {
+        Self::conv2d_weight_grad_splits(input, grad_out, geometry, 0)
+    }
+
+    /// [`conv2d_weight_grad`](Self::conv2d_weight_grad) with the number of
+    /// K splits forced (0: chosen by shape; capped so that every split has
+    /// at least one K step), for tests and benchmarks.
+    #[doc(hidden)]
+    pub fn conv2d_weight_grad_splits(
+        input: &GpuTensor,
+        grad_out: &GpuTensor,
+        geometry: &Conv2dGeometry,
+        splits: usize,
+    ) -> Result<GpuTensor> {
+        const OP: &str = "conv2d_weight_grad";
+        let g = geometry;
+        check_geometry(OP, g)?;
+        check_operand(OP, input, input, "input", g.input_shape())?;
+        check_operand(OP, input, grad_out, "grad_out", g.output_shape())?;
+        let out = input.empty_like_device(OP, &g.weight_shape(), DType::F32)?;
+        let [kh, kw] = g.kernel_hw;
+        let (m, n, k) = (
+            g.out_per_group(),
+            g.in_per_group() * kh * kw,
+            g.batch * g.output_hw[0] * g.output_hw[1],
+        );
+        if out.numel() == 0 {
+            return Ok(out);
+        }
+        if k == 0 {
+            out.fill_words(0.0f32.to_bits())?;
+            return Ok(out);
+        }
+        let numel = out.numel();
+        let limits = input.device().limits();
+        let max_floats = limits
+            .max_storage_buffer_binding_size
+            .min(limits.max_buffer_size)
+            / 4;
+        let max_splits = usize::try_from(max_floats / numel as u64).unwrap_or(usize::MAX);
+        let tiles = g.args.groups * m.div_ceil(TILE) * n.div_ceil(TILE);
+        let splits = if splits != 0 {
+            splits
+        } else if 2 * tiles <= FILL_GROUPS {
+            FILL_GROUPS
+                .div_ceil(tiles)
+                .min(k / MIN_SPLIT_K)
+                .min(max_splits)
+                .max(1)
+        } else {
+            1
+        };
+        let k_chunk = k.div_ceil(splits).next_multiple_of(K_STEP);
+        // Recount: rounding the chunk up may leave fewer (never empty) splits.
+        let splits = k.div_ceil(k_chunk);
+        params::to_u32(OP, "partial sums size", splits * numel)?;
+        let mut imm = gemm_params(OP, g, [m, n, k], k_chunk, splits)?;
+        (imm.x_offset, imm.x_strides) = strided(OP, input)?;
+        (imm.dy_offset, imm.dy_strides) = strided(OP, grad_out)?;
+        let part = if splits > 1 {
+            Some(input.empty_like_device(OP, &[splits * numel], DType::F32)?)
+        } else {
+            None
+        };
+        let target = part.as_ref().unwrap_or(&out);
+        dispatch(
+            input,
+            &families::conv::CONV2D_WEIGHT_GRAD,
+            0.0,
+            [input, grad_out, target],
+            &imm,
+        )?;
+        if let Some(part) = part {
+            let sum = SumSplitsParams {
+                numel: params::to_u32(OP, "output size", numel)?,
+                splits: params::to_u32(OP, "split count", splits)?,
+            };
+            input.kernels().dispatch_1d(
+                &families::matmul::SUM_SPLITS,
+                &[],
+                &[&part.buffer, &out.buffer],
+                &sum,
+                numel as u64,
+            )?;
+        }
+        Ok(out)
+    }
+}
+
+/// Records one conv kernel over `buffers` (2 inputs, then the output).
+fn dispatch(
+    on: &GpuTensor,
+    spec: &'static KernelSpec,
+    aligned: f64,
+    buffers: [&GpuTensor; 3],
+    imm: &ConvParams,
+) -> Result<()> {
+    let constants: &[(&'static str, f64)] =
+        if std::ptr::eq(spec, &families::conv::CONV2D_WEIGHT_GRAD) {
+            &[]
+        } else {
+            &[("ALIGNED", aligned)]
+        };
+    on.kernels().dispatch_groups(
+        spec,
+        constants,
+        &[&buffers[0].buffer, &buffers[1].buffer, &buffers[2].buffer],
+        imm,
+        u64::from(imm.groups),
+    )
+}

@@ -1,0 +1,62 @@
+//! Immediates of `kernels/conv/*.wgsl` (`common/conv_params.wgsl`).
+
+use super::immediates;
+
+immediates! {
+    /// `ConvParams` of `conv/conv2d.wgsl`, `conv/conv2d_input_grad.wgsl` and
+    /// `conv/conv2d_weight_grad.wgsl`: one implicit GEMM per channel group.
+    ConvParams {
+        /// Input height.
+        in_h: u32,
+        /// Input width.
+        in_w: u32,
+        /// Output height.
+        out_h: u32,
+        /// Output width.
+        out_w: u32,
+        /// Input channels per group.
+        cin_g: u32,
+        /// Output channels per group.
+        cout_g: u32,
+        /// Kernel width.
+        kw: u32,
+        /// Kernel height times width.
+        khkw: u32,
+        /// Vertical stride.
+        stride_h: u32,
+        /// Horizontal stride.
+        stride_w: u32,
+        /// Zero rows before the input (bottom padding never enters the index math).
+        pad_top: u32,
+        /// Zero columns before the input.
+        pad_left: u32,
+        /// Vertical dilation.
+        dil_h: u32,
+        /// Horizontal dilation.
+        dil_w: u32,
+        /// GEMM rows.
+        m: u32,
+        /// GEMM columns.
+        n: u32,
+        /// GEMM inner size.
+        k: u32,
+        /// K per split (a multiple of 16); K itself when not split.
+        k_chunk: u32,
+        /// Output tiles along N.
+        tiles_n: u32,
+        /// Output tiles of one GEMM.
+        tiles_mn: u32,
+        /// Workgroups: `tiles_mn` times the channel groups times the splits.
+        groups: u32,
+        /// Channel groups.
+        conv_groups: u32,
+        /// The input's element offset.
+        x_offset: u32,
+        /// The output gradient's element offset.
+        dy_offset: u32,
+        /// The input's N, C, H, W strides.
+        x_strides: [u32; 4],
+        /// The output gradient's N, C, H, W strides.
+        dy_strides: [u32; 4],
+    }
+}

@@ -1,0 +1,356 @@
+//! `conv2d`, `conv2d_input_grad` and `conv2d_weight_grad` on the GPU against
+//! a direct f64 reference (the defining loops), over geometries that cover
+//! strides 1-3, asymmetric padding, dilation, groups (2, depthwise, channel
+//! multiplier), 1x1 and 5x5 kernels, odd sizes, GEMM sizes that leave
+//! partial 64 x 64 tiles and 16-deep K steps, batch 0 and 1, the aligned
+//! (channels per group % 16 == 0) load path, split and unsplit weight
+//! gradients, and strided (permuted, transposed, narrowed) operands.
+//! Tolerance: relative Frobenius-norm error < 1e-5.
+
+use wgrad_test_support::shared_gpu;
+
+use wgrad_core::checks::conv::{self, Conv2dArgs, Conv2dGeometry};
+use wgrad_device::GpuDevice;
+use wgrad_gpu::GpuTensor;
+
+const TOL: f64 = 1e-5;
+
+/// Deterministic values in [-1, 1).
+fn data(len: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            ((s >> 40) as f32 / (1u64 << 23) as f32) - 1.0
+        })
+        .collect()
+}
+
+/// Forward output, input gradient and weight gradient of `g` by the
+/// defining loops, in f64 (x, w, dy contiguous NCHW / OIHW).
+fn reference(g: &Conv2dGeometry, x: &[f32], w: &[f32], dy: &[f32]) -> [Vec<f64>; 3] {
+    let [n_, ci, h_, w_] = g.input_shape();
+    let [co, cig, kh, kw] = g.weight_shape();
+    let [oh, ow] = g.output_hw;
+    let cog = g.out_per_group();
+    let a = &g.args;
+    let mut out = vec![0.0; n_ * co * oh * ow];
+    let mut dx = vec![0.0; x.len()];
+    let mut dw = vec![0.0; w.len()];
+    for n in 0..n_ {
+        for o in 0..co {
+            let grp = o / cog;
+            for y in 0..oh {
+                for xo in 0..ow {
+                    let oi = ((n * co + o) * oh + y) * ow + xo;
+                    let mut acc = 0.0f64;
+                    for c in 0..cig {
+                        let cin = grp * cig + c;
+                        for i in 0..kh {
+                            for j in 0..kw {
+                                let h = (y * a.stride[0] + i * a.dilation[0]) as isize
+                                    - a.padding[0][0] as isize;
+                                let wc = (xo * a.stride[1] + j * a.dilation[1]) as isize
+                                    - a.padding[1][0] as isize;
+                                if h < 0 || wc < 0 || h >= h_ as isize || wc >= w_ as isize {
+                                    continue;
+                                }
+                                let xi = ((n * ci + cin) * h_ + h as usize) * w_ + wc as usize;
+                                let wi = ((o * cig + c) * kh + i) * kw + j;
+                                acc += f64::from(x[xi]) * f64::from(w[wi]);
+                                dx[xi] += f64::from(dy[oi]) * f64::from(w[wi]);
+                                dw[wi] += f64::from(dy[oi]) * f64::from(x[xi]);
+                            }
+                        }
+                    }
+                    out[oi] = acc;
+                }
+            }
+        }
+    }
+    [out, dx, dw]
+}
+
+fn rel_norm_err(got: &[f32], want: &[f64]) -> f64 {
+    assert_eq!(got.len(), want.len());
+    let diff: f64 = got
+        .iter()
+        .zip(want)
+        .map(|(&g, &w)| (f64::from(g) - w).powi(2))
+        .sum();
+    let norm: f64 = want.iter().map(|w| w * w).sum();
+    (diff / norm.max(f64::MIN_POSITIVE)).sqrt()
+}
+
+fn check(got: &GpuTensor, shape: [usize; 4], want: &[f64], what: &str) {
+    assert_eq!(got.shape(), shape, "{what}: shape");
+    assert!(got.is_contiguous(), "{what}: not contiguous");
+    let got = got.to_vec_blocking::<f32>().unwrap();
+    if want.iter().all(|&v| v == 0.0) {
+        assert!(got.iter().all(|&v| v == 0.0), "{what}: want all zeros");
+        return;
+    }
+    let err = rel_norm_err(&got, want);
+    assert!(err < TOL, "{what}: relative norm error {err:e}");
+}
+
+/// How the operands are laid out on the GPU.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Views {
+    Contiguous,
+    /// input from [N, H, C, W], grad_out from [N, H, W, C] (permuted),
+    /// weight from [O, C, kW, kH] (transposed).
+    Permuted,
+    /// Every operand a narrowed window (offset, padded strides).
+    Narrowed,
+}
+
+/// `data` (contiguous NCHW) as a GPU view of `shape` laid out as `views`.
+fn upload(
+    gpu: &GpuDevice,
+    data: &[f32],
+    shape: [usize; 4],
+    perm: [usize; 4],
+    views: Views,
+) -> GpuTensor {
+    match views {
+        Views::Contiguous => GpuTensor::from_vec(gpu, data.to_vec(), &shape).unwrap(),
+        Views::Permuted => {
+            // Stored in the order `perm` of the logical dims.
+            let stored: Vec<usize> = perm.iter().map(|&d| shape[d]).collect();
+            let mut buf = vec![0.0f32; data.len()];
+            let strides_l = [
+                shape[1] * shape[2] * shape[3],
+                shape[2] * shape[3],
+                shape[3],
+                1,
+            ];
+            let mut idx = [0usize; 4];
+            for (s, v) in buf.iter_mut().enumerate() {
+                let mut r = s;
+                for d in (0..4).rev() {
+                    idx[d] = r % stored[d];
+                    r /= stored[d];
+                }
+                let mut l = 0;
+                for d in 0..4 {
+                    l += idx[d] * strides_l[perm[d]];
+                }
+                *v = data[l];
+            }
+            let t = GpuTensor::from_vec(gpu, buf, &stored).unwrap();
+            let mut inv = [0isize; 4];
+            for (d, &p) in perm.iter().enumerate() {
+                inv[p] = d as isize;
+            }
+            let v = t.permute(&inv).unwrap();
+            assert_eq!(v.shape(), shape);
+            v
+        }
+        Views::Narrowed => {
+            // A [.., W + 3] tensor whose columns 2..W+2 hold the data.
+            let wide = [shape[0], shape[1], shape[2], shape[3] + 3];
+            let mut buf = data_for_pad(data, shape);
+            buf.truncate(wide.iter().product());
+            let t = GpuTensor::from_vec(gpu, buf, &wide).unwrap();
+            t.narrow(3, 2, shape[3]).unwrap()
+        }
+    }
+}
+
+fn data_for_pad(data: &[f32], shape: [usize; 4]) -> Vec<f32> {
+    let w = shape[3];
+    let rows = data.len().checked_div(w).unwrap_or(0);
+    let mut out = Vec::with_capacity(rows * (w + 3));
+    for r in 0..rows {
+        out.extend([7.0, -7.0]);
+        out.extend_from_slice(&data[r * w..(r + 1) * w]);
+        out.push(9.0);
+    }
+    out
+}
+
+/// Runs the three primitives on one geometry and compares them.
+fn case(input: [usize; 4], weight: [usize; 4], args: Conv2dArgs, views: Views) {
+    let Some(gpu) = shared_gpu() else { return };
+    let g = conv::conv2d("test", &input, &weight, &args).unwrap();
+    let what = format!("x{input:?} w{weight:?} {args:?} {views:?}");
+    let numel = |s: [usize; 4]| s.iter().product::<usize>();
+    let x = data(numel(input), 1 + numel(input) as u64);
+    let w = data(numel(weight), 2 + numel(weight) as u64);
+    let dy = data(numel(g.output_shape()), 3);
+    let [out, dx, dw] = reference(&g, &x, &w, &dy);
+    let gx = upload(&gpu, &x, input, [0, 2, 1, 3], views);
+    let gw = upload(&gpu, &w, weight, [0, 1, 3, 2], views);
+    let gdy = upload(&gpu, &dy, g.output_shape(), [0, 2, 3, 1], views);
+    check(
+        &gx.conv2d(&gw, &args).unwrap(),
+        g.output_shape(),
+        &out,
+        &format!("forward {what}"),
+    );
+    let got = GpuTensor::conv2d_input_grad(&gdy, &gw, &g).unwrap();
+    check(&got, g.input_shape(), &dx, &format!("input grad {what}"));
+    let got = GpuTensor::conv2d_weight_grad(&gx, &gdy, &g).unwrap();
+    check(&got, g.weight_shape(), &dw, &format!("weight grad {what}"));
+    for splits in [1, 2, 7] {
+        let got = GpuTensor::conv2d_weight_grad_splits(&gx, &gdy, &g, splits).unwrap();
+        check(
+            &got,
+            g.weight_shape(),
+            &dw,
+            &format!("weight grad, {splits} splits, {what}"),
+        );
+    }
+}
+
+fn args(
+    stride: [usize; 2],
+    padding: [[usize; 2]; 2],
+    dilation: [usize; 2],
+    groups: usize,
+) -> Conv2dArgs {
+    Conv2dArgs {
+        stride,
+        padding,
+        dilation,
+        groups,
+    }
+}
+
+const P0: [[usize; 2]; 2] = [[0, 0], [0, 0]];
+const P1: [[usize; 2]; 2] = [[1, 1], [1, 1]];
+
+/// Every geometry of the table, with every operand layout.
+fn geometries() -> Vec<([usize; 4], [usize; 4], Conv2dArgs)> {
+    vec![
+        ([2, 3, 9, 11], [5, 3, 3, 3], Conv2dArgs::default()),
+        ([1, 4, 13, 10], [6, 4, 3, 3], args([2, 2], P1, [1, 1], 1)),
+        (
+            [1, 3, 11, 12],
+            [4, 3, 3, 2],
+            args([3, 3], [[2, 0], [1, 3]], [1, 1], 1),
+        ),
+        (
+            [2, 5, 10, 9],
+            [7, 5, 3, 3],
+            args([1, 1], [[2, 2], [1, 1]], [2, 2], 1),
+        ),
+        (
+            [2, 3, 12, 9],
+            [4, 3, 3, 3],
+            args([2, 1], [[0, 1], [2, 0]], [1, 2], 1),
+        ),
+        ([2, 6, 8, 8], [4, 3, 3, 3], args([1, 1], P1, [1, 1], 2)),
+        ([2, 8, 9, 9], [8, 1, 3, 3], args([1, 1], P1, [1, 1], 8)),
+        ([1, 8, 7, 9], [16, 1, 3, 3], args([2, 2], P1, [1, 1], 8)),
+        ([3, 32, 7, 7], [70, 32, 1, 1], Conv2dArgs::default()),
+        (
+            [1, 3, 12, 12],
+            [8, 3, 5, 5],
+            args([1, 1], [[2, 2], [2, 2]], [1, 1], 1),
+        ),
+        ([2, 32, 10, 10], [48, 32, 3, 3], args([1, 1], P1, [1, 1], 1)),
+        ([2, 64, 6, 6], [32, 32, 3, 3], args([2, 2], P1, [1, 1], 2)),
+        ([2, 16, 20, 20], [96, 16, 3, 3], args([1, 1], P1, [1, 1], 1)),
+        ([4, 1, 28, 28], [32, 1, 3, 3], Conv2dArgs::default()),
+        ([1, 32, 13, 13], [64, 32, 3, 3], Conv2dArgs::default()),
+        ([2, 16, 9, 9], [16, 16, 1, 1], args([2, 2], P0, [1, 1], 1)),
+    ]
+}
+
+#[test]
+fn conv2d_primitives_match_the_reference() {
+    for (x, w, a) in geometries() {
+        case(x, w, a, Views::Contiguous);
+    }
+}
+
+#[test]
+fn conv2d_primitives_read_permuted_views() {
+    for (x, w, a) in geometries().into_iter().step_by(2) {
+        case(x, w, a, Views::Permuted);
+    }
+}
+
+#[test]
+fn conv2d_primitives_read_narrowed_views() {
+    for (x, w, a) in geometries().into_iter().skip(1).step_by(3) {
+        case(x, w, a, Views::Narrowed);
+    }
+}
+
+#[test]
+fn conv2d_empty_batch_gives_empty_outputs_and_zero_weight_grad() {
+    let Some(gpu) = shared_gpu() else { return };
+    let a = args([1, 1], P1, [1, 1], 1);
+    let x = GpuTensor::zeros(&gpu, &[0, 3, 5, 5], wgrad_core::DType::F32).unwrap();
+    let w = GpuTensor::from_vec(&gpu, data(4 * 3 * 9, 5), &[4, 3, 3, 3]).unwrap();
+    let g = conv::conv2d("test", &[0, 3, 5, 5], &[4, 3, 3, 3], &a).unwrap();
+    let out = x.conv2d(&w, &a).unwrap();
+    assert_eq!(out.shape(), [0, 4, 5, 5]);
+    let dy = GpuTensor::zeros(&gpu, &[0, 4, 5, 5], wgrad_core::DType::F32).unwrap();
+    assert_eq!(
+        GpuTensor::conv2d_input_grad(&dy, &w, &g).unwrap().shape(),
+        [0, 3, 5, 5]
+    );
+    let dw = GpuTensor::conv2d_weight_grad(&x, &dy, &g).unwrap();
+    assert_eq!(dw.to_vec_blocking::<f32>().unwrap(), vec![0.0; 4 * 3 * 9]);
+}
+
+#[test]
+fn conv_transpose_geometry_with_output_padding() {
+    // conv_transpose2d([1, 4, 5, 6], w[4, 3, 3, 3], stride 2, padding 1,
+    // output_padding 1) -> [1, 3, 10, 12]: the last row and column of the
+    // result are read by no output position.
+    let Some(gpu) = shared_gpu() else { return };
+    let t = conv::ConvTranspose2dArgs {
+        stride: [2, 2],
+        padding: [1, 1],
+        output_padding: [1, 1],
+        ..Default::default()
+    };
+    let g = conv::conv_transpose2d("test", &[1, 4, 5, 6], &[4, 3, 3, 3], &t).unwrap();
+    let x = data(g.input_shape().iter().product(), 11);
+    let w = data(4 * 3 * 9, 12);
+    let dy = data(g.output_shape().iter().product(), 13);
+    let [_, dx, dw] = reference(&g, &x, &w, &dy);
+    let gdy = GpuTensor::from_vec(&gpu, dy, &g.output_shape()).unwrap();
+    let gw = GpuTensor::from_vec(&gpu, w, &[4, 3, 3, 3]).unwrap();
+    let gx = GpuTensor::from_vec(&gpu, x, &g.input_shape()).unwrap();
+    check(
+        &GpuTensor::conv2d_input_grad(&gdy, &gw, &g).unwrap(),
+        g.input_shape(),
+        &dx,
+        "transposed",
+    );
+    check(
+        &GpuTensor::conv2d_weight_grad(&gx, &gdy, &g).unwrap(),
+        g.weight_shape(),
+        &dw,
+        "transposed dw",
+    );
+}
+
+#[test]
+fn bad_convolutions_are_errors() {
+    let Some(gpu) = shared_gpu() else { return };
+    let f = |shape: &[usize]| GpuTensor::zeros(&gpu, shape, wgrad_core::DType::F32).unwrap();
+    let d = Conv2dArgs::default();
+    assert!(f(&[3, 5, 5]).conv2d(&f(&[4, 3, 3, 3]), &d).is_err());
+    assert!(f(&[1, 3, 5, 5]).conv2d(&f(&[4, 2, 3, 3]), &d).is_err());
+    assert!(f(&[1, 3, 5, 5]).conv2d(&f(&[4, 3, 3]), &d).is_err());
+    let ints = GpuTensor::zeros(&gpu, &[1, 3, 5, 5], wgrad_core::DType::I32).unwrap();
+    assert!(ints.conv2d(&f(&[4, 3, 3, 3]), &d).is_err());
+    let g = conv::conv2d("test", &[1, 3, 5, 5], &[4, 3, 3, 3], &d).unwrap();
+    assert!(GpuTensor::conv2d_input_grad(&f(&[1, 4, 3, 4]), &f(&[4, 3, 3, 3]), &g).is_err());
+    assert!(GpuTensor::conv2d_input_grad(&f(&[1, 4, 3, 3]), &f(&[4, 1, 3, 3]), &g).is_err());
+    assert!(GpuTensor::conv2d_weight_grad(&f(&[1, 3, 5, 6]), &f(&[1, 4, 3, 3]), &g).is_err());
+    let bad = Conv2dGeometry {
+        args: Conv2dArgs { groups: 0, ..d },
+        ..g
+    };
+    assert!(GpuTensor::conv2d_weight_grad(&f(&[1, 3, 5, 5]), &f(&[1, 4, 3, 3]), &bad).is_err());
+}
