@@ -172,6 +172,31 @@ pub fn train_from(
     flags: &Flags,
     start_epoch: usize,
 ) -> Result<(f32, f32)> {
+    train_with_epoch_hook(
+        model,
+        opt,
+        train_data,
+        eval_on,
+        eval_name,
+        flags,
+        start_epoch,
+        &mut |_| {},
+    )
+}
+
+/// [`train_from`] calling `after_epoch(opt)` at the end of every epoch
+/// (where a learning-rate scheduler steps, as in PyTorch's loops).
+#[allow(clippy::too_many_arguments)]
+pub fn train_with_epoch_hook(
+    model: &mut dyn Module,
+    opt: &mut dyn Optimizer,
+    train_data: &Dataset,
+    eval_on: &Dataset,
+    eval_name: &str,
+    flags: &Flags,
+    start_epoch: usize,
+    after_epoch: &mut dyn FnMut(&mut dyn Optimizer),
+) -> Result<(f32, f32)> {
     let loader = DataLoader::new(train_data, flags.batch_size)?.shuffle(flags.seed);
     let device = &flags.device;
     for epoch in start_epoch..flags.epochs {
@@ -207,6 +232,7 @@ pub fn train_from(
             flags.epochs,
             train_data.len() as f64 / seconds.max(1e-9)
         );
+        after_epoch(opt);
     }
     let (loss, accuracy) = evaluate(model, eval_on, flags.batch_size.max(256), device)?;
     println!("{eval_name}: loss={loss:.4} accuracy={accuracy:.4}");

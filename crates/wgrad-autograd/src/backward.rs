@@ -6,6 +6,7 @@ use std::collections::{HashMap, HashSet};
 use wgrad_core::{BinaryOp, CompareOp, DType, Error, Result, UnaryOp, shape};
 
 use crate::graph::{Node, Op};
+use crate::ops::conv;
 use crate::storage::Storage;
 use crate::tensor::Tensor;
 
@@ -344,6 +345,28 @@ fn input_gradients(saved: &Saved, g: &Storage) -> Result<Vec<Option<Storage>>> {
             vec![Some(base.scatter_add(*axis, index, g)?)]
         }
         Op::ToDevice => vec![Some(g.to_device(&inputs[0].device())?)],
+        Op::Conv2d { geometry } => {
+            let needs = [inputs[0].requires_grad(), inputs[1].requires_grad()];
+            conv::conv2d_grads(g, || x(0), || x(1), needs, geometry)?
+        }
+        Op::MaxPool2d { indices, args } => {
+            vec![Some(g.max_pool2d_backward(indices, &shape_of(0), args)?)]
+        }
+        Op::AvgPool2d {
+            args,
+            count_include_pad,
+            divisor_override,
+        } => vec![Some(g.avg_pool2d_backward(
+            &shape_of(0),
+            args,
+            *count_include_pad,
+            *divisor_override,
+        )?)],
+        Op::AdaptiveAvgPool2d => vec![Some(g.adaptive_avg_pool2d_backward(&shape_of(0))?)],
+        Op::ConvTranspose2d { geometry } => {
+            let needs = [inputs[0].requires_grad(), inputs[1].requires_grad()];
+            conv::conv_transpose2d_grads(g, || x(0), || x(1), needs, geometry)?
+        }
         Op::CrossEntropy {
             target,
             label_smoothing,

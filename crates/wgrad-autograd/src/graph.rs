@@ -2,6 +2,8 @@
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
+use wgrad_core::checks::conv::Conv2dGeometry;
+use wgrad_core::checks::pool::Pool2dArgs;
 use wgrad_core::{BinaryOp, Error, Result, UnaryOp};
 
 use crate::storage::Storage;
@@ -71,6 +73,28 @@ pub(crate) enum Op {
         index: Storage,
     },
     ToDevice,
+    /// 2-D convolution of inputs `[x, weight]` (bias is a separate add).
+    Conv2d {
+        geometry: Conv2dGeometry,
+    },
+    /// Transposed 2-D convolution of `[x, weight]`: the input gradient of
+    /// the convolution `geometry` describes.
+    ConvTranspose2d {
+        geometry: Conv2dGeometry,
+    },
+    /// 2-D max pooling; `indices` (I32, the output's shape) route the gradient.
+    MaxPool2d {
+        indices: Storage,
+        args: Pool2dArgs,
+    },
+    /// 2-D average pooling.
+    AvgPool2d {
+        args: Pool2dArgs,
+        count_include_pad: bool,
+        divisor_override: Option<usize>,
+    },
+    /// Adaptive 2-D average pooling (the sizes say everything).
+    AdaptiveAvgPool2d,
     /// Fused log-softmax + NLL per sample (reduction 'none').
     CrossEntropy {
         target: Storage,
@@ -105,6 +129,11 @@ impl Op {
             Op::IndexSelect { .. } => "index_select",
             Op::Gather { .. } => "gather",
             Op::ToDevice => "to",
+            Op::Conv2d { .. } => "conv2d",
+            Op::ConvTranspose2d { .. } => "conv_transpose2d",
+            Op::MaxPool2d { .. } => "max_pool2d",
+            Op::AvgPool2d { .. } => "avg_pool2d",
+            Op::AdaptiveAvgPool2d => "adaptive_avg_pool2d",
             Op::CrossEntropy { .. } => "cross_entropy",
         }
     }

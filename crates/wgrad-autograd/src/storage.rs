@@ -9,7 +9,9 @@ use wgrad_gpu::GpuTensor;
 
 use crate::Device;
 
+mod conv;
 mod optim_steps;
+mod pool;
 pub(crate) use optim_steps::{AdamStepOutcome, SgdStepOutcome};
 
 /// Tensor data on the CPU or on a GPU.

@@ -21,8 +21,8 @@
 #![deny(missing_docs)]
 
 pub use wgrad_autograd::{
-    BackwardOptions, Device, NoGradGuard, Storage, Tensor, gradcheck, is_grad_enabled, manual_seed,
-    no_grad, optim,
+    BackwardOptions, Conv2dArgs, ConvPadding, ConvTranspose2dArgs, Device, NoGradGuard, Pool2dArgs,
+    Storage, Tensor, gradcheck, is_grad_enabled, manual_seed, no_grad, optim,
 };
 pub use wgrad_core::{BinaryOp, CompareOp, DType, Dims, Error, Result, UnaryOp};
 pub use wgrad_cpu::CpuTensor;

@@ -1,9 +1,11 @@
 //! Differentiable ops on `Tensor`: compute on the storage, record the node.
 
+pub(crate) mod conv;
 mod elementwise;
 mod indexing;
 mod linalg;
 mod loss;
 mod operators;
+mod pool;
 mod reduce;
 mod views;

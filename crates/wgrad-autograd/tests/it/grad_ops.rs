@@ -95,6 +95,55 @@ fn cases() -> Vec<Case> {
         ("clamp", vec![vec![2, 3]], |x| {
             x[0].clamp(Some(-0.5), Some(0.5))
         }),
+        (
+            "conv2d stride pad groups",
+            vec![vec![2, 4, 5, 6], vec![6, 2, 3, 3], vec![6]],
+            |x| {
+                let args = wgrad_autograd::Conv2dArgs {
+                    stride: [2, 1],
+                    padding: [[1, 0], [1, 2]],
+                    dilation: [1, 2],
+                    groups: 2,
+                };
+                x[0].conv2d(&x[1], Some(&x[2]), &args)
+            },
+        ),
+        ("conv1d same", vec![vec![2, 3, 7], vec![4, 3, 4]], |x| {
+            x[0].conv1d(&x[1], None, 1, wgrad_autograd::ConvPadding::Same, 1, 1)
+        }),
+        (
+            "conv_transpose2d",
+            vec![vec![1, 4, 3, 4], vec![4, 3, 3, 2], vec![3]],
+            |x| {
+                let args = wgrad_autograd::ConvTranspose2dArgs {
+                    stride: [2, 2],
+                    padding: [1, 0],
+                    output_padding: [1, 1],
+                    ..Default::default()
+                };
+                x[0].conv_transpose2d(&x[1], Some(&x[2]), &args)
+            },
+        ),
+        ("max_pool2d overlapping", vec![vec![2, 2, 5, 5]], |x| {
+            let mut args = wgrad_autograd::Pool2dArgs::new([3, 3]);
+            args.stride = [2, 2];
+            args.padding = [1, 1];
+            x[0].max_pool2d(&args)
+        }),
+        ("avg_pool2d ceil exclude pad", vec![vec![1, 2, 6, 5]], |x| {
+            let mut args = wgrad_autograd::Pool2dArgs::new([3, 3]);
+            args.stride = [2, 2];
+            args.padding = [1, 1];
+            args.ceil_mode = true;
+            x[0].avg_pool2d(&args, false, None)
+        }),
+        ("adaptive_avg_pool2d", vec![vec![2, 2, 5, 7]], |x| {
+            x[0].adaptive_avg_pool2d([3, 2])
+        }),
+        ("max_pool1d avg_pool1d", vec![vec![2, 3, 9]], |x| {
+            x[0].max_pool1d(2, None, 0, 1, false)?
+                .add(&x[0].avg_pool1d(2, None, 0, false, true)?)
+        }),
         ("where", vec![vec![2, 3], vec![2, 3]], |x| {
             Tensor::where_cond(&x[0].gt(&x[1])?, &x[0], &x[1].mul_scalar(2.0)?)
         }),

@@ -24,6 +24,15 @@ const REDUCTION_TOL: f32 = 1e-4;
 
 /// Ops whose outputs and gradients involve sums over several elements.
 const REDUCING_OPS: &[&str] = &[
+    "conv2d",
+    "conv2d_same",
+    "conv1d",
+    "conv_transpose2d",
+    "avg_pool2d",
+    "adaptive_avg_pool2d",
+    "batch_norm",
+    "batch_norm_eval",
+    "group_norm",
     "sum",
     "mean",
     "max",
@@ -325,7 +334,10 @@ fn apply(op: &str, args: &Value, x: &[Tensor], device: &Device) -> Result<Tensor
         // a new `UnaryOp` needs only its fixture case, not a line here.
         other => match unary_op(other) {
             Some(op) => x[0].unary(op),
-            None => panic!("no replay for op {other}"),
+            None => match crate::fixtures_cnn::apply(other, args, x) {
+                Some(result) => result,
+                None => panic!("no replay for op {other}"),
+            },
         },
     }
 }
@@ -472,11 +484,16 @@ const KNOWN_DISAGREEMENTS: &[(&str, &str, &str)] = &[];
 
 /// Replays every case on `device` and reports all disagreements at once.
 fn run_all(device: &Device, what: &str) {
-    let fx = Fixture::load("ops.safetensors");
+    run_file("ops.safetensors", 100, device, what);
+}
+
+/// Replays every case of the op-case fixture `file` (at least `min_cases`).
+pub(crate) fn run_file(file: &str, min_cases: usize, device: &Device, what: &str) {
+    let fx = Fixture::load(file);
     let cases = array(&fx.meta, "cases");
     assert!(
-        cases.len() > 100,
-        "ops fixture has only {} cases",
+        cases.len() > min_cases,
+        "{file} has only {} cases",
         cases.len()
     );
     let mut failures = Vec::new();

@@ -4,6 +4,7 @@
 //! public API (`hardening`).
 
 mod common;
+mod fixtures_cnn;
 mod fixtures_models;
 mod fixtures_ops;
 mod fixtures_optim;

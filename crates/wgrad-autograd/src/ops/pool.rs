@@ -1,0 +1,159 @@
+//! Pooling: `max_pool2d`, `avg_pool2d`, `adaptive_avg_pool2d` and their 1-D
+//! forms (PyTorch's `torch.nn.functional` semantics).
+
+use wgrad_core::checks::pool::Pool2dArgs;
+use wgrad_core::{DType, Error, Result};
+
+use crate::graph::Op;
+use crate::ops::conv::batched;
+use crate::tensor::Tensor;
+
+fn float_input(op: &'static str, t: &Tensor) -> Result<()> {
+    if t.dtype() == DType::F32 {
+        Ok(())
+    } else {
+        Err(Error::DTypeMismatch {
+            op,
+            expected: DType::F32,
+            got: t.dtype(),
+        })
+    }
+}
+
+/// Runs a 2-D pool on a 1-D input `[N, C, L]` (or `[C, L]`) as height 1.
+fn as_2d(
+    op: &'static str,
+    input: &Tensor,
+    f: impl FnOnce(&Tensor) -> Result<Tensor>,
+) -> Result<Tensor> {
+    match input.rank() {
+        2 | 3 => f(&input.unsqueeze(-2)?)?.squeeze(-2),
+        _ => Err(Error::invalid(
+            op,
+            format!(
+                "expected a 2-D [C, L] or 3-D [N, C, L] input, got shape {:?}",
+                input.shape()
+            ),
+        )),
+    }
+}
+
+/// A 1-D pooling's hyper-parameters as the 2-D ones of height 1.
+fn args_1d(
+    kernel: usize,
+    stride: Option<usize>,
+    padding: usize,
+    dilation: usize,
+    ceil_mode: bool,
+) -> Pool2dArgs {
+    Pool2dArgs {
+        kernel: [1, kernel],
+        stride: [1, stride.unwrap_or(kernel)],
+        padding: [0, padding],
+        dilation: [1, dilation],
+        ceil_mode,
+    }
+}
+
+impl Tensor {
+    /// `torch.nn.functional.max_pool2d` of `[N, C, H, W]` (or `[C, H, W]`).
+    /// NaN in a window wins; of equal maxima the first (row-major) does.
+    pub fn max_pool2d(&self, args: &Pool2dArgs) -> Result<Tensor> {
+        Ok(self.max_pool2d_with_indices(args)?.0)
+    }
+
+    /// [`max_pool2d`](Self::max_pool2d) with `return_indices=True`: also the
+    /// I32 flat index `h*W + w` of each maximum in its input plane.
+    pub fn max_pool2d_with_indices(&self, args: &Pool2dArgs) -> Result<(Tensor, Tensor)> {
+        const OP: &str = "max_pool2d";
+        float_input(OP, self)?;
+        let mut indices = None;
+        let values = batched(OP, self, |x| {
+            let (values, idx) = x.storage().max_pool2d(args)?;
+            let out = Tensor::record(
+                values,
+                Op::MaxPool2d {
+                    indices: idx.clone(),
+                    args: *args,
+                },
+                &[x],
+            );
+            indices = Some(Tensor::from_storage_leaf(idx));
+            Ok(out)
+        })?;
+        let indices = match indices {
+            Some(i) if i.rank() != values.rank() => i.squeeze(0)?,
+            Some(i) => i,
+            None => return Err(Error::invalid(OP, "no indices were produced")),
+        };
+        Ok((values, indices))
+    }
+
+    /// `torch.nn.functional.avg_pool2d` of `[N, C, H, W]` (or `[C, H, W]`):
+    /// each window's mean, divided by `divisor_override` if given, else by
+    /// the window's size within the padded input (`count_include_pad`, as
+    /// PyTorch's default) or within the input.
+    pub fn avg_pool2d(
+        &self,
+        args: &Pool2dArgs,
+        count_include_pad: bool,
+        divisor_override: Option<usize>,
+    ) -> Result<Tensor> {
+        const OP: &str = "avg_pool2d";
+        float_input(OP, self)?;
+        batched(OP, self, |x| {
+            let out = x
+                .storage()
+                .avg_pool2d(args, count_include_pad, divisor_override)?;
+            Ok(Tensor::record(
+                out,
+                Op::AvgPool2d {
+                    args: *args,
+                    count_include_pad,
+                    divisor_override,
+                },
+                &[x],
+            ))
+        })
+    }
+
+    /// `torch.nn.functional.adaptive_avg_pool2d`: averages over windows
+    /// `[floor(i*H/Ho), ceil((i+1)*H/Ho))` so the output is `output_hw`.
+    pub fn adaptive_avg_pool2d(&self, output_hw: [usize; 2]) -> Result<Tensor> {
+        const OP: &str = "adaptive_avg_pool2d";
+        float_input(OP, self)?;
+        batched(OP, self, |x| {
+            let out = x.storage().adaptive_avg_pool2d(output_hw)?;
+            Ok(Tensor::record(out, Op::AdaptiveAvgPool2d, &[x]))
+        })
+    }
+
+    /// `torch.nn.functional.max_pool1d` of `[N, C, L]` (or `[C, L]`);
+    /// `stride` defaults to the kernel size.
+    pub fn max_pool1d(
+        &self,
+        kernel: usize,
+        stride: Option<usize>,
+        padding: usize,
+        dilation: usize,
+        ceil_mode: bool,
+    ) -> Result<Tensor> {
+        let args = args_1d(kernel, stride, padding, dilation, ceil_mode);
+        as_2d("max_pool1d", self, |x| x.max_pool2d(&args))
+    }
+
+    /// `torch.nn.functional.avg_pool1d` of `[N, C, L]` (or `[C, L]`).
+    pub fn avg_pool1d(
+        &self,
+        kernel: usize,
+        stride: Option<usize>,
+        padding: usize,
+        ceil_mode: bool,
+        count_include_pad: bool,
+    ) -> Result<Tensor> {
+        let args = args_1d(kernel, stride, padding, 1, ceil_mode);
+        as_2d("avg_pool1d", self, |x| {
+            x.avg_pool2d(&args, count_include_pad, None)
+        })
+    }
+}

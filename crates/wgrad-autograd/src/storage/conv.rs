@@ -1,0 +1,54 @@
+//! Convolution primitives: the CPU/GPU dispatch point of conv2d, its input
+//! gradient (also conv_transpose2d) and its weight gradient.
+
+use wgrad_core::Result;
+use wgrad_core::checks::conv::{Conv2dArgs, Conv2dGeometry};
+
+use super::{Storage, mismatch};
+
+impl Storage {
+    /// Forward 2-D convolution without bias (NCHW input, OIHW weight).
+    pub fn conv2d(&self, weight: &Storage, args: &Conv2dArgs) -> Result<Storage> {
+        match (self, weight) {
+            (Storage::Cpu(x), Storage::Cpu(w)) => Ok(Storage::Cpu(x.conv2d(w, args)?)),
+            (Storage::Gpu(x), Storage::Gpu(w)) => Ok(Storage::Gpu(x.conv2d(w, args)?)),
+            (x, w) => Err(mismatch("conv2d", x, w)),
+        }
+    }
+
+    /// The gradient of a convolution's input given its output gradient
+    /// `self` (the forward's adjoint; conv_transpose2d is this op).
+    pub fn conv2d_input_grad(
+        &self,
+        weight: &Storage,
+        geometry: &Conv2dGeometry,
+    ) -> Result<Storage> {
+        match (self, weight) {
+            (Storage::Cpu(g), Storage::Cpu(w)) => Ok(Storage::Cpu(
+                wgrad_cpu::CpuTensor::conv2d_input_grad(g, w, geometry)?,
+            )),
+            (Storage::Gpu(g), Storage::Gpu(w)) => Ok(Storage::Gpu(
+                wgrad_gpu::GpuTensor::conv2d_input_grad(g, w, geometry)?,
+            )),
+            (g, w) => Err(mismatch("conv2d_input_grad", g, w)),
+        }
+    }
+
+    /// The gradient of a convolution's weight given its input `self` and
+    /// output gradient `grad_out`.
+    pub fn conv2d_weight_grad(
+        &self,
+        grad_out: &Storage,
+        geometry: &Conv2dGeometry,
+    ) -> Result<Storage> {
+        match (self, grad_out) {
+            (Storage::Cpu(x), Storage::Cpu(g)) => Ok(Storage::Cpu(
+                wgrad_cpu::CpuTensor::conv2d_weight_grad(x, g, geometry)?,
+            )),
+            (Storage::Gpu(x), Storage::Gpu(g)) => Ok(Storage::Gpu(
+                wgrad_gpu::GpuTensor::conv2d_weight_grad(x, g, geometry)?,
+            )),
+            (x, g) => Err(mismatch("conv2d_weight_grad", x, g)),
+        }
+    }
+}

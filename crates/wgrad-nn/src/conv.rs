@@ -1,0 +1,343 @@
+//! Convolution layers: [`Conv1d`], [`Conv2d`], [`ConvTranspose2d`]
+//! (`torch.nn.Conv1d`, `Conv2d`, `ConvTranspose2d`), PyTorch's defaults,
+//! initialisation and `state_dict` names (`weight`, `bias`).
+
+use wgrad_autograd::{Conv2dArgs, ConvPadding, ConvTranspose2dArgs, Device, Tensor};
+use wgrad_core::{Error, Result};
+
+use crate::init::{self, FanMode, Nonlinearity};
+use crate::module::{Module, moved_parameter};
+
+/// PyTorch's default parameters of a convolution: the weight from
+/// `kaiming_uniform_(a = sqrt(5))` and the bias from `U(-1/sqrt(fan_in),
+/// 1/sqrt(fan_in))`, where `fan_in` is computed from `weight_shape` with
+/// `fan_axis` as the input-channel axis (1; 0 for transposed convs).
+fn default_parameters(
+    weight_shape: &[usize],
+    bias_len: Option<usize>,
+    device: &Device,
+) -> Result<(Tensor, Option<Tensor>)> {
+    let weight = Tensor::zeros(weight_shape, device)?;
+    init::kaiming_uniform_(
+        &weight,
+        5f32.sqrt(),
+        FanMode::FanIn,
+        Nonlinearity::LeakyRelu,
+    )?;
+    let bias = match bias_len {
+        Some(n) => {
+            let (fan_in, _) = init::calculate_fan_in_and_fan_out(weight_shape)?;
+            let b = Tensor::zeros(&[n], device)?;
+            let bound = if fan_in > 0 {
+                1.0 / (fan_in as f32).sqrt()
+            } else {
+                0.0
+            };
+            init::uniform_(&b, -bound, bound)?;
+            Some(b.with_requires_grad(true)?)
+        }
+        None => None,
+    };
+    Ok((weight.with_requires_grad(true)?, bias))
+}
+
+fn check_channels(
+    op: &'static str,
+    in_channels: usize,
+    out_channels: usize,
+    groups: usize,
+) -> Result<()> {
+    if groups == 0 || in_channels % groups != 0 || out_channels % groups != 0 {
+        return Err(Error::invalid(
+            op,
+            format!(
+                "groups ({groups}) must be positive and divide in_channels ({in_channels}) and \
+                 out_channels ({out_channels})"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn weight_and_bias(weight: &Tensor, bias: &Option<Tensor>) -> Vec<(String, Tensor)> {
+    let mut out = vec![("weight".to_string(), weight.clone())];
+    if let Some(b) = bias {
+        out.push(("bias".to_string(), b.clone()));
+    }
+    out
+}
+
+fn move_weight_and_bias(
+    weight: &mut Tensor,
+    bias: &mut Option<Tensor>,
+    device: &Device,
+) -> Result<()> {
+    *weight = moved_parameter(weight, device)?;
+    if let Some(b) = bias.as_mut() {
+        *b = moved_parameter(b, device)?;
+    }
+    Ok(())
+}
+
+/// Options of a 2-D convolution layer, with PyTorch's defaults.
+#[derive(Clone, Copy, Debug)]
+pub struct Conv2dOptions {
+    /// Stride (default 1).
+    pub stride: [usize; 2],
+    /// Padding: an int, `"same"` or `"valid"` (default `Explicit(0)`).
+    pub padding: ConvPadding,
+    /// Dilation (default 1).
+    pub dilation: [usize; 2],
+    /// Channel groups (default 1).
+    pub groups: usize,
+    /// Whether the layer has a bias (default true).
+    pub bias: bool,
+}
+
+impl Default for Conv2dOptions {
+    fn default() -> Self {
+        Conv2dOptions {
+            stride: [1, 1],
+            padding: ConvPadding::Explicit(0),
+            dilation: [1, 1],
+            groups: 1,
+            bias: true,
+        }
+    }
+}
+
+/// `torch.nn.Conv2d`: input `[N, C_in, H, W]` (or `[C_in, H, W]`), weight
+/// `[C_out, C_in / groups, kH, kW]`, bias `[C_out]`.
+pub struct Conv2d {
+    /// `[out_channels, in_channels / groups, kH, kW]`.
+    pub weight: Tensor,
+    /// `[out_channels]`, when the layer has one.
+    pub bias: Option<Tensor>,
+    args: Conv2dArgs,
+    training: bool,
+}
+
+impl Conv2d {
+    /// `Conv2d(in_channels, out_channels, kernel_size)` with PyTorch's
+    /// defaults (stride 1, no padding, bias).
+    pub fn new(
+        in_channels: usize,
+        out_channels: usize,
+        kernel: usize,
+        device: &Device,
+    ) -> Result<Self> {
+        Conv2d::with_options(
+            in_channels,
+            out_channels,
+            [kernel; 2],
+            Conv2dOptions::default(),
+            device,
+        )
+    }
+
+    /// A layer with every option (rectangular kernels included).
+    pub fn with_options(
+        in_channels: usize,
+        out_channels: usize,
+        kernel: [usize; 2],
+        options: Conv2dOptions,
+        device: &Device,
+    ) -> Result<Self> {
+        const OP: &str = "Conv2d";
+        check_channels(OP, in_channels, out_channels, options.groups)?;
+        if kernel.contains(&0) {
+            return Err(Error::invalid(
+                OP,
+                format!("kernel_size must be positive, got {kernel:?}"),
+            ));
+        }
+        let padding = match options.padding {
+            ConvPadding::Valid => [[0, 0], [0, 0]],
+            ConvPadding::Explicit(p) => [[p, p], [p, p]],
+            ConvPadding::Same => {
+                if options.stride != [1, 1] {
+                    return Err(Error::invalid(
+                        OP,
+                        "padding='same' is not supported for strided convolutions",
+                    ));
+                }
+                let side = |k: usize, d: usize| {
+                    let total = d * (k - 1);
+                    [total / 2, total - total / 2]
+                };
+                [
+                    side(kernel[0], options.dilation[0]),
+                    side(kernel[1], options.dilation[1]),
+                ]
+            }
+        };
+        let shape = [
+            out_channels,
+            in_channels / options.groups,
+            kernel[0],
+            kernel[1],
+        ];
+        let (weight, bias) =
+            default_parameters(&shape, options.bias.then_some(out_channels), device)?;
+        Ok(Conv2d {
+            weight,
+            bias,
+            args: Conv2dArgs {
+                stride: options.stride,
+                padding,
+                dilation: options.dilation,
+                groups: options.groups,
+            },
+            training: true,
+        })
+    }
+
+    /// The stride, per-side padding, dilation and groups the layer uses.
+    pub fn args(&self) -> &Conv2dArgs {
+        &self.args
+    }
+}
+
+impl Module for Conv2d {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        x.conv2d(&self.weight, self.bias.as_ref(), &self.args)
+    }
+    fn named_parameters(&self) -> Vec<(String, Tensor)> {
+        weight_and_bias(&self.weight, &self.bias)
+    }
+    fn train(&mut self, on: bool) {
+        self.training = on;
+    }
+    fn is_training(&self) -> bool {
+        self.training
+    }
+    fn to_device(&mut self, device: &Device) -> Result<()> {
+        move_weight_and_bias(&mut self.weight, &mut self.bias, device)
+    }
+}
+
+/// `torch.nn.Conv1d`: input `[N, C_in, L]` (or `[C_in, L]`), weight
+/// `[C_out, C_in / groups, k]`, bias `[C_out]`.
+pub struct Conv1d {
+    /// `[out_channels, in_channels / groups, k]`.
+    pub weight: Tensor,
+    /// `[out_channels]`, when the layer has one.
+    pub bias: Option<Tensor>,
+    stride: usize,
+    padding: ConvPadding,
+    dilation: usize,
+    groups: usize,
+    training: bool,
+}
+
+impl Conv1d {
+    /// `Conv1d(in_channels, out_channels, kernel_size, stride, padding,
+    /// dilation, groups, bias)`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        in_channels: usize,
+        out_channels: usize,
+        kernel: usize,
+        stride: usize,
+        padding: ConvPadding,
+        dilation: usize,
+        groups: usize,
+        bias: bool,
+        device: &Device,
+    ) -> Result<Self> {
+        check_channels("Conv1d", in_channels, out_channels, groups)?;
+        let shape = [out_channels, in_channels / groups, kernel];
+        let (weight, bias) = default_parameters(&shape, bias.then_some(out_channels), device)?;
+        Ok(Conv1d {
+            weight,
+            bias,
+            stride,
+            padding,
+            dilation,
+            groups,
+            training: true,
+        })
+    }
+}
+
+impl Module for Conv1d {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        x.conv1d(
+            &self.weight,
+            self.bias.as_ref(),
+            self.stride,
+            self.padding,
+            self.dilation,
+            self.groups,
+        )
+    }
+    fn named_parameters(&self) -> Vec<(String, Tensor)> {
+        weight_and_bias(&self.weight, &self.bias)
+    }
+    fn train(&mut self, on: bool) {
+        self.training = on;
+    }
+    fn is_training(&self) -> bool {
+        self.training
+    }
+    fn to_device(&mut self, device: &Device) -> Result<()> {
+        move_weight_and_bias(&mut self.weight, &mut self.bias, device)
+    }
+}
+
+/// `torch.nn.ConvTranspose2d`: input `[N, C_in, H, W]`, weight
+/// `[C_in, C_out / groups, kH, kW]`, bias `[C_out]`.
+pub struct ConvTranspose2d {
+    /// `[in_channels, out_channels / groups, kH, kW]`.
+    pub weight: Tensor,
+    /// `[out_channels]`, when the layer has one.
+    pub bias: Option<Tensor>,
+    args: ConvTranspose2dArgs,
+    training: bool,
+}
+
+impl ConvTranspose2d {
+    /// `ConvTranspose2d(in_channels, out_channels, kernel_size, ...)`; PyTorch
+    /// initialises its weight as a convolution's (fan_in from axis 1).
+    pub fn new(
+        in_channels: usize,
+        out_channels: usize,
+        kernel: [usize; 2],
+        args: ConvTranspose2dArgs,
+        bias: bool,
+        device: &Device,
+    ) -> Result<Self> {
+        check_channels("ConvTranspose2d", in_channels, out_channels, args.groups)?;
+        let shape = [
+            in_channels,
+            out_channels / args.groups,
+            kernel[0],
+            kernel[1],
+        ];
+        let (weight, bias) = default_parameters(&shape, bias.then_some(out_channels), device)?;
+        Ok(ConvTranspose2d {
+            weight,
+            bias,
+            args,
+            training: true,
+        })
+    }
+}
+
+impl Module for ConvTranspose2d {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        x.conv_transpose2d(&self.weight, self.bias.as_ref(), &self.args)
+    }
+    fn named_parameters(&self) -> Vec<(String, Tensor)> {
+        weight_and_bias(&self.weight, &self.bias)
+    }
+    fn train(&mut self, on: bool) {
+        self.training = on;
+    }
+    fn is_training(&self) -> bool {
+        self.training
+    }
+    fn to_device(&mut self, device: &Device) -> Result<()> {
+        move_weight_and_bias(&mut self.weight, &mut self.bias, device)
+    }
+}
