@@ -11,6 +11,7 @@ mod indexing;
 mod matmul;
 mod nn;
 mod optim;
+mod pool;
 mod random;
 mod reduce;
 mod scalar;

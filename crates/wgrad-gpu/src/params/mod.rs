@@ -20,6 +20,7 @@ mod matmul;
 mod movement;
 mod nn;
 mod optim;
+mod pool;
 mod reduce;
 #[cfg(test)]
 mod tests;
@@ -36,6 +37,7 @@ pub(crate) use movement::{
 };
 pub(crate) use nn::CrossEntropyParams;
 pub(crate) use optim::{AdamAmsgradParams, AdamParams, SgdMomentumParams, SgdParams};
+pub(crate) use pool::Pool2dParams;
 pub(crate) use reduce::{ReduceParams, SoftmaxParams, SoftmaxSplitParams};
 
 /// Declares one kernel's parameter struct: `#[repr(C)]`, `Pod`, fields in

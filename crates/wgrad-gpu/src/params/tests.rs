@@ -6,7 +6,7 @@
 use std::mem::size_of;
 
 use wgrad_kernels::families::{
-    backward, conv, elementwise, matmul, movement, nn, optim, random, reduce,
+    backward, conv, elementwise, matmul, movement, nn, optim, pool, random, reduce,
 };
 use wgrad_kernels::{KernelSpec, families, sources};
 
@@ -60,6 +60,14 @@ fn cases() -> Vec<Case> {
         AdamParams => [optim::ADAM],
         AdamAmsgradParams => [optim::ADAM_AMSGRAD],
         CrossEntropyParams => [nn::CROSS_ENTROPY, nn::CROSS_ENTROPY_BACKWARD],
+        Pool2dParams => [
+            pool::MAX_POOL2D,
+            pool::MAX_POOL2D_BACKWARD,
+            pool::AVG_POOL2D,
+            pool::AVG_POOL2D_BACKWARD,
+            pool::ADAPTIVE_AVG_POOL2D,
+            pool::ADAPTIVE_AVG_POOL2D_BACKWARD,
+        ],
         ConvParams => [conv::CONV2D, conv::CONV2D_INPUT_GRAD, conv::CONV2D_WEIGHT_GRAD],
     ]
 }

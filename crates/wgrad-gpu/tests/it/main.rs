@@ -13,3 +13,4 @@ mod parity_movement;
 mod parity_nn;
 mod parity_optim;
 mod parity_reduce;
+mod pool;

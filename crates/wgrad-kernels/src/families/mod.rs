@@ -7,6 +7,7 @@ pub mod matmul;
 pub mod movement;
 pub mod nn;
 pub mod optim;
+pub mod pool;
 pub mod random;
 pub mod reduce;
 
@@ -23,6 +24,7 @@ pub fn all() -> Vec<&'static KernelSpec> {
         backward::ALL,
         optim::ALL,
         nn::ALL,
+        pool::ALL,
         conv::ALL,
     ]
     .concat()
