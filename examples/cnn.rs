@@ -101,7 +101,7 @@ fn run(flags: &common::Flags) -> Result<()> {
         }
         None => {
             println!("data: synthetic digits (pass --data DIR for MNIST)");
-            synthetic::digits_split(10_000, 2_000, flags.seed)
+            synthetic::digits_split(flags.train_size.unwrap_or(10_000), 2_000, flags.seed)
         }
     };
     let mut model = Net::new(device)?;

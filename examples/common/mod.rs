@@ -22,6 +22,8 @@ pub struct Flags {
     pub save: Option<String>,
     /// `--resume FILE`: start from a checkpoint or state_dict (mnist only).
     pub resume: Option<String>,
+    /// `--train-size N`: train on the first N samples only (quick runs, CI).
+    pub train_size: Option<usize>,
 }
 
 /// Parses `--device auto|cpu|gpu|gpu:N --seed N --epochs N --batch-size N --lr X [--data DIR]`.
@@ -50,6 +52,7 @@ fn parse(default_epochs: usize, default_batch: usize, default_lr: f64, checkpoin
         data: None,
         save: None,
         resume: None,
+        train_size: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -80,6 +83,13 @@ fn parse(default_epochs: usize, default_batch: usize, default_lr: f64, checkpoin
                     .unwrap_or_else(|_| usage("--lr takes a number", checkpoints))
             }
             "--data" => flags.data = Some(value()),
+            "--train-size" => {
+                flags.train_size = Some(
+                    value()
+                        .parse()
+                        .unwrap_or_else(|_| usage("--train-size takes an integer", checkpoints)),
+                )
+            }
             "--save" if checkpoints => flags.save = Some(value()),
             "--resume" if checkpoints => flags.resume = Some(value()),
             "-h" | "--help" => usage("", checkpoints),
@@ -102,7 +112,7 @@ fn usage(problem: &str, checkpoints: bool) -> ! {
         eprintln!("error: {problem}");
     }
     eprintln!(
-        "flags: --device auto|cpu|gpu|gpu:N  --seed N  --epochs N  --batch-size N  --lr X  [--data DIR]"
+        "flags: --device auto|cpu|gpu|gpu:N  --seed N  --epochs N  --batch-size N  --lr X  [--data DIR]  [--train-size N]"
     );
     if checkpoints {
         eprintln!(

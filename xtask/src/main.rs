@@ -72,6 +72,12 @@ const EXAMPLES: &[Example] = &[
         takes_device: true,
         needs_gpu: false,
     },
+    Example {
+        name: "cnn",
+        args: &["--epochs", "1", "--train-size", "512"],
+        takes_device: true,
+        needs_gpu: false,
+    },
 ];
 
 const USAGE: &str = "\
