@@ -1,11 +1,5 @@
-// The immediates of the implicit-GEMM convolutions (kernels/conv/*.wgsl) and
-// the workgroup -> output tile mapping they share.
-//
-// Each dispatch runs `conv_groups` independent GEMMs (one per channel group)
-// of M x N outputs over K, K optionally cut into chunks of k_chunk (split K,
-// weight gradient only). Workgroup g = (split * conv_groups + group) *
-// tiles_mn + tile, tiles column-major (M tiles fastest: neighbouring
-// workgroups share the B columns, the gathered activations).
+// The immediates of conv/conv2d.wgsl and conv/conv2d_weight_grad.wgsl
+// (conv2d_input_grad.wgsl has its own, with its stride phase).
 
 struct ConvParams {
     in_h: u32,
@@ -37,19 +31,3 @@ struct ConvParams {
 }
 
 var<immediate> p: ConvParams;
-
-// This workgroup's tile: first row, first column, channel group, and
-// split*conv_groups + group (the index of its [M, N] output matrix).
-struct ConvTile {
-    row0: u32,
-    col0: u32,
-    group: u32,
-    mat: u32,
-}
-
-fn conv_tile(g: u32) -> ConvTile {
-    let mat = g / p.tiles_mn;
-    let t = g % p.tiles_mn;
-    let tiles_m = p.tiles_mn / p.tiles_n;
-    return ConvTile((t % tiles_m) * TILE, (t / tiles_m) * TILE, mat % p.conv_groups, mat);
-}

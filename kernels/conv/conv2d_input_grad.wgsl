@@ -1,20 +1,62 @@
 // Input gradient of a 2-D convolution (the adjoint of conv2d.wgsl in its
-// input; also conv_transpose2d) as an implicit GEMM, per channel group g:
+// input; also conv_transpose2d) as an implicit GEMM, one stride phase per
+// dispatch. Input pixel (h, w) receives grad_out[y, x] through tap (i, j)
+// when h + pt = y*sh + i*dh and w + pl = x*sw + j*dw, so only the taps with
+// i*dh = h + pt (mod sh) (and likewise j) contribute: the input pixels are
+// cut into sh * sw phases by (h + pt) mod sh and (w + pl) mod sw, and the
+// dispatch of one phase sums over that phase's taps alone (with stride 2,
+// a quarter of the taps: no multiply by a structural zero). Per channel
+// group g:
 //   dx[n, g*cin_g + c, h, w] = sum_k W[c, k] * DY[k, (n, h, w)]
-// M = cin_g input channels (rows), N = batch * in_h * in_w input pixels
-// (columns), K = kh * kw * cout_g ordered k = (i * kw + j) * cout_g + o
-// (output channel fastest; ALIGNED when cout_g % 16 == 0). Gathered while
-// the tiles load: W[c, k] = weight[g*cout_g + o, c, i, j] and DY[k, (n, h,
-// w)] = grad_out[n, g*cout_g + o, y, x] where h + pt = y*sh + i*dh and
-// w + pl = x*sw + j*dw exactly (zero when no such y, x in range).
-// grad_out is read through its strides; the weight is contiguous; dx is
-// contiguous [N, C_in, in_h, in_w]. Tiling: common/conv_gemm.wgsl.
+// M = cin_g input channels (rows), N = batch * rows * cols pixels of the
+// phase (h = h0 + th*sh, w = w0 + tw*sw), K = (phase taps) * cout_g ordered
+// k = (ti * n_tj + tj) * cout_g + o (output channel fastest; ALIGNED when
+// cout_g % 16 == 0), tap i = i0 + ti*i_step, j = j0 + tj*j_step. Gathered
+// while the tiles load: W[c, k] = weight[g*cout_g + o, c, i, j] and
+// DY[k, (n, h, w)] = grad_out[n, g*cout_g + o, (h + pt - i*dh) / sh,
+// (w + pl - j*dw) / sw] (zero outside). A phase without taps has K = 0 and
+// writes zeros. grad_out is read through its strides; the weight is
+// contiguous; dx is contiguous [N, C_in, in_h, in_w]. Tiling:
+// common/conv_gemm.wgsl.
 //
 // Bindings: 0 grad_out (read), 1 weight (read), 2 dx (read_write).
-// Immediates: ConvParams (m = cin_g, n = input pixels, k = kh*kw*cout_g).
+// Immediates: ConvInputGradParams.
 
 //! include common/conv_gemm.wgsl
-//! include common/conv_params.wgsl
+
+struct ConvInputGradParams {
+    in_h: u32,
+    in_w: u32,
+    out_h: u32,
+    out_w: u32,
+    cin_g: u32,       // input channels per group (GEMM rows)
+    cout_g: u32,      // output channels per group
+    kw: u32,
+    khkw: u32,        // kh * kw
+    stride_h: u32,
+    stride_w: u32,
+    pad_top: u32,
+    pad_left: u32,
+    dil_h: u32,
+    dil_w: u32,
+    n: u32,           // GEMM columns: batch * rows * cols
+    k: u32,           // GEMM inner size: phase taps * cout_g
+    tiles_n: u32,     // ceil(N / 64)
+    tiles_mn: u32,    // tiles_n * ceil(cin_g / 64)
+    groups: u32,      // workgroups: tiles_mn * conv_groups
+    conv_groups: u32, // channel groups
+    dy_offset: u32,   // grad_out's element offset
+    h0: u32,          // the phase's first input row
+    w0: u32,          // and column
+    rows: u32,        // its rows (h0, h0 + sh, ...)
+    cols: u32,        // and columns
+    tap0: u32,        // its first tap: i0 | j0 << 16
+    tap_step: u32,    // tap steps: i_step | j_step << 16
+    n_tj: u32,        // its taps along the width
+    dy_strides: array<u32, 4>, // grad_out's N, C, H, W strides
+}
+
+var<immediate> p: ConvInputGradParams;
 
 // 1 when cout_g % 16 == 0: every K step lies within one tap.
 override ALIGNED: u32 = 0u;
@@ -40,17 +82,19 @@ fn b_slot(i: u32) -> vec2<u32> {
 }
 
 // (weight, grad_out) of K index k for this thread's row and column; o is
-// the output channel within the group, r the tap.
+// the output channel within the group, r the phase tap.
 fn load(k: u32, o: u32, r: u32) -> vec2<f32> {
     var v = vec2<f32>(0.0);
     if k >= p.k {
         return v;
     }
+    let i = (p.tap0 & 0xffffu) + (r / p.n_tj) * (p.tap_step & 0xffffu);
+    let j = (p.tap0 >> 16u) + (r % p.n_tj) * (p.tap_step >> 16u);
     if row_ok {
-        v.x = w[w_group + o * p.cin_g * p.khkw + w_row + r];
+        v.x = w[w_group + o * p.cin_g * p.khkw + w_row + i * p.kw + j];
     }
-    let dh = (r / p.kw) * p.dil_h;
-    let dw = (r % p.kw) * p.dil_w;
+    let dh = i * p.dil_h;
+    let dw = j * p.dil_w;
     if px_ok && hp >= dh && wp >= dw {
         let ty = hp - dh;
         let tx = wp - dw;
@@ -96,6 +140,16 @@ fn fetch(k0: u32) {
     rb3 = v3.y;
 }
 
+// dx offset of phase pixel q (q < p.n) at input channel 0 of its image,
+// plus the pixel's row and column.
+fn dx_pixel(q: u32, c_in: u32) -> u32 {
+    let rc = p.rows * p.cols;
+    let t = q % rc;
+    let h = p.h0 + (t / p.cols) * p.stride_h;
+    let ww = p.w0 + (t % p.cols) * p.stride_w;
+    return (q / rc) * c_in * p.in_h * p.in_w + h * p.in_w + ww;
+}
+
 @compute @workgroup_size(256)
 fn conv2d_input_grad(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let g = wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y;
@@ -104,34 +158,35 @@ fn conv2d_input_grad(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
     }
     tid = lid;
     let t = conv_tile(g);
-    let ihw = p.in_h * p.in_w;
 
-    // This thread's gather row (input channel) and column (input pixel).
+    // This thread's gather row (input channel) and column (phase pixel).
     let c = t.row0 + tid % TILE;
     row_ok = c < p.cin_g;
     w_row = select(0u, c * p.khkw, row_ok);
     w_group = t.group * p.cout_g * p.cin_g * p.khkw;
     let px = t.col0 + tid % TILE;
     px_ok = px < p.n;
-    let img = px / ihw;
-    let hw = px % ihw;
+    let rc = p.rows * p.cols;
+    let img = px / rc;
+    let s = px % rc;
     px_base = p.dy_offset + img * p.dy_strides[0] + t.group * p.cout_g * p.dy_strides[1];
-    hp = hw / p.in_w + p.pad_top;
-    wp = hw % p.in_w + p.pad_left;
+    hp = p.h0 + (s / p.cols) * p.stride_h + p.pad_top;
+    wp = p.w0 + (s % p.cols) * p.stride_w + p.pad_left;
 
     conv_gemm(0u, p.k);
 
-    // dx[img, group*cin_g + c, hw] for rows ty*4.. and columns tx*4...
+    // dx[img, group*cin_g + c, h, w] for rows ty*4.. and columns tx*4...
     let c_in = p.cin_g * p.conv_groups;
+    let ihw = p.in_h * p.in_w;
     let r = t.row0 + (tid / 16u) * 4u;
     let col = t.col0 + (tid % 16u) * 4u;
-    let chan = t.group * p.cin_g + r;
+    let chan = (t.group * p.cin_g + r) * ihw;
     for (var dc = 0u; dc < 4u; dc++) {
         let q = col + dc;
         if q >= p.n {
             break;
         }
-        let base = ((q / ihw) * c_in + chan) * ihw + q % ihw;
+        let base = dx_pixel(q, c_in) + chan;
         if r < p.cin_g { dx[base] = c0[dc]; }
         if r + 1u < p.cin_g { dx[base + ihw] = c1[dc]; }
         if r + 2u < p.cin_g { dx[base + 2u * ihw] = c2[dc]; }

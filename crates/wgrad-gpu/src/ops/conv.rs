@@ -24,7 +24,7 @@ use wgrad_core::{DType, Error, Result};
 use wgrad_kernels::{KernelSpec, families};
 
 use crate::GpuTensor;
-use crate::params::{self, ConvParams, SumSplitsParams};
+use crate::params::{self, ConvInputGradParams, ConvParams, SumSplitsParams};
 
 /// Output tile edge of the kernels.
 const TILE: usize = 64;
@@ -209,6 +209,8 @@ impl GpuTensor {
     /// give `geometry.input_shape()` (contiguous). Sizes come from the
     /// geometry as stored (a transposed convolution's may carry
     /// output_padding: input rows and columns no output reads get 0).
+    /// One dispatch per stride phase (`stride_h * stride_w` of them), each
+    /// summing only the taps that reach its pixels.
     pub fn conv2d_input_grad(
         grad_out: &GpuTensor,
         weight: &GpuTensor,
@@ -220,32 +222,105 @@ impl GpuTensor {
         check_operand(OP, grad_out, grad_out, "grad_out", g.output_shape())?;
         check_operand(OP, grad_out, weight, "weight", g.weight_shape())?;
         let out = grad_out.empty_like_device(OP, &g.input_shape(), DType::F32)?;
-        let [kh, kw] = g.kernel_hw;
-        let (m, n, k) = (
-            g.in_per_group(),
-            g.batch * g.input_hw[0] * g.input_hw[1],
-            kh * kw * g.out_per_group(),
-        );
         if out.numel() == 0 {
             return Ok(out);
         }
-        if k == 0 || grad_out.numel() == 0 {
+        if g.out_per_group() == 0 || grad_out.numel() == 0 {
             out.fill_words(0.0f32.to_bits())?;
             return Ok(out);
         }
         let weight = weight.contiguous()?;
         params::to_u32(OP, "weight size", weight.numel())?;
         params::to_u32(OP, "output size", out.numel())?;
-        let mut imm = gemm_params(OP, g, [m, n, k], k, 1)?;
-        (imm.dy_offset, imm.dy_strides) = strided(OP, grad_out)?;
-        let aligned = flag(g.out_per_group().is_multiple_of(K_STEP));
-        dispatch(
-            grad_out,
-            &families::conv::CONV2D_INPUT_GRAD,
-            aligned,
-            [grad_out, &weight, &out],
-            &imm,
+        let [kh, kw] = g.kernel_hw;
+        let (cin_g, cout_g) = (g.in_per_group(), g.out_per_group());
+        // Range checks of the full-size GEMM cover every phase's.
+        let full = gemm_params(
+            OP,
+            g,
+            [
+                cin_g,
+                g.batch * g.input_hw[0] * g.input_hw[1],
+                kh * kw * cout_g,
+            ],
+            0,
+            1,
         )?;
+        if kh.max(kw) >= 1 << 16 {
+            return Err(Error::invalid(
+                OP,
+                format!("kernel size {:?} exceeds 65535", g.kernel_hw),
+            ));
+        }
+        let (dy_offset, dy_strides) = strided(OP, grad_out)?;
+        let aligned = flag(cout_g.is_multiple_of(K_STEP));
+        let a = &g.args;
+        for ph in 0..a.stride[0] {
+            let (h0, rows, taps_i) = phase(
+                g.input_hw[0],
+                a.padding[0][0],
+                a.stride[0],
+                kh,
+                a.dilation[0],
+                ph,
+            );
+            for pw in 0..a.stride[1] {
+                let (w0, cols, taps_j) = phase(
+                    g.input_hw[1],
+                    a.padding[1][0],
+                    a.stride[1],
+                    kw,
+                    a.dilation[1],
+                    pw,
+                );
+                if rows == 0 || cols == 0 {
+                    continue;
+                }
+                let n = g.batch * rows * cols;
+                let k = taps_i.1 * taps_j.1 * cout_g;
+                let tiles_n = n.div_ceil(TILE);
+                let tiles_mn = tiles_n * cin_g.div_ceil(TILE);
+                let u = |what: &str, v: usize| params::to_u32(OP, what, v);
+                let imm = ConvInputGradParams {
+                    in_h: full.in_h,
+                    in_w: full.in_w,
+                    out_h: full.out_h,
+                    out_w: full.out_w,
+                    cin_g: full.cin_g,
+                    cout_g: full.cout_g,
+                    kw: full.kw,
+                    khkw: full.khkw,
+                    stride_h: full.stride_h,
+                    stride_w: full.stride_w,
+                    pad_top: full.pad_top,
+                    pad_left: full.pad_left,
+                    dil_h: full.dil_h,
+                    dil_w: full.dil_w,
+                    n: u("GEMM size", n)?,
+                    k: u("GEMM size", k)?,
+                    tiles_n: u("tile count", tiles_n)?,
+                    tiles_mn: u("tile count", tiles_mn)?,
+                    groups: u("workgroup count", tiles_mn * a.groups)?,
+                    conv_groups: full.conv_groups,
+                    dy_offset,
+                    h0: u("phase start", h0)?,
+                    w0: u("phase start", w0)?,
+                    rows: u("phase rows", rows)?,
+                    cols: u("phase columns", cols)?,
+                    tap0: u("tap", taps_i.0 | taps_j.0 << 16)?,
+                    tap_step: u("tap", taps_i.2 | taps_j.2 << 16)?,
+                    n_tj: u("tap", taps_j.1)?,
+                    dy_strides,
+                };
+                grad_out.kernels().dispatch_groups(
+                    &families::conv::CONV2D_INPUT_GRAD,
+                    &[("ALIGNED", aligned)],
+                    &[&grad_out.buffer, &weight.buffer, &out.buffer],
+                    &imm,
+                    u64::from(imm.groups),
+                )?;
+            }
+        }
         Ok(out)
     }
 
@@ -345,6 +420,36 @@ impl GpuTensor {
         }
         Ok(out)
     }
+}
+
+/// One stride phase of one axis of the input gradient: input positions `h`
+/// with `(h + pad) % stride == phase`. Returns the first such position, how
+/// many there are below `size`, and the taps that reach them (`i * dilation
+/// = phase` modulo the stride, an arithmetic progression) as (first, count,
+/// step); count 0 when no tap does (the phase's gradient is 0).
+fn phase(
+    size: usize,
+    pad: usize,
+    stride: usize,
+    kernel: usize,
+    dilation: usize,
+    phase: usize,
+) -> (usize, usize, (usize, usize, usize)) {
+    let first = (phase + stride - pad % stride) % stride;
+    let count = if first < size {
+        (size - first).div_ceil(stride)
+    } else {
+        0
+    };
+    let taps: Vec<usize> = (0..kernel)
+        .filter(|i| i * dilation % stride == phase)
+        .collect();
+    let step = if taps.len() > 1 { taps[1] - taps[0] } else { 1 };
+    (
+        first,
+        count,
+        (taps.first().copied().unwrap_or(0), taps.len(), step),
+    )
 }
 
 /// Records one conv kernel over `buffers` (2 inputs, then the output).

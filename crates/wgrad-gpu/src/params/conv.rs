@@ -60,3 +60,68 @@ immediates! {
         dy_strides: [u32; 4],
     }
 }
+
+immediates! {
+    /// `ConvInputGradParams` of `conv/conv2d_input_grad.wgsl`: one stride
+    /// phase of the input gradient, an implicit GEMM per channel group.
+    ConvInputGradParams {
+        /// Input height.
+        in_h: u32,
+        /// Input width.
+        in_w: u32,
+        /// Output height.
+        out_h: u32,
+        /// Output width.
+        out_w: u32,
+        /// Input channels per group (GEMM rows).
+        cin_g: u32,
+        /// Output channels per group.
+        cout_g: u32,
+        /// Kernel width.
+        kw: u32,
+        /// Kernel height times width.
+        khkw: u32,
+        /// Vertical stride.
+        stride_h: u32,
+        /// Horizontal stride.
+        stride_w: u32,
+        /// Zero rows before the input.
+        pad_top: u32,
+        /// Zero columns before the input.
+        pad_left: u32,
+        /// Vertical dilation.
+        dil_h: u32,
+        /// Horizontal dilation.
+        dil_w: u32,
+        /// GEMM columns: batch times the phase's rows times its columns.
+        n: u32,
+        /// GEMM inner size: the phase's taps times `cout_g`.
+        k: u32,
+        /// Output tiles along N.
+        tiles_n: u32,
+        /// Output tiles of one GEMM.
+        tiles_mn: u32,
+        /// Workgroups: `tiles_mn` times the channel groups.
+        groups: u32,
+        /// Channel groups.
+        conv_groups: u32,
+        /// The output gradient's element offset.
+        dy_offset: u32,
+        /// The phase's first input row.
+        h0: u32,
+        /// The phase's first input column.
+        w0: u32,
+        /// The phase's rows (`h0`, `h0 + stride_h`, ...).
+        rows: u32,
+        /// The phase's columns.
+        cols: u32,
+        /// The phase's first tap: `i0 | j0 << 16`.
+        tap0: u32,
+        /// Its tap steps: `i_step | j_step << 16`.
+        tap_step: u32,
+        /// Its taps along the width.
+        n_tj: u32,
+        /// The output gradient's N, C, H, W strides.
+        dy_strides: [u32; 4],
+    }
+}

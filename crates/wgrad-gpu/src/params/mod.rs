@@ -26,7 +26,7 @@ mod reduce;
 mod tests;
 
 pub(crate) use backward::{ScatterAddParams, SoftmaxBackwardParams, UnaryBackwardParams};
-pub(crate) use conv::ConvParams;
+pub(crate) use conv::{ConvInputGradParams, ConvParams};
 pub(crate) use elementwise::{
     BinaryParams, CastParams, CompareParams, FillParams, ScalarParams, UnaryParams, WhereParams,
 };

@@ -258,6 +258,17 @@ fn geometries() -> Vec<([usize; 4], [usize; 4], Conv2dArgs)> {
         ([4, 1, 28, 28], [32, 1, 3, 3], Conv2dArgs::default()),
         ([1, 32, 13, 13], [64, 32, 3, 3], Conv2dArgs::default()),
         ([2, 16, 9, 9], [16, 16, 1, 1], args([2, 2], P0, [1, 1], 1)),
+        // Stride and dilation sharing a factor: input-gradient phases without taps.
+        (
+            [1, 3, 11, 10],
+            [4, 3, 3, 3],
+            args([2, 2], [[1, 2], [2, 1]], [2, 2], 1),
+        ),
+        (
+            [2, 2, 13, 14],
+            [3, 2, 3, 2],
+            args([3, 2], [[1, 0], [0, 1]], [2, 3], 1),
+        ),
     ]
 }
 
@@ -353,4 +364,75 @@ fn bad_convolutions_are_errors() {
         ..g
     };
     assert!(GpuTensor::conv2d_weight_grad(&f(&[1, 3, 5, 5]), &f(&[1, 4, 3, 3]), &bad).is_err());
+}
+
+/// Throughput of the three primitives at ResNet and MNIST shapes (not a
+/// correctness test). Run with `cargo test --release -p wgrad-gpu --test it
+/// -- --ignored --nocapture conv::bench_conv_throughput`; prints ms and
+/// TFLOP/s (2 * the multiply-adds of the direct convolution) per primitive.
+#[test]
+#[ignore = "benchmark"]
+fn bench_conv_throughput() {
+    let Some(gpu) = shared_gpu() else { return };
+    println!("adapter: {}", gpu.label());
+    let p1 = args([1, 1], P1, [1, 1], 1);
+    let s2 = args([2, 2], P1, [1, 1], 1);
+    let d = Conv2dArgs::default();
+    let cases: &[(&str, [usize; 4], [usize; 4], Conv2dArgs)] = &[
+        ("r64 56x56 3x3", [32, 64, 56, 56], [64, 64, 3, 3], p1),
+        ("r128 28x28 3x3", [32, 128, 28, 28], [128, 128, 3, 3], p1),
+        ("r256 14x14 3x3", [32, 256, 14, 14], [256, 256, 3, 3], p1),
+        ("r512 7x7 3x3", [32, 512, 7, 7], [512, 512, 3, 3], p1),
+        ("1x1 64->256 56", [32, 64, 56, 56], [256, 64, 1, 1], d),
+        ("1x1 256->64 56", [32, 256, 56, 56], [64, 256, 1, 1], d),
+        ("s2 64->128 56", [32, 64, 56, 56], [128, 64, 3, 3], s2),
+        (
+            "stem 7x7 s2",
+            [32, 3, 224, 224],
+            [64, 3, 7, 7],
+            args([2, 2], [[3, 3], [3, 3]], [1, 1], 1),
+        ),
+        ("mnist 1->32", [64, 1, 28, 28], [32, 1, 3, 3], d),
+        ("mnist 32->64", [64, 32, 26, 26], [64, 32, 3, 3], d),
+    ];
+    println!(
+        "{:<16} {:>9} {:>9} {:>9} {:>7} {:>7} {:>7}",
+        "case", "fwd ms", "dx ms", "dw ms", "fwd TF", "dx TF", "dw TF"
+    );
+    for &(name, xs, ws, a) in cases {
+        let g = conv::conv2d("bench", &xs, &ws, &a).unwrap();
+        let numel = |s: [usize; 4]| s.iter().product::<usize>();
+        let x = GpuTensor::from_vec(&gpu, data(numel(xs), 1), &xs).unwrap();
+        let w = GpuTensor::from_vec(&gpu, data(numel(ws), 2), &ws).unwrap();
+        let dy =
+            GpuTensor::from_vec(&gpu, data(numel(g.output_shape()), 3), &g.output_shape()).unwrap();
+        let flops = 2.0 * (numel(g.output_shape()) * numel(ws) / ws[0]) as f64;
+        let time = |run: &dyn Fn()| {
+            run();
+            gpu.synchronize().unwrap();
+            let start = std::time::Instant::now();
+            run();
+            gpu.synchronize().unwrap();
+            let once = start.elapsed().as_secs_f64();
+            let iters = ((0.2 / once) as u32).clamp(3, 200);
+            let start = std::time::Instant::now();
+            for _ in 0..iters {
+                run();
+            }
+            gpu.synchronize().unwrap();
+            start.elapsed().as_secs_f64() / f64::from(iters)
+        };
+        let tf = time(&|| drop(x.conv2d(&w, &a).unwrap()));
+        let tx = time(&|| drop(GpuTensor::conv2d_input_grad(&dy, &w, &g).unwrap()));
+        let tw = time(&|| drop(GpuTensor::conv2d_weight_grad(&x, &dy, &g).unwrap()));
+        println!(
+            "{name:<16} {:>9.3} {:>9.3} {:>9.3} {:>7.2} {:>7.2} {:>7.2}",
+            tf * 1e3,
+            tx * 1e3,
+            tw * 1e3,
+            flops / tf / 1e12,
+            flops / tx / 1e12,
+            flops / tw / 1e12
+        );
+    }
 }

@@ -1,9 +1,9 @@
 //! `kernels/conv/`: 2-D convolutions as implicit GEMMs (no im2col buffer)
 //! on 64 x 64 register-tiled output tiles (`common/conv_gemm.wgsl`, the
 //! tiling of `matmul_64.wgsl`), the operand patches gathered while the
-//! tiles load. All three take the `ConvParams` immediates
-//! (`common/conv_params.wgsl`, 128 bytes) and a grid of `groups`
-//! workgroups of 256 threads, folded past 65535.
+//! tiles load, on a grid of `groups` workgroups of 256 threads, folded
+//! past 65535. The forward and weight gradient take the `ConvParams`
+//! immediates (`common/conv_params.wgsl`, 128 bytes).
 
 use crate::spec::Access::{Read, ReadWrite};
 use crate::spec::{Elem, KernelSpec};
@@ -21,10 +21,12 @@ pub static CONV2D: KernelSpec = KernelSpec {
     selector: None,
 };
 
-/// Input gradient (the forward's adjoint in its input; `conv_transpose2d`).
-/// Bindings: grad_out (read, through strides), weight (read, contiguous),
-/// dx (read_write, contiguous NCHW). Override `ALIGNED` = 1 when the
-/// output channels per group are a multiple of 16.
+/// Input gradient (the forward's adjoint in its input; `conv_transpose2d`),
+/// one dispatch per stride phase (the input pixels whose taps match) with
+/// the `ConvInputGradParams` immediates (128 bytes). Bindings: grad_out
+/// (read, through strides), weight (read, contiguous), dx (read_write,
+/// contiguous NCHW). Override `ALIGNED` = 1 when the output channels per
+/// group are a multiple of 16.
 pub static CONV2D_INPUT_GRAD: KernelSpec = KernelSpec {
     file: "conv/conv2d_input_grad.wgsl",
     entry: "conv2d_input_grad",
