@@ -101,7 +101,9 @@ fn run(flags: &common::Flags) -> Result<()> {
         }
         None => {
             println!("data: synthetic digits (pass --data DIR for MNIST)");
-            synthetic::digits_split(flags.train_size.unwrap_or(10_000), 2_000, flags.seed)
+            // --train-size (quick runs) shrinks the test set with it.
+            let test_size = flags.train_size.map_or(2_000, |n| (n / 4).clamp(64, 2_000));
+            synthetic::digits_split(flags.train_size.unwrap_or(10_000), test_size, flags.seed)
         }
     };
     let mut model = Net::new(device)?;

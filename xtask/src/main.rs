@@ -74,7 +74,7 @@ const EXAMPLES: &[Example] = &[
     },
     Example {
         name: "cnn",
-        args: &["--epochs", "1", "--train-size", "512"],
+        args: &["--epochs", "1", "--train-size", "256"],
         takes_device: true,
         needs_gpu: false,
     },
