@@ -47,7 +47,7 @@ fn check_channels(
     out_channels: usize,
     groups: usize,
 ) -> Result<()> {
-    if groups == 0 || in_channels % groups != 0 || out_channels % groups != 0 {
+    if groups == 0 || !in_channels.is_multiple_of(groups) || !out_channels.is_multiple_of(groups) {
         return Err(Error::invalid(
             op,
             format!(

@@ -26,7 +26,7 @@ pub fn group_norm(
         ));
     }
     let (n, c) = (shape[0], shape[1]);
-    if num_groups == 0 || c % num_groups != 0 {
+    if num_groups == 0 || !c.is_multiple_of(num_groups) {
         return Err(Error::invalid(
             OP,
             format!(
@@ -86,7 +86,7 @@ impl GroupNorm {
         affine: bool,
         device: &Device,
     ) -> Result<Self> {
-        if num_groups == 0 || num_channels % num_groups != 0 {
+        if num_groups == 0 || !num_channels.is_multiple_of(num_groups) {
             return Err(Error::invalid(
                 "GroupNorm",
                 format!(

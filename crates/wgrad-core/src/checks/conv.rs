@@ -176,7 +176,7 @@ pub fn conv2d(
         ));
     };
     let groups = args.groups;
-    if in_channels % groups != 0 || out_channels % groups != 0 {
+    if !in_channels.is_multiple_of(groups) || !out_channels.is_multiple_of(groups) {
         return Err(Error::invalid(
             op,
             format!(
@@ -257,7 +257,7 @@ pub fn conv_transpose2d(
             ),
         ));
     }
-    if in_channels % groups != 0 {
+    if !in_channels.is_multiple_of(groups) {
         return Err(Error::invalid(
             op,
             format!("groups ({groups}) must divide the input channels ({in_channels})"),
