@@ -10,14 +10,18 @@
 // and `fn a_slot(i: u32) -> vec2<u32>` / `fn b_slot(i: u32) -> vec2<u32>`
 // say which (m, k) / (n, k) of the step its value number i is (built from
 // `k_fast_slot` or `mn_fast_slot`, whichever walks memory contiguously).
-// `conv_gemm(k_begin, k_end)` then accumulates into c0..c3: cR holds row
-// ty*4+R, columns tx*4...
+// `conv_gemm(k_begin, k_end)` then accumulates into c0..c3 (cR holds row
+// ty*4+R, columns tx*4..) and `conv_store(row0, col0)` hands them to the
+// kernel's `fn store_block(row, col, v0, v1, v2, v3)` (vR: row row+R,
+// columns col..col+3). common/conv_gemm_128.wgsl has the same interface
+// with 128 x 128 tiles.
 
 const TILE: u32 = 64u;    // output tile edge
 const TILE_K: u32 = 16u;  // K step
 const THREADS: u32 = 256u;
 const ROW4: u32 = 17u;    // vec4s per staged k-row (16 + 1 pad)
 const STAGE: u32 = 272u;  // TILE_K * ROW4: one buffer
+const KSTRIDE: u32 = 4u;  // THREADS / TILE: k distance of a thread's mn-fast values
 
 // [buffer][k][m / 4] -> A[m, k] as component m % 4; b_tile with n.
 var<workgroup> a_tile: array<vec4<f32>, 544>;
@@ -128,24 +132,7 @@ fn conv_gemm(k_begin: u32, k_end: u32) {
     }
 }
 
-// Each dispatch runs `p.conv_groups` independent GEMMs (one per channel
-// group) of p.m x p.n outputs over K, K optionally cut into chunks (split
-// K). Workgroup g = (split * conv_groups + group) * tiles_mn + tile, tiles
-// column-major (M tiles fastest: neighbouring workgroups share the B
-// columns, the gathered activations). The including kernel's immediates
-// `p` carry tiles_n, tiles_mn and conv_groups.
-// This workgroup's tile: first row, first column, channel group, and
-// split*conv_groups + group (the index of its [M, N] output matrix).
-struct ConvTile {
-    row0: u32,
-    col0: u32,
-    group: u32,
-    mat: u32,
-}
-
-fn conv_tile(g: u32) -> ConvTile {
-    let mat = g / p.tiles_mn;
-    let t = g % p.tiles_mn;
-    let tiles_m = p.tiles_mn / p.tiles_n;
-    return ConvTile((t % tiles_m) * TILE, (t / tiles_m) * TILE, mat % p.conv_groups, mat);
+// Hands this thread's outputs to the kernel's store_block.
+fn conv_store(row0: u32, col0: u32) {
+    store_block(row0 + (tid / 16u) * 4u, col0 + (tid % 16u) * 4u, c0, c1, c2, c3);
 }

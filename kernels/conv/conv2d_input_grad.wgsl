@@ -17,138 +17,14 @@
 // (w + pl - j*dw) / sw] (zero outside). A phase without taps has K = 0 and
 // writes zeros. grad_out is read through its strides; the weight is
 // contiguous; dx is contiguous [N, C_in, in_h, in_w]. Tiling:
-// common/conv_gemm.wgsl.
+// common/conv_gemm.wgsl; immediates, gathers and stores:
+// common/conv2d_input_grad_body.wgsl.
 //
 // Bindings: 0 grad_out (read), 1 weight (read), 2 dx (read_write).
 // Immediates: ConvInputGradParams.
 
 //! include common/conv_gemm.wgsl
-
-struct ConvInputGradParams {
-    in_h: u32,
-    in_w: u32,
-    out_h: u32,
-    out_w: u32,
-    cin_g: u32,       // input channels per group (GEMM rows)
-    cout_g: u32,      // output channels per group
-    kw: u32,
-    khkw: u32,        // kh * kw
-    stride_h: u32,
-    stride_w: u32,
-    pad_top: u32,
-    pad_left: u32,
-    dil_h: u32,
-    dil_w: u32,
-    n: u32,           // GEMM columns: batch * rows * cols
-    k: u32,           // GEMM inner size: phase taps * cout_g
-    tiles_n: u32,     // ceil(N / 64)
-    tiles_mn: u32,    // tiles_n * ceil(cin_g / 64)
-    groups: u32,      // workgroups: tiles_mn * conv_groups
-    conv_groups: u32, // channel groups
-    dy_offset: u32,   // grad_out's element offset
-    h0: u32,          // the phase's first input row
-    w0: u32,          // and column
-    rows: u32,        // its rows (h0, h0 + sh, ...)
-    cols: u32,        // and columns
-    tap0: u32,        // its first tap: i0 | j0 << 16
-    tap_step: u32,    // tap steps: i_step | j_step << 16
-    n_tj: u32,        // its taps along the width
-    dy_strides: array<u32, 4>, // grad_out's N, C, H, W strides
-}
-
-var<immediate> p: ConvInputGradParams;
-
-// 1 when cout_g % 16 == 0: every K step lies within one tap.
-override ALIGNED: u32 = 0u;
-
-@group(0) @binding(0) var<storage, read> dy: array<f32>;
-@group(0) @binding(1) var<storage, read> w: array<f32>;
-@group(0) @binding(2) var<storage, read_write> dx: array<f32>;
-
-var<private> w_row: u32;   // weight offset of this thread's row (input channel)
-var<private> row_ok: bool;
-var<private> w_group: u32; // weight offset of the group's first output channel
-var<private> px_ok: bool;  // this thread's column is an input pixel
-var<private> px_base: u32; // grad_out offset of its image and channel group
-var<private> hp: u32;      // h + pt
-var<private> wp: u32;      // w + pl
-
-fn a_slot(i: u32) -> vec2<u32> {
-    return mn_fast_slot(tid + i * THREADS);
-}
-
-fn b_slot(i: u32) -> vec2<u32> {
-    return mn_fast_slot(tid + i * THREADS);
-}
-
-// (weight, grad_out) of K index k for this thread's row and column; o is
-// the output channel within the group, r the phase tap.
-fn load(k: u32, o: u32, r: u32) -> vec2<f32> {
-    var v = vec2<f32>(0.0);
-    if k >= p.k {
-        return v;
-    }
-    let i = (p.tap0 & 0xffffu) + (r / p.n_tj) * (p.tap_step & 0xffffu);
-    let j = (p.tap0 >> 16u) + (r % p.n_tj) * (p.tap_step >> 16u);
-    if row_ok {
-        v.x = w[w_group + o * p.cin_g * p.khkw + w_row + i * p.kw + j];
-    }
-    let dh = i * p.dil_h;
-    let dw = j * p.dil_w;
-    if px_ok && hp >= dh && wp >= dw {
-        let ty = hp - dh;
-        let tx = wp - dw;
-        let y = ty / p.stride_h;
-        let xx = tx / p.stride_w;
-        if y * p.stride_h == ty && xx * p.stride_w == tx && y < p.out_h && xx < p.out_w {
-            v.y = dy[px_base + o * p.dy_strides[1] + y * p.dy_strides[2] + xx * p.dy_strides[3]];
-        }
-    }
-    return v;
-}
-
-fn load_k(k: u32) -> vec2<f32> {
-    return load(k, k % p.cout_g, k / p.cout_g);
-}
-
-fn fetch(k0: u32) {
-    let kl = tid / TILE;
-    var v0: vec2<f32>;
-    var v1: vec2<f32>;
-    var v2: vec2<f32>;
-    var v3: vec2<f32>;
-    if ALIGNED == 1u {
-        let o = k0 % p.cout_g + kl;
-        let r = k0 / p.cout_g;
-        v0 = load(k0 + kl, o, r);
-        v1 = load(k0 + kl + 4u, o + 4u, r);
-        v2 = load(k0 + kl + 8u, o + 8u, r);
-        v3 = load(k0 + kl + 12u, o + 12u, r);
-    } else {
-        v0 = load_k(k0 + kl);
-        v1 = load_k(k0 + kl + 4u);
-        v2 = load_k(k0 + kl + 8u);
-        v3 = load_k(k0 + kl + 12u);
-    }
-    ra0 = v0.x;
-    rb0 = v0.y;
-    ra1 = v1.x;
-    rb1 = v1.y;
-    ra2 = v2.x;
-    rb2 = v2.y;
-    ra3 = v3.x;
-    rb3 = v3.y;
-}
-
-// dx offset of phase pixel q (q < p.n) at input channel 0 of its image,
-// plus the pixel's row and column.
-fn dx_pixel(q: u32, c_in: u32) -> u32 {
-    let rc = p.rows * p.cols;
-    let t = q % rc;
-    let h = p.h0 + (t / p.cols) * p.stride_h;
-    let ww = p.w0 + (t % p.cols) * p.stride_w;
-    return (q / rc) * c_in * p.in_h * p.in_w + h * p.in_w + ww;
-}
+//! include common/conv2d_input_grad_body.wgsl
 
 @compute @workgroup_size(256)
 fn conv2d_input_grad(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -156,40 +32,5 @@ fn conv2d_input_grad(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
     if g >= p.groups {
         return;
     }
-    tid = lid;
-    let t = conv_tile(g);
-
-    // This thread's gather row (input channel) and column (phase pixel).
-    let c = t.row0 + tid % TILE;
-    row_ok = c < p.cin_g;
-    w_row = select(0u, c * p.khkw, row_ok);
-    w_group = t.group * p.cout_g * p.cin_g * p.khkw;
-    let px = t.col0 + tid % TILE;
-    px_ok = px < p.n;
-    let rc = p.rows * p.cols;
-    let img = px / rc;
-    let s = px % rc;
-    px_base = p.dy_offset + img * p.dy_strides[0] + t.group * p.cout_g * p.dy_strides[1];
-    hp = p.h0 + (s / p.cols) * p.stride_h + p.pad_top;
-    wp = p.w0 + (s % p.cols) * p.stride_w + p.pad_left;
-
-    conv_gemm(0u, p.k);
-
-    // dx[img, group*cin_g + c, h, w] for rows ty*4.. and columns tx*4...
-    let c_in = p.cin_g * p.conv_groups;
-    let ihw = p.in_h * p.in_w;
-    let r = t.row0 + (tid / 16u) * 4u;
-    let col = t.col0 + (tid % 16u) * 4u;
-    let chan = (t.group * p.cin_g + r) * ihw;
-    for (var dc = 0u; dc < 4u; dc++) {
-        let q = col + dc;
-        if q >= p.n {
-            break;
-        }
-        let base = dx_pixel(q, c_in) + chan;
-        if r < p.cin_g { dx[base] = c0[dc]; }
-        if r + 1u < p.cin_g { dx[base + ihw] = c1[dc]; }
-        if r + 2u < p.cin_g { dx[base + 2u * ihw] = c2[dc]; }
-        if r + 3u < p.cin_g { dx[base + 3u * ihw] = c3[dc]; }
-    }
+    conv2d_input_grad_main(g, lid);
 }

@@ -16,12 +16,14 @@
 
 //! include common/conv_gemm.wgsl
 //! include common/conv_params.wgsl
+//! include common/conv_tile.wgsl
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
 @group(0) @binding(1) var<storage, read> dy: array<f32>;
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 
 var<private> k_stop: u32;
+var<private> out_base: u32; // this workgroup's output matrix
 // This thread's two rows (output channels tid/8 and tid/8 + 32 of the
 // tile): grad_out channel offsets, and whether they exist.
 var<private> o_off0: u32;
@@ -128,14 +130,17 @@ fn conv2d_weight_grad(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
     k_stop = k_end;
     conv_gemm(k_begin, k_end);
 
-    // out[mat, o, q]: contiguous [splits * conv_groups, cout_g, N].
-    let base = t.mat * p.m * p.n;
-    let r = t.row0 + (tid / 16u) * 4u;
-    let col = t.col0 + (tid % 16u) * 4u;
-    write4(base, r, col, c0);
-    write4(base, r + 1u, col, c1);
-    write4(base, r + 2u, col, c2);
-    write4(base, r + 3u, col, c3);
+    out_base = t.mat * p.m * p.n;
+    conv_store(t.row0, t.col0);
+}
+
+// out[mat, o, q]: contiguous [splits * conv_groups, cout_g, N]; rows
+// row..row+3 (vR: row + R), columns col..col+3.
+fn store_block(row: u32, col: u32, v0: vec4<f32>, v1: vec4<f32>, v2: vec4<f32>, v3: vec4<f32>) {
+    write4(out_base, row, col, v0);
+    write4(out_base, row + 1u, col, v1);
+    write4(out_base, row + 2u, col, v2);
+    write4(out_base, row + 3u, col, v3);
 }
 
 fn write4(base: u32, row: u32, col: u32, v: vec4<f32>) {

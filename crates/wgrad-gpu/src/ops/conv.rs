@@ -1,22 +1,25 @@
 //! 2-D convolutions (NCHW, f32): the forward, input-gradient and
 //! weight-gradient primitives of `wgrad_core::checks::conv`, as implicit
-//! GEMMs (`kernels/conv/*.wgsl`): one dispatch per primitive (plus a
-//! partial-sum pass for a split weight gradient), 64 x 64 register-tiled
-//! output tiles per channel group, the input patches gathered while the
-//! tiles load; no im2col buffer. Activations (input, output gradient) are
-//! read through their strides, so permuted or narrowed views are never
-//! copied; the weight is made contiguous first (a copy only when it is a
-//! view). Results are contiguous.
+//! GEMMs (`kernels/conv/*.wgsl`) per channel group, register-tiled in
+//! workgroup memory, the input patches gathered while the tiles load; no
+//! im2col buffer. Activations (input, output gradient) are read through
+//! their strides, so permuted or narrowed views are never copied; the
+//! weight is made contiguous first (a copy only when it is a view).
+//! Results are contiguous.
 //!
-//! | primitive | GEMM rows (M) | columns (N) | inner (K) |
-//! |---|---|---|---|
-//! | forward | C_out/g | N * H_out * W_out | kH * kW * C_in/g |
-//! | input gradient | C_in/g | N * H * W | kH * kW * C_out/g |
-//! | weight gradient | C_out/g | C_in/g * kH * kW | N * H_out * W_out |
+//! | primitive | GEMM rows (M) | columns (N) | inner (K) | dispatches |
+//! |---|---|---|---|---|
+//! | forward | C_out/g | N * H_out * W_out | kH * kW * C_in/g | 1 |
+//! | input gradient | C_in/g | N * H * W / (sh * sw) | (kH * kW / (sh * sw)) * C_out/g | sh * sw |
+//! | weight gradient | C_out/g | C_in/g * kH * kW | N * H_out * W_out | 1 or 2 |
 //!
-//! The weight gradient's K (every output pixel of the batch) is long and its
-//! output small, so K is split over enough workgroups to fill the GPU, each
-//! split writing its own partial `[C_out, C_in/g, kH, kW]`, and
+//! The forward and input gradient use 128 x 128 output tiles when there are
+//! enough of them (`pick_tile`), else 64 x 64. The input gradient runs one
+//! GEMM per stride phase (input pixels with the same `(h + pad) mod
+//! stride`), each over the taps that reach that phase alone. The weight
+//! gradient's K (every output pixel of the batch) is long and its output
+//! small, so K is split over enough workgroups to fill the GPU, each split
+//! writing its own partial `[C_out, C_in/g, kH, kW]`, and
 //! `matmul/sum_splits.wgsl` adds them in order: deterministic, no atomics.
 
 use wgrad_core::checks::conv::{self, Conv2dArgs, Conv2dGeometry};
@@ -26,10 +29,21 @@ use wgrad_kernels::{KernelSpec, families};
 use crate::GpuTensor;
 use crate::params::{self, ConvInputGradParams, ConvParams, SumSplitsParams};
 
-/// Output tile edge of the kernels.
+/// Output tile edge of the 64 x 64 kernels (the weight gradient's only one).
 const TILE: usize = 64;
-/// K step of the kernels (split chunks are multiples of it).
+/// K step of the 64 x 64 kernels (split chunks are multiples of it).
 const K_STEP: usize = 16;
+/// Workgroup memory of the 128 x 128 kernels (2 operands x 2 buffers x 264 vec4).
+const BIG_WORKGROUP_BYTES: u32 = 2 * 2 * 264 * 16;
+/// Least workgroups of 128 x 128 tiles for the big forward kernel: fewer
+/// leave SMs idle where 64 x 64 tiles would not. H200, batch 32 (`cargo test
+/// -p wgrad-gpu --test it -- --ignored conv::bench_conv_throughput`): 98
+/// tiles (256 ch 14x14) run at 15.6 TFLOP/s against 10.4 on 64 x 64 tiles,
+/// 52 tiles (512 ch 7x7) at 8.0 against 10.3.
+const BIG_FILL_FORWARD: usize = 96;
+/// The same for the input gradient: 196 tiles (128 ch 28x28) run at 15.4
+/// TFLOP/s against 13.3; 98 (256 ch 14x14) at 12.1 against 12.4.
+const BIG_FILL_INPUT_GRAD: usize = 150;
 /// Workgroups that keep a large GPU busy (e.g. 4 per SM on a 132-SM H200).
 const FILL_GROUPS: usize = 512;
 /// Least K per split: shorter chunks spend more on the partial sums than
@@ -39,6 +53,34 @@ const MIN_SPLIT_K: usize = 256;
 /// An override constant's value for a 0/1 flag.
 fn flag(on: bool) -> f64 {
     if on { 1.0 } else { 0.0 }
+}
+
+/// The output tile edge (64 or 128) for `groups` GEMMs of `m x n`, or
+/// `force` (0: by shape). The 128 x 128 kernels where the device has their
+/// workgroup memory, their edge tiles waste at most 25% more than 64 x 64
+/// tiles, and there are at least `fill` of them.
+fn pick_tile(
+    op: &'static str,
+    t: &GpuTensor,
+    [groups, m, n]: [usize; 3],
+    fill: usize,
+    force: usize,
+) -> Result<usize> {
+    let big_ok = t.device().limits().max_compute_workgroup_storage_size >= BIG_WORKGROUP_BYTES;
+    match force {
+        0 => {
+            let padded = |e: usize| m.next_multiple_of(e) * n.next_multiple_of(e);
+            let tiles = groups * m.div_ceil(128) * n.div_ceil(128);
+            let big = big_ok && 4 * padded(128) <= 5 * padded(64) && tiles >= fill;
+            Ok(if big { 128 } else { 64 })
+        }
+        64 => Ok(64),
+        128 if big_ok => Ok(128),
+        _ => Err(Error::invalid(
+            op,
+            format!("tile must be 0 (auto), 64 or 128 (with the workgroup memory), got {force}"),
+        )),
+    }
 }
 
 /// Checks a caller-built geometry (the gradient primitives take one).
@@ -109,13 +151,14 @@ fn gemm_params(
     [m, n, k]: [usize; 3],
     k_chunk: usize,
     splits: usize,
+    tile: usize,
 ) -> Result<ConvParams> {
     let a = &g.args;
     let u = |what: &str, v: usize| params::to_u32(op, what, v);
     // Every index the kernels form, including tile and K-step overruns and
     // the wrapped spatial coordinates, stays below these.
-    u("GEMM size", m.next_multiple_of(TILE))?;
-    u("GEMM size", n.next_multiple_of(TILE))?;
+    u("GEMM size", m.next_multiple_of(tile))?;
+    u("GEMM size", n.next_multiple_of(tile))?;
     u("GEMM size", k + 4 * K_STEP)?;
     for axis in 0..2 {
         let span = a.dilation[axis] * g.kernel_hw[axis];
@@ -125,8 +168,8 @@ fn gemm_params(
                 .max(g.output_hw[axis] * a.stride[axis] + span),
         )?;
     }
-    let tiles_n = n.div_ceil(TILE);
-    let tiles_mn = tiles_n * m.div_ceil(TILE);
+    let tiles_n = n.div_ceil(tile);
+    let tiles_mn = tiles_n * m.div_ceil(tile);
     let groups = tiles_mn
         .checked_mul(a.groups * splits)
         .ok_or_else(|| Error::invalid(op, "workgroup count overflows"))?;
@@ -168,6 +211,18 @@ impl GpuTensor {
     /// y*sh - pad_top + i*dh, x*sw - pad_left + j*dw] * weight[o, c, i, j]`
     /// (g the group of `o`; out-of-range input positions read 0).
     pub fn conv2d(&self, weight: &GpuTensor, args: &Conv2dArgs) -> Result<GpuTensor> {
+        self.conv2d_tiled(weight, args, 0)
+    }
+
+    /// [`conv2d`](Self::conv2d) with the output tile forced: 0 (by shape),
+    /// 64 or 128, for tests and benchmarks.
+    #[doc(hidden)]
+    pub fn conv2d_tiled(
+        &self,
+        weight: &GpuTensor,
+        args: &Conv2dArgs,
+        tile: usize,
+    ) -> Result<GpuTensor> {
         const OP: &str = "conv2d";
         self.same_device(OP, weight)?;
         self.expect_dtype(OP, DType::F32)?;
@@ -190,16 +245,16 @@ impl GpuTensor {
         let weight = weight.contiguous()?;
         params::to_u32(OP, "weight size", weight.numel())?;
         params::to_u32(OP, "output size", out.numel())?;
-        let mut imm = gemm_params(OP, &g, [m, n, k], k, 1)?;
+        let tile = pick_tile(OP, self, [g.args.groups, m, n], BIG_FILL_FORWARD, tile)?;
+        let (spec, k_step) = if tile == 128 {
+            (&families::conv::CONV2D_128, 8)
+        } else {
+            (&families::conv::CONV2D, K_STEP)
+        };
+        let mut imm = gemm_params(OP, &g, [m, n, k], k, 1, tile)?;
         (imm.x_offset, imm.x_strides) = strided(OP, self)?;
-        let aligned = flag(g.in_per_group().is_multiple_of(K_STEP));
-        dispatch(
-            self,
-            &families::conv::CONV2D,
-            aligned,
-            [self, &weight, &out],
-            &imm,
-        )?;
+        let aligned = flag(g.in_per_group().is_multiple_of(k_step));
+        dispatch(self, spec, aligned, [self, &weight, &out], &imm)?;
         Ok(out)
     }
 
@@ -215,6 +270,18 @@ impl GpuTensor {
         grad_out: &GpuTensor,
         weight: &GpuTensor,
         geometry: &Conv2dGeometry,
+    ) -> Result<GpuTensor> {
+        Self::conv2d_input_grad_tiled(grad_out, weight, geometry, 0)
+    }
+
+    /// [`conv2d_input_grad`](Self::conv2d_input_grad) with the output tile
+    /// forced: 0 (by shape), 64 or 128, for tests and benchmarks.
+    #[doc(hidden)]
+    pub fn conv2d_input_grad_tiled(
+        grad_out: &GpuTensor,
+        weight: &GpuTensor,
+        geometry: &Conv2dGeometry,
+        tile: usize,
     ) -> Result<GpuTensor> {
         const OP: &str = "conv2d_input_grad";
         let g = geometry;
@@ -245,6 +312,7 @@ impl GpuTensor {
             ],
             0,
             1,
+            128,
         )?;
         if kh.max(kw) >= 1 << 16 {
             return Err(Error::invalid(
@@ -253,8 +321,21 @@ impl GpuTensor {
             ));
         }
         let (dy_offset, dy_strides) = strided(OP, grad_out)?;
-        let aligned = flag(cout_g.is_multiple_of(K_STEP));
         let a = &g.args;
+        let pixels = g.batch * g.input_hw[0] * g.input_hw[1] / (a.stride[0] * a.stride[1]);
+        let tile = pick_tile(
+            OP,
+            grad_out,
+            [a.groups, cin_g, pixels],
+            BIG_FILL_INPUT_GRAD,
+            tile,
+        )?;
+        let (spec, k_step) = if tile == 128 {
+            (&families::conv::CONV2D_INPUT_GRAD_128, 8)
+        } else {
+            (&families::conv::CONV2D_INPUT_GRAD, K_STEP)
+        };
+        let aligned = flag(cout_g.is_multiple_of(k_step));
         for ph in 0..a.stride[0] {
             let (h0, rows, taps_i) = phase(
                 g.input_hw[0],
@@ -278,8 +359,8 @@ impl GpuTensor {
                 }
                 let n = g.batch * rows * cols;
                 let k = taps_i.1 * taps_j.1 * cout_g;
-                let tiles_n = n.div_ceil(TILE);
-                let tiles_mn = tiles_n * cin_g.div_ceil(TILE);
+                let tiles_n = n.div_ceil(tile);
+                let tiles_mn = tiles_n * cin_g.div_ceil(tile);
                 let u = |what: &str, v: usize| params::to_u32(OP, what, v);
                 let imm = ConvInputGradParams {
                     in_h: full.in_h,
@@ -313,7 +394,7 @@ impl GpuTensor {
                     dy_strides,
                 };
                 grad_out.kernels().dispatch_groups(
-                    &families::conv::CONV2D_INPUT_GRAD,
+                    spec,
                     &[("ALIGNED", aligned)],
                     &[&grad_out.buffer, &weight.buffer, &out.buffer],
                     &imm,
@@ -389,7 +470,7 @@ impl GpuTensor {
         // Recount: rounding the chunk up may leave fewer (never empty) splits.
         let splits = k.div_ceil(k_chunk);
         params::to_u32(OP, "partial sums size", splits * numel)?;
-        let mut imm = gemm_params(OP, g, [m, n, k], k_chunk, splits)?;
+        let mut imm = gemm_params(OP, g, [m, n, k], k_chunk, splits, TILE)?;
         (imm.x_offset, imm.x_strides) = strided(OP, input)?;
         (imm.dy_offset, imm.dy_strides) = strided(OP, grad_out)?;
         let part = if splits > 1 {

@@ -68,8 +68,8 @@ fn cases() -> Vec<Case> {
             pool::ADAPTIVE_AVG_POOL2D,
             pool::ADAPTIVE_AVG_POOL2D_BACKWARD,
         ],
-        ConvParams => [conv::CONV2D, conv::CONV2D_WEIGHT_GRAD],
-        ConvInputGradParams => [conv::CONV2D_INPUT_GRAD],
+        ConvParams => [conv::CONV2D, conv::CONV2D_128, conv::CONV2D_WEIGHT_GRAD],
+        ConvInputGradParams => [conv::CONV2D_INPUT_GRAD, conv::CONV2D_INPUT_GRAD_128],
     ]
 }
 

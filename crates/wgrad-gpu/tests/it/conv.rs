@@ -185,14 +185,22 @@ fn case(input: [usize; 4], weight: [usize; 4], args: Conv2dArgs, views: Views) {
     let gx = upload(&gpu, &x, input, [0, 2, 1, 3], views);
     let gw = upload(&gpu, &w, weight, [0, 1, 3, 2], views);
     let gdy = upload(&gpu, &dy, g.output_shape(), [0, 2, 3, 1], views);
-    check(
-        &gx.conv2d(&gw, &args).unwrap(),
-        g.output_shape(),
-        &out,
-        &format!("forward {what}"),
-    );
-    let got = GpuTensor::conv2d_input_grad(&gdy, &gw, &g).unwrap();
-    check(&got, g.input_shape(), &dx, &format!("input grad {what}"));
+    for tile in [0, 64, 128] {
+        let got = gx.conv2d_tiled(&gw, &args, tile).unwrap();
+        check(
+            &got,
+            g.output_shape(),
+            &out,
+            &format!("forward, tile {tile}, {what}"),
+        );
+        let got = GpuTensor::conv2d_input_grad_tiled(&gdy, &gw, &g, tile).unwrap();
+        check(
+            &got,
+            g.input_shape(),
+            &dx,
+            &format!("input grad, tile {tile}, {what}"),
+        );
+    }
     let got = GpuTensor::conv2d_weight_grad(&gx, &gdy, &g).unwrap();
     check(&got, g.weight_shape(), &dw, &format!("weight grad {what}"));
     for splits in [1, 2, 7] {
@@ -396,8 +404,8 @@ fn bench_conv_throughput() {
         ("mnist 32->64", [64, 32, 26, 26], [64, 32, 3, 3], d),
     ];
     println!(
-        "{:<16} {:>9} {:>9} {:>9} {:>7} {:>7} {:>7}",
-        "case", "fwd ms", "dx ms", "dw ms", "fwd TF", "dx TF", "dw TF"
+        "{:<16} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}   (TFLOP/s; auto ms)",
+        "case", "fwd64", "fwd128", "dx64", "dx128", "dw", "fwd ms", "dx ms"
     );
     for &(name, xs, ws, a) in cases {
         let g = conv::conv2d("bench", &xs, &ws, &a).unwrap();
@@ -422,17 +430,23 @@ fn bench_conv_throughput() {
             gpu.synchronize().unwrap();
             start.elapsed().as_secs_f64() / f64::from(iters)
         };
+        let f64_ = time(&|| drop(x.conv2d_tiled(&w, &a, 64).unwrap()));
+        let f128 = time(&|| drop(x.conv2d_tiled(&w, &a, 128).unwrap()));
+        let x64 = time(&|| drop(GpuTensor::conv2d_input_grad_tiled(&dy, &w, &g, 64).unwrap()));
+        let x128 = time(&|| drop(GpuTensor::conv2d_input_grad_tiled(&dy, &w, &g, 128).unwrap()));
+        let tw = time(&|| drop(GpuTensor::conv2d_weight_grad(&x, &dy, &g).unwrap()));
         let tf = time(&|| drop(x.conv2d(&w, &a).unwrap()));
         let tx = time(&|| drop(GpuTensor::conv2d_input_grad(&dy, &w, &g).unwrap()));
-        let tw = time(&|| drop(GpuTensor::conv2d_weight_grad(&x, &dy, &g).unwrap()));
+        let rate = |t: f64| flops / t / 1e12;
         println!(
-            "{name:<16} {:>9.3} {:>9.3} {:>9.3} {:>7.2} {:>7.2} {:>7.2}",
+            "{name:<16} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.3} {:>8.3}",
+            rate(f64_),
+            rate(f128),
+            rate(x64),
+            rate(x128),
+            rate(tw),
             tf * 1e3,
-            tx * 1e3,
-            tw * 1e3,
-            flops / tf / 1e12,
-            flops / tx / 1e12,
-            flops / tw / 1e12
+            tx * 1e3
         );
     }
 }

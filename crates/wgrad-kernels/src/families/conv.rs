@@ -1,6 +1,7 @@
 //! `kernels/conv/`: 2-D convolutions as implicit GEMMs (no im2col buffer)
-//! on 64 x 64 register-tiled output tiles (`common/conv_gemm.wgsl`, the
-//! tiling of `matmul_64.wgsl`), the operand patches gathered while the
+//! on 64 x 64 or 128 x 128 register-tiled output tiles
+//! (`common/conv_gemm.wgsl` / `conv_gemm_128.wgsl`, the tilings of
+//! `matmul_64.wgsl` / `matmul_128.wgsl`), the operand patches gathered while the
 //! tiles load, on a grid of `groups` workgroups of 256 threads, folded
 //! past 65535. The forward and weight gradient take the `ConvParams`
 //! immediates (`common/conv_params.wgsl`, 128 bytes).
@@ -14,6 +15,19 @@ use crate::spec::{Elem, KernelSpec};
 pub static CONV2D: KernelSpec = KernelSpec {
     file: "conv/conv2d.wgsl",
     entry: "conv2d",
+    bindings: &[Read, Read, ReadWrite],
+    immediate_bytes: 128,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
+/// [`CONV2D`] on 128 x 128 output tiles (8 x 8 per thread, K steps of 8;
+/// `ALIGNED` = 1 when the input channels per group are a multiple of 8), for
+/// large outputs. Same bindings and immediates.
+pub static CONV2D_128: KernelSpec = KernelSpec {
+    file: "conv/conv2d_128.wgsl",
+    entry: "conv2d_128",
     bindings: &[Read, Read, ReadWrite],
     immediate_bytes: 128,
     uses_fault: false,
@@ -37,6 +51,19 @@ pub static CONV2D_INPUT_GRAD: KernelSpec = KernelSpec {
     selector: None,
 };
 
+/// [`CONV2D_INPUT_GRAD`] on 128 x 128 output tiles (`ALIGNED` = 1 when the
+/// output channels per group are a multiple of 8). Same bindings and
+/// immediates.
+pub static CONV2D_INPUT_GRAD_128: KernelSpec = KernelSpec {
+    file: "conv/conv2d_input_grad_128.wgsl",
+    entry: "conv2d_input_grad_128",
+    bindings: &[Read, Read, ReadWrite],
+    immediate_bytes: 128,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
 /// Weight gradient, K (the output pixels) split into chunks: bindings input
 /// (read, through strides), grad_out (read, through strides), out
 /// (read_write, `[splits, C_out, C_in/groups * kH * kW]` partial sums, added
@@ -52,4 +79,10 @@ pub static CONV2D_WEIGHT_GRAD: KernelSpec = KernelSpec {
 };
 
 /// Every kernel of this family (what the validation test walks).
-pub static ALL: &[&KernelSpec] = &[&CONV2D, &CONV2D_INPUT_GRAD, &CONV2D_WEIGHT_GRAD];
+pub static ALL: &[&KernelSpec] = &[
+    &CONV2D,
+    &CONV2D_128,
+    &CONV2D_INPUT_GRAD,
+    &CONV2D_INPUT_GRAD_128,
+    &CONV2D_WEIGHT_GRAD,
+];

@@ -1,0 +1,124 @@
+// The forward convolution's operand gathers and output stores, shared by
+// conv/conv2d.wgsl (64 x 64 tiles, after common/conv_gemm.wgsl) and
+// conv/conv2d_128.wgsl (128 x 128, after common/conv_gemm_128.wgsl); read
+// conv/conv2d.wgsl for the GEMM. The including file declares the entry
+// point, which calls conv2d_main.
+
+//! include common/conv_params.wgsl
+//! include common/conv_tile.wgsl
+
+// 1 when cin_g % TILE_K == 0: every K step lies within one tap.
+override ALIGNED: u32 = 0u;
+
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read> w: array<f32>;
+@group(0) @binding(2) var<storage, read_write> out: array<f32>;
+
+var<private> w_row: u32;   // weight offset of this thread's row (0 if past cout_g)
+var<private> row_ok: bool;
+var<private> px_ok: bool;  // this thread's column is a pixel
+var<private> px_base: u32; // input offset of its image and channel group
+var<private> iy0: u32;     // y*sh - pt (wrapping: "negative" is huge)
+var<private> ix0: u32;
+var<private> cur_group: u32; // this workgroup's channel group
+
+fn a_slot(i: u32) -> vec2<u32> {
+    return mn_fast_slot(tid + i * THREADS);
+}
+
+fn b_slot(i: u32) -> vec2<u32> {
+    return mn_fast_slot(tid + i * THREADS);
+}
+
+// (weight, input) of K index k for this thread's row and column; c is the
+// channel, r the tap.
+fn load(k: u32, c: u32, r: u32) -> vec2<f32> {
+    var v = vec2<f32>(0.0);
+    if k >= p.k {
+        return v;
+    }
+    if row_ok {
+        v.x = w[w_row + c * p.khkw + r];
+    }
+    let h = iy0 + (r / p.kw) * p.dil_h;
+    let ww = ix0 + (r % p.kw) * p.dil_w;
+    if px_ok && h < p.in_h && ww < p.in_w {
+        v.y = x[px_base + c * p.x_strides[1] + h * p.x_strides[2] + ww * p.x_strides[3]];
+    }
+    return v;
+}
+
+fn load_k(k: u32) -> vec2<f32> {
+    return load(k, k % p.cin_g, k / p.cin_g);
+}
+
+fn fetch(k0: u32) {
+    let kl = tid / TILE;
+    var v0: vec2<f32>;
+    var v1: vec2<f32>;
+    var v2: vec2<f32>;
+    var v3: vec2<f32>;
+    if ALIGNED == 1u {
+        let c = k0 % p.cin_g + kl;
+        let r = k0 / p.cin_g;
+        v0 = load(k0 + kl, c, r);
+        v1 = load(k0 + kl + KSTRIDE, c + KSTRIDE, r);
+        v2 = load(k0 + kl + 2u * KSTRIDE, c + 2u * KSTRIDE, r);
+        v3 = load(k0 + kl + 3u * KSTRIDE, c + 3u * KSTRIDE, r);
+    } else {
+        v0 = load_k(k0 + kl);
+        v1 = load_k(k0 + kl + KSTRIDE);
+        v2 = load_k(k0 + kl + 2u * KSTRIDE);
+        v3 = load_k(k0 + kl + 3u * KSTRIDE);
+    }
+    ra0 = v0.x;
+    rb0 = v0.y;
+    ra1 = v1.x;
+    rb1 = v1.y;
+    ra2 = v2.x;
+    rb2 = v2.y;
+    ra3 = v3.x;
+    rb3 = v3.y;
+}
+
+// The entry points' body: workgroup `g` (linear), thread `lid`.
+fn conv2d_main(g: u32, lid: u32) {
+    tid = lid;
+    let t = conv_tile(g);
+    cur_group = t.group;
+
+    // This thread's gather row (output channel) and column (output pixel).
+    let o = t.row0 + tid % TILE;
+    row_ok = o < p.cout_g;
+    w_row = select(0u, (t.group * p.cout_g + o) * p.k, row_ok);
+    let px = t.col0 + tid % TILE;
+    px_ok = px < p.n;
+    let ohw = p.out_h * p.out_w;
+    let img = px / ohw;
+    let yx = px % ohw;
+    px_base = p.x_offset + img * p.x_strides[0] + t.group * p.cin_g * p.x_strides[1];
+    iy0 = (yx / p.out_w) * p.stride_h - p.pad_top;
+    ix0 = (yx % p.out_w) * p.stride_w - p.pad_left;
+
+    conv_gemm(0u, p.k);
+    conv_store(t.row0, t.col0);
+}
+
+// out[img, group*cout_g + o, yx] for rows row..row+3 (vR: row + R) and
+// columns col..col+3 of this workgroup's group.
+fn store_block(row: u32, col: u32, v0: vec4<f32>, v1: vec4<f32>, v2: vec4<f32>, v3: vec4<f32>) {
+    let ohw = p.out_h * p.out_w;
+    let c_out = p.cout_g * p.conv_groups;
+    let chan = cur_group * p.cout_g + row;
+    for (var dc = 0u; dc < 4u; dc++) {
+        let q = col + dc;
+        if q >= p.n {
+            break;
+        }
+        let base = ((q / ohw) * c_out + chan) * ohw + q % ohw;
+        if row < p.cout_g { out[base] = v0[dc]; }
+        if row + 1u < p.cout_g { out[base + ohw] = v1[dc]; }
+        if row + 2u < p.cout_g { out[base + 2u * ohw] = v2[dc]; }
+        if row + 3u < p.cout_g { out[base + 3u * ohw] = v3[dc]; }
+    }
+}

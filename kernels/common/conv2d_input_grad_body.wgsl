@@ -1,0 +1,178 @@
+// The input gradient's immediates, operand gathers and output stores,
+// shared by conv/conv2d_input_grad.wgsl (64 x 64 tiles, after
+// common/conv_gemm.wgsl) and conv/conv2d_input_grad_128.wgsl (128 x 128,
+// after common/conv_gemm_128.wgsl); read conv/conv2d_input_grad.wgsl for
+// the GEMM. The including file declares the entry point, which calls
+// conv2d_input_grad_main.
+
+//! include common/conv_tile.wgsl
+
+struct ConvInputGradParams {
+    in_h: u32,
+    in_w: u32,
+    out_h: u32,
+    out_w: u32,
+    cin_g: u32,       // input channels per group (GEMM rows)
+    cout_g: u32,      // output channels per group
+    kw: u32,
+    khkw: u32,        // kh * kw
+    stride_h: u32,
+    stride_w: u32,
+    pad_top: u32,
+    pad_left: u32,
+    dil_h: u32,
+    dil_w: u32,
+    n: u32,           // GEMM columns: batch * rows * cols
+    k: u32,           // GEMM inner size: phase taps * cout_g
+    tiles_n: u32,     // ceil(N / 64)
+    tiles_mn: u32,    // tiles_n * ceil(cin_g / 64)
+    groups: u32,      // workgroups: tiles_mn * conv_groups
+    conv_groups: u32, // channel groups
+    dy_offset: u32,   // grad_out's element offset
+    h0: u32,          // the phase's first input row
+    w0: u32,          // and column
+    rows: u32,        // its rows (h0, h0 + sh, ...)
+    cols: u32,        // and columns
+    tap0: u32,        // its first tap: i0 | j0 << 16
+    tap_step: u32,    // tap steps: i_step | j_step << 16
+    n_tj: u32,        // its taps along the width
+    dy_strides: array<u32, 4>, // grad_out's N, C, H, W strides
+}
+
+var<immediate> p: ConvInputGradParams;
+
+// 1 when cout_g % TILE_K == 0: every K step lies within one tap.
+override ALIGNED: u32 = 0u;
+
+@group(0) @binding(0) var<storage, read> dy: array<f32>;
+@group(0) @binding(1) var<storage, read> w: array<f32>;
+@group(0) @binding(2) var<storage, read_write> dx: array<f32>;
+
+var<private> w_row: u32;   // weight offset of this thread's row (input channel)
+var<private> row_ok: bool;
+var<private> w_group: u32; // weight offset of the group's first output channel
+var<private> px_ok: bool;  // this thread's column is an input pixel
+var<private> px_base: u32; // grad_out offset of its image and channel group
+var<private> hp: u32;      // h + pt
+var<private> wp: u32;      // w + pl
+var<private> cur_group: u32; // this workgroup's channel group
+
+fn a_slot(i: u32) -> vec2<u32> {
+    return mn_fast_slot(tid + i * THREADS);
+}
+
+fn b_slot(i: u32) -> vec2<u32> {
+    return mn_fast_slot(tid + i * THREADS);
+}
+
+// (weight, grad_out) of K index k for this thread's row and column; o is
+// the output channel within the group, r the phase tap.
+fn load(k: u32, o: u32, r: u32) -> vec2<f32> {
+    var v = vec2<f32>(0.0);
+    if k >= p.k {
+        return v;
+    }
+    let i = (p.tap0 & 0xffffu) + (r / p.n_tj) * (p.tap_step & 0xffffu);
+    let j = (p.tap0 >> 16u) + (r % p.n_tj) * (p.tap_step >> 16u);
+    if row_ok {
+        v.x = w[w_group + o * p.cin_g * p.khkw + w_row + i * p.kw + j];
+    }
+    let dh = i * p.dil_h;
+    let dw = j * p.dil_w;
+    if px_ok && hp >= dh && wp >= dw {
+        let ty = hp - dh;
+        let tx = wp - dw;
+        let y = ty / p.stride_h;
+        let xx = tx / p.stride_w;
+        if y * p.stride_h == ty && xx * p.stride_w == tx && y < p.out_h && xx < p.out_w {
+            v.y = dy[px_base + o * p.dy_strides[1] + y * p.dy_strides[2] + xx * p.dy_strides[3]];
+        }
+    }
+    return v;
+}
+
+fn load_k(k: u32) -> vec2<f32> {
+    return load(k, k % p.cout_g, k / p.cout_g);
+}
+
+fn fetch(k0: u32) {
+    let kl = tid / TILE;
+    var v0: vec2<f32>;
+    var v1: vec2<f32>;
+    var v2: vec2<f32>;
+    var v3: vec2<f32>;
+    if ALIGNED == 1u {
+        let o = k0 % p.cout_g + kl;
+        let r = k0 / p.cout_g;
+        v0 = load(k0 + kl, o, r);
+        v1 = load(k0 + kl + KSTRIDE, o + KSTRIDE, r);
+        v2 = load(k0 + kl + 2u * KSTRIDE, o + 2u * KSTRIDE, r);
+        v3 = load(k0 + kl + 3u * KSTRIDE, o + 3u * KSTRIDE, r);
+    } else {
+        v0 = load_k(k0 + kl);
+        v1 = load_k(k0 + kl + KSTRIDE);
+        v2 = load_k(k0 + kl + 2u * KSTRIDE);
+        v3 = load_k(k0 + kl + 3u * KSTRIDE);
+    }
+    ra0 = v0.x;
+    rb0 = v0.y;
+    ra1 = v1.x;
+    rb1 = v1.y;
+    ra2 = v2.x;
+    rb2 = v2.y;
+    ra3 = v3.x;
+    rb3 = v3.y;
+}
+
+// dx offset of phase pixel q (q < p.n) at input channel 0 of its image,
+// plus the pixel's row and column.
+fn dx_pixel(q: u32, c_in: u32) -> u32 {
+    let rc = p.rows * p.cols;
+    let t = q % rc;
+    let h = p.h0 + (t / p.cols) * p.stride_h;
+    let ww = p.w0 + (t % p.cols) * p.stride_w;
+    return (q / rc) * c_in * p.in_h * p.in_w + h * p.in_w + ww;
+}
+
+// The entry points' body: workgroup `g` (linear), thread `lid`.
+fn conv2d_input_grad_main(g: u32, lid: u32) {
+    tid = lid;
+    let t = conv_tile(g);
+    cur_group = t.group;
+
+    // This thread's gather row (input channel) and column (phase pixel).
+    let c = t.row0 + tid % TILE;
+    row_ok = c < p.cin_g;
+    w_row = select(0u, c * p.khkw, row_ok);
+    w_group = t.group * p.cout_g * p.cin_g * p.khkw;
+    let px = t.col0 + tid % TILE;
+    px_ok = px < p.n;
+    let rc = p.rows * p.cols;
+    let img = px / rc;
+    let s = px % rc;
+    px_base = p.dy_offset + img * p.dy_strides[0] + t.group * p.cout_g * p.dy_strides[1];
+    hp = p.h0 + (s / p.cols) * p.stride_h + p.pad_top;
+    wp = p.w0 + (s % p.cols) * p.stride_w + p.pad_left;
+
+    conv_gemm(0u, p.k);
+    conv_store(t.row0, t.col0);
+}
+
+// dx[img, group*cin_g + c, h, w] for rows row..row+3 (vR: row + R) and
+// phase pixels col..col+3 of this workgroup's group.
+fn store_block(row: u32, col: u32, v0: vec4<f32>, v1: vec4<f32>, v2: vec4<f32>, v3: vec4<f32>) {
+    let c_in = p.cin_g * p.conv_groups;
+    let ihw = p.in_h * p.in_w;
+    let chan = (cur_group * p.cin_g + row) * ihw;
+    for (var dc = 0u; dc < 4u; dc++) {
+        let q = col + dc;
+        if q >= p.n {
+            break;
+        }
+        let base = dx_pixel(q, c_in) + chan;
+        if row < p.cin_g { dx[base] = v0[dc]; }
+        if row + 1u < p.cin_g { dx[base + ihw] = v1[dc]; }
+        if row + 2u < p.cin_g { dx[base + 2u * ihw] = v2[dc]; }
+        if row + 3u < p.cin_g { dx[base + 3u * ihw] = v3[dc]; }
+    }
+}

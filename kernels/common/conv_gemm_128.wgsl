@@ -1,0 +1,142 @@
+// The 128 x 128 GEMM core of the implicit-GEMM convolutions, the tiling of
+// matmul/matmul_128.wgsl, with the interface of common/conv_gemm.wgsl (read
+// it): 256 threads, each an 8 x 8 block made of 2 x 2 sub-blocks of 4 x 4
+// lying 64 rows / 64 columns apart, K in steps of 8 double-buffered in
+// workgroup memory (16.5 KiB), the next step gathered into registers while
+// the current one is multiplied. Twice the work per workgroup-memory read
+// of the 64 x 64 core, for large outputs. Value i of a thread's mn-fast
+// loads is row tid % 128, k = tid / 128 + 2 * i.
+
+const TILE: u32 = 128u;   // output tile edge
+const HALF: u32 = 64u;    // distance between a thread's sub-blocks
+const TILE_K: u32 = 8u;   // K step
+const THREADS: u32 = 256u;
+const ROW4: u32 = 33u;    // vec4s per staged k-row (32 + 1 pad)
+const STAGE: u32 = 264u;  // TILE_K * ROW4: one buffer
+const KSTRIDE: u32 = 2u;  // THREADS / TILE: k distance of a thread's mn-fast values
+
+var<workgroup> a_tile: array<vec4<f32>, 528>;
+var<workgroup> b_tile: array<vec4<f32>, 528>;
+
+var<private> tid: u32;
+var<private> ra0: f32;
+var<private> ra1: f32;
+var<private> ra2: f32;
+var<private> ra3: f32;
+var<private> rb0: f32;
+var<private> rb1: f32;
+var<private> rb2: f32;
+var<private> rb3: f32;
+
+// cRC: row (R < 4 ? ty*4+R : 64+ty*4+R-4), columns tx*4.. (C = 0) or
+// 64+tx*4.. (C = 1).
+var<private> c00: vec4<f32>;
+var<private> c01: vec4<f32>;
+var<private> c10: vec4<f32>;
+var<private> c11: vec4<f32>;
+var<private> c20: vec4<f32>;
+var<private> c21: vec4<f32>;
+var<private> c30: vec4<f32>;
+var<private> c31: vec4<f32>;
+var<private> c40: vec4<f32>;
+var<private> c41: vec4<f32>;
+var<private> c50: vec4<f32>;
+var<private> c51: vec4<f32>;
+var<private> c60: vec4<f32>;
+var<private> c61: vec4<f32>;
+var<private> c70: vec4<f32>;
+var<private> c71: vec4<f32>;
+
+fn mn_fast_slot(e: u32) -> vec2<u32> {
+    return vec2<u32>(e % TILE, e / TILE);
+}
+
+fn put_a(buf: u32, i: u32, v: f32) {
+    let s = a_slot(i);
+    a_tile[buf + s.y * ROW4 + s.x / 4u][s.x % 4u] = v;
+}
+
+fn put_b(buf: u32, i: u32, v: f32) {
+    let s = b_slot(i);
+    b_tile[buf + s.y * ROW4 + s.x / 4u][s.x % 4u] = v;
+}
+
+fn stage(buf: u32) {
+    put_a(buf, 0u, ra0);
+    put_a(buf, 1u, ra1);
+    put_a(buf, 2u, ra2);
+    put_a(buf, 3u, ra3);
+    put_b(buf, 0u, rb0);
+    put_b(buf, 1u, rb1);
+    put_b(buf, 2u, rb2);
+    put_b(buf, 3u, rb3);
+}
+
+fn mac(ai: u32, bi: u32) {
+    let a0 = a_tile[ai];
+    let a1 = a_tile[ai + 16u];
+    let b0 = b_tile[bi];
+    let b1 = b_tile[bi + 16u];
+    c00 = fma(vec4<f32>(a0.x), b0, c00);
+    c01 = fma(vec4<f32>(a0.x), b1, c01);
+    c10 = fma(vec4<f32>(a0.y), b0, c10);
+    c11 = fma(vec4<f32>(a0.y), b1, c11);
+    c20 = fma(vec4<f32>(a0.z), b0, c20);
+    c21 = fma(vec4<f32>(a0.z), b1, c21);
+    c30 = fma(vec4<f32>(a0.w), b0, c30);
+    c31 = fma(vec4<f32>(a0.w), b1, c31);
+    c40 = fma(vec4<f32>(a1.x), b0, c40);
+    c41 = fma(vec4<f32>(a1.x), b1, c41);
+    c50 = fma(vec4<f32>(a1.y), b0, c50);
+    c51 = fma(vec4<f32>(a1.y), b1, c51);
+    c60 = fma(vec4<f32>(a1.z), b0, c60);
+    c61 = fma(vec4<f32>(a1.z), b1, c61);
+    c70 = fma(vec4<f32>(a1.w), b0, c70);
+    c71 = fma(vec4<f32>(a1.w), b1, c71);
+}
+
+fn multiply(ai: u32, bi: u32) {
+    mac(ai, bi);
+    mac(ai + 1u * ROW4, bi + 1u * ROW4);
+    mac(ai + 2u * ROW4, bi + 2u * ROW4);
+    mac(ai + 3u * ROW4, bi + 3u * ROW4);
+    mac(ai + 4u * ROW4, bi + 4u * ROW4);
+    mac(ai + 5u * ROW4, bi + 5u * ROW4);
+    mac(ai + 6u * ROW4, bi + 6u * ROW4);
+    mac(ai + 7u * ROW4, bi + 7u * ROW4);
+}
+
+// Sums k in [k_begin, k_end) into the accumulators. Both bounds must be
+// workgroup-uniform (the loop holds barriers).
+fn conv_gemm(k_begin: u32, k_end: u32) {
+    let tx = tid % 16u;
+    let ty = tid / 16u;
+    fetch(k_begin);
+    for (var k0 = k_begin; k0 < k_end; k0 += 2u * TILE_K) {
+        stage(0u);
+        workgroupBarrier();
+        let k1 = k0 + TILE_K;
+        if k1 < k_end {
+            fetch(k1);
+        }
+        multiply(ty, tx);
+        if k1 < k_end {
+            stage(STAGE);
+            workgroupBarrier();
+            if k1 + TILE_K < k_end {
+                fetch(k1 + TILE_K);
+            }
+            multiply(STAGE + ty, STAGE + tx);
+        }
+    }
+}
+
+// Hands this thread's outputs to the kernel's store_block.
+fn conv_store(row0: u32, col0: u32) {
+    let r = row0 + (tid / 16u) * 4u;
+    let c = col0 + (tid % 16u) * 4u;
+    store_block(r, c, c00, c10, c20, c30);
+    store_block(r, c + HALF, c01, c11, c21, c31);
+    store_block(r + HALF, c, c40, c50, c60, c70);
+    store_block(r + HALF, c + HALF, c41, c51, c61, c71);
+}
