@@ -14,71 +14,69 @@ override ALIGNED: u32 = 0u;
 @group(0) @binding(1) var<storage, read> w: array<f32>;
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 
-var<private> w_row: u32;   // weight offset of this thread's row (0 if past cout_g)
-var<private> row_ok: bool;
+var<private> w_group: u32; // weight offset of this workgroup's first row
+var<private> row0: u32;    // this workgroup's first row (output channel)
 var<private> px_ok: bool;  // this thread's column is a pixel
 var<private> px_base: u32; // input offset of its image and channel group
 var<private> iy0: u32;     // y*sh - pt (wrapping: "negative" is huge)
 var<private> ix0: u32;
 var<private> cur_group: u32; // this workgroup's channel group
 
+// The weight [C_out, kh, kw, cin_g] is contiguous along k: A is loaded
+// k-fast (8 neighbouring threads read 8 neighbouring floats).
 fn a_slot(i: u32) -> vec2<u32> {
-    return mn_fast_slot(tid + i * THREADS);
+    return k_fast_slot(tid + i * THREADS);
 }
 
 fn b_slot(i: u32) -> vec2<u32> {
     return mn_fast_slot(tid + i * THREADS);
 }
 
-// (weight, input) of K index k for this thread's row and column; c is the
-// channel, r the tap.
-fn load(k: u32, c: u32, r: u32) -> vec2<f32> {
-    var v = vec2<f32>(0.0);
-    if k >= p.k {
-        return v;
+// A value number i of the K step at k0: weight[row, k].
+fn load_w(i: u32, k0: u32) -> f32 {
+    let s = a_slot(i);
+    let row = row0 + s.x;
+    let k = k0 + s.y;
+    if row < p.cout_g && k < p.k {
+        return w[w_group + row * p.k + k];
     }
-    if row_ok {
-        v.x = w[w_row + c * p.khkw + r];
-    }
-    let h = iy0 + (r / p.kw) * p.dil_h;
-    let ww = ix0 + (r % p.kw) * p.dil_w;
-    if px_ok && h < p.in_h && ww < p.in_w {
-        v.y = x[px_base + c * p.x_strides[1] + h * p.x_strides[2] + ww * p.x_strides[3]];
-    }
-    return v;
+    return 0.0;
 }
 
-fn load_k(k: u32) -> vec2<f32> {
-    return load(k, k % p.cin_g, k / p.cin_g);
+// The input at K index k for this thread's column; c is the channel, r the
+// tap.
+fn load_x(k: u32, c: u32, r: u32) -> f32 {
+    let h = iy0 + (r / p.kw) * p.dil_h;
+    let ww = ix0 + (r % p.kw) * p.dil_w;
+    if k < p.k && px_ok && h < p.in_h && ww < p.in_w {
+        return x[px_base + c * p.x_strides[1] + h * p.x_strides[2] + ww * p.x_strides[3]];
+    }
+    return 0.0;
+}
+
+fn load_xk(k: u32) -> f32 {
+    return load_x(k, k % p.cin_g, k / p.cin_g);
 }
 
 fn fetch(k0: u32) {
+    ra0 = load_w(0u, k0);
+    ra1 = load_w(1u, k0);
+    ra2 = load_w(2u, k0);
+    ra3 = load_w(3u, k0);
     let kl = tid / TILE;
-    var v0: vec2<f32>;
-    var v1: vec2<f32>;
-    var v2: vec2<f32>;
-    var v3: vec2<f32>;
     if ALIGNED == 1u {
         let c = k0 % p.cin_g + kl;
         let r = k0 / p.cin_g;
-        v0 = load(k0 + kl, c, r);
-        v1 = load(k0 + kl + KSTRIDE, c + KSTRIDE, r);
-        v2 = load(k0 + kl + 2u * KSTRIDE, c + 2u * KSTRIDE, r);
-        v3 = load(k0 + kl + 3u * KSTRIDE, c + 3u * KSTRIDE, r);
+        rb0 = load_x(k0 + kl, c, r);
+        rb1 = load_x(k0 + kl + KSTRIDE, c + KSTRIDE, r);
+        rb2 = load_x(k0 + kl + 2u * KSTRIDE, c + 2u * KSTRIDE, r);
+        rb3 = load_x(k0 + kl + 3u * KSTRIDE, c + 3u * KSTRIDE, r);
     } else {
-        v0 = load_k(k0 + kl);
-        v1 = load_k(k0 + kl + KSTRIDE);
-        v2 = load_k(k0 + kl + 2u * KSTRIDE);
-        v3 = load_k(k0 + kl + 3u * KSTRIDE);
+        rb0 = load_xk(k0 + kl);
+        rb1 = load_xk(k0 + kl + KSTRIDE);
+        rb2 = load_xk(k0 + kl + 2u * KSTRIDE);
+        rb3 = load_xk(k0 + kl + 3u * KSTRIDE);
     }
-    ra0 = v0.x;
-    rb0 = v0.y;
-    ra1 = v1.x;
-    rb1 = v1.y;
-    ra2 = v2.x;
-    rb2 = v2.y;
-    ra3 = v3.x;
-    rb3 = v3.y;
 }
 
 // The entry points' body: workgroup `g` (linear), thread `lid`.
@@ -87,10 +85,9 @@ fn conv2d_main(g: u32, lid: u32) {
     let t = conv_tile(g);
     cur_group = t.group;
 
-    // This thread's gather row (output channel) and column (output pixel).
-    let o = t.row0 + tid % TILE;
-    row_ok = o < p.cout_g;
-    w_row = select(0u, (t.group * p.cout_g + o) * p.k, row_ok);
+    // This workgroup's weight rows and this thread's column (output pixel).
+    row0 = t.row0;
+    w_group = t.group * p.cout_g * p.k;
     let px = t.col0 + tid % TILE;
     px_ok = px < p.n;
     let ohw = p.out_h * p.out_w;

@@ -48,80 +48,97 @@ override ALIGNED: u32 = 0u;
 @group(0) @binding(1) var<storage, read> w: array<f32>;
 @group(0) @binding(2) var<storage, read_write> dx: array<f32>;
 
-var<private> w_row: u32;   // weight offset of this thread's row (input channel)
-var<private> row_ok: bool;
-var<private> w_group: u32; // weight offset of the group's first output channel
+var<private> w_group: u32; // weight offset of this workgroup's channel group
+var<private> row0: u32;    // this workgroup's first row (input channel)
 var<private> px_ok: bool;  // this thread's column is an input pixel
 var<private> px_base: u32; // grad_out offset of its image and channel group
 var<private> hp: u32;      // h + pt
 var<private> wp: u32;      // w + pl
 var<private> cur_group: u32; // this workgroup's channel group
 
+// The weight [G, cin_g, kh, kw, cout_g] is contiguous along o: A is loaded
+// k-fast (8 neighbouring threads read 8 neighbouring floats when aligned).
 fn a_slot(i: u32) -> vec2<u32> {
-    return mn_fast_slot(tid + i * THREADS);
+    return k_fast_slot(tid + i * THREADS);
 }
 
 fn b_slot(i: u32) -> vec2<u32> {
     return mn_fast_slot(tid + i * THREADS);
 }
 
-// (weight, grad_out) of K index k for this thread's row and column; o is
-// the output channel within the group, r the phase tap.
-fn load(k: u32, o: u32, r: u32) -> vec2<f32> {
-    var v = vec2<f32>(0.0);
-    if k >= p.k {
-        return v;
-    }
+// Tap (i, j) of phase tap index r.
+fn tap(r: u32) -> vec2<u32> {
     let i = (p.tap0 & 0xffffu) + (r / p.n_tj) * (p.tap_step & 0xffffu);
     let j = (p.tap0 >> 16u) + (r % p.n_tj) * (p.tap_step >> 16u);
-    if row_ok {
-        v.x = w[w_group + o * p.cin_g * p.khkw + w_row + i * p.kw + j];
+    return vec2<u32>(i, j);
+}
+
+// weight[g*cout_g + o, c, ij] for input channel c of the group, output
+// channel o, tap (i, j); k is the K index (0 past the end).
+fn load_w(k: u32, c: u32, o: u32, ij: vec2<u32>) -> f32 {
+    if c < p.cin_g && k < p.k {
+        return w[w_group + (c * p.khkw + ij.x * p.kw + ij.y) * p.cout_g + o];
     }
-    let dh = i * p.dil_h;
-    let dw = j * p.dil_w;
-    if px_ok && hp >= dh && wp >= dw {
+    return 0.0;
+}
+
+// A value number n of the K step at k0, K index decoded per element.
+fn load_wk(n: u32, k0: u32) -> f32 {
+    let s = a_slot(n);
+    let k = k0 + s.y;
+    return load_w(k, row0 + s.x, k % p.cout_g, tap(k / p.cout_g));
+}
+
+// grad_out at K index k for this thread's column; o is the output channel
+// within the group, (i, j) the tap.
+fn load_dy(k: u32, o: u32, ij: vec2<u32>) -> f32 {
+    let dh = ij.x * p.dil_h;
+    let dw = ij.y * p.dil_w;
+    if k < p.k && px_ok && hp >= dh && wp >= dw {
         let ty = hp - dh;
         let tx = wp - dw;
         let y = ty / p.stride_h;
         let xx = tx / p.stride_w;
         if y * p.stride_h == ty && xx * p.stride_w == tx && y < p.out_h && xx < p.out_w {
-            v.y = dy[px_base + o * p.dy_strides[1] + y * p.dy_strides[2] + xx * p.dy_strides[3]];
+            return dy[px_base + o * p.dy_strides[1] + y * p.dy_strides[2] + xx * p.dy_strides[3]];
         }
     }
-    return v;
+    return 0.0;
 }
 
-fn load_k(k: u32) -> vec2<f32> {
-    return load(k, k % p.cout_g, k / p.cout_g);
+fn load_dyk(k: u32) -> f32 {
+    return load_dy(k, k % p.cout_g, tap(k / p.cout_g));
 }
 
 fn fetch(k0: u32) {
     let kl = tid / TILE;
-    var v0: vec2<f32>;
-    var v1: vec2<f32>;
-    var v2: vec2<f32>;
-    var v3: vec2<f32>;
     if ALIGNED == 1u {
-        let o = k0 % p.cout_g + kl;
-        let r = k0 / p.cout_g;
-        v0 = load(k0 + kl, o, r);
-        v1 = load(k0 + kl + KSTRIDE, o + KSTRIDE, r);
-        v2 = load(k0 + kl + 2u * KSTRIDE, o + 2u * KSTRIDE, r);
-        v3 = load(k0 + kl + 3u * KSTRIDE, o + 3u * KSTRIDE, r);
+        // The whole step lies within one tap.
+        let o0 = k0 % p.cout_g;
+        let ij = tap(k0 / p.cout_g);
+        let s0 = a_slot(0u);
+        let s1 = a_slot(1u);
+        let s2 = a_slot(2u);
+        let s3 = a_slot(3u);
+        ra0 = load_w(k0 + s0.y, row0 + s0.x, o0 + s0.y, ij);
+        ra1 = load_w(k0 + s1.y, row0 + s1.x, o0 + s1.y, ij);
+        ra2 = load_w(k0 + s2.y, row0 + s2.x, o0 + s2.y, ij);
+        ra3 = load_w(k0 + s3.y, row0 + s3.x, o0 + s3.y, ij);
+        let o = o0 + kl;
+        rb0 = load_dy(k0 + kl, o, ij);
+        rb1 = load_dy(k0 + kl + KSTRIDE, o + KSTRIDE, ij);
+        rb2 = load_dy(k0 + kl + 2u * KSTRIDE, o + 2u * KSTRIDE, ij);
+        rb3 = load_dy(k0 + kl + 3u * KSTRIDE, o + 3u * KSTRIDE, ij);
     } else {
-        v0 = load_k(k0 + kl);
-        v1 = load_k(k0 + kl + KSTRIDE);
-        v2 = load_k(k0 + kl + 2u * KSTRIDE);
-        v3 = load_k(k0 + kl + 3u * KSTRIDE);
+        ra0 = load_wk(0u, k0);
+        ra1 = load_wk(1u, k0);
+        ra2 = load_wk(2u, k0);
+        ra3 = load_wk(3u, k0);
+        rb0 = load_dyk(k0 + kl);
+        rb1 = load_dyk(k0 + kl + KSTRIDE);
+        rb2 = load_dyk(k0 + kl + 2u * KSTRIDE);
+        rb3 = load_dyk(k0 + kl + 3u * KSTRIDE);
     }
-    ra0 = v0.x;
-    rb0 = v0.y;
-    ra1 = v1.x;
-    rb1 = v1.y;
-    ra2 = v2.x;
-    rb2 = v2.y;
-    ra3 = v3.x;
-    rb3 = v3.y;
 }
 
 // dx offset of phase pixel q (q < p.n) at input channel 0 of its image,
@@ -140,10 +157,8 @@ fn conv2d_input_grad_main(g: u32, lid: u32) {
     let t = conv_tile(g);
     cur_group = t.group;
 
-    // This thread's gather row (input channel) and column (phase pixel).
-    let c = t.row0 + tid % TILE;
-    row_ok = c < p.cin_g;
-    w_row = select(0u, c * p.khkw, row_ok);
+    // This workgroup's weight rows and this thread's column (phase pixel).
+    row0 = t.row0;
     w_group = t.group * p.cout_g * p.cin_g * p.khkw;
     let px = t.col0 + tid % TILE;
     px_ok = px < p.n;

@@ -7,6 +7,7 @@
 // of the 64 x 64 core, for large outputs. Value i of a thread's mn-fast
 // loads is row tid % 128, k = tid / 128 + 2 * i.
 
+
 const TILE: u32 = 128u;   // output tile edge
 const HALF: u32 = 64u;    // distance between a thread's sub-blocks
 const TILE_K: u32 = 8u;   // K step
@@ -47,6 +48,13 @@ var<private> c61: vec4<f32>;
 var<private> c70: vec4<f32>;
 var<private> c71: vec4<f32>;
 
+// Slot of element e when the step's k index is the contiguous one: value i
+// of a thread has row tid / 8 + 32 * i and k = tid % 8.
+fn k_fast_slot(e: u32) -> vec2<u32> {
+    return vec2<u32>(e / TILE_K, e % TILE_K);
+}
+
+// Slot of element e when the row index is the contiguous one.
 fn mn_fast_slot(e: u32) -> vec2<u32> {
     return vec2<u32>(e % TILE, e / TILE);
 }

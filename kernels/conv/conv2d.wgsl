@@ -7,8 +7,9 @@
 // shares one tap: ALIGNED). The B operand is gathered from the input,
 // through its strides, while the tile is loaded: X[k, (n, y, x)] =
 // input[n, g*cin_g + c', y*sh - pt + i*dh, x*sw - pl + j*dw], zero outside.
-// The weight is contiguous [C_out, cin_g, kh, kw]. The output is contiguous
-// [N, C_out, out_h, out_w]. Tiling: common/conv_gemm.wgsl (64 x 64); the
+// The weight comes contiguous as [C_out, kh, kw, cin_g] (permuted by the
+// caller), so that A[o, k] = weight[o * K + k] loads coalesced. The
+// output is contiguous [N, C_out, out_h, out_w]. Tiling: common/conv_gemm.wgsl (64 x 64); the
 // gathers and stores: common/conv2d_body.wgsl.
 //
 // Bindings: 0 input (read), 1 weight (read), 2 out (read_write).

@@ -15,8 +15,10 @@
 // while the tiles load: W[c, k] = weight[g*cout_g + o, c, i, j] and
 // DY[k, (n, h, w)] = grad_out[n, g*cout_g + o, (h + pt - i*dh) / sh,
 // (w + pl - j*dw) / sw] (zero outside). A phase without taps has K = 0 and
-// writes zeros. grad_out is read through its strides; the weight is
-// contiguous; dx is contiguous [N, C_in, in_h, in_w]. Tiling:
+// writes zeros. grad_out is read through its strides; the weight comes
+// contiguous as [groups, cin_g, kh, kw, cout_g] (permuted by the caller,
+// so that a K step's output channels are neighbours); dx is contiguous
+// [N, C_in, in_h, in_w]. Tiling:
 // common/conv_gemm.wgsl; immediates, gathers and stores:
 // common/conv2d_input_grad_body.wgsl.
 //

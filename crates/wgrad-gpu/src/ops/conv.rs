@@ -242,7 +242,8 @@ impl GpuTensor {
             out.fill_words(0.0f32.to_bits())?;
             return Ok(out);
         }
-        let weight = weight.contiguous()?;
+        // [C_out, kh, kw, cin_g]: contiguous along K (channel fastest).
+        let weight = weight.permute(&[0, 2, 3, 1])?.contiguous()?;
         params::to_u32(OP, "weight size", weight.numel())?;
         params::to_u32(OP, "output size", out.numel())?;
         let tile = pick_tile(OP, self, [g.args.groups, m, n], BIG_FILL_FORWARD, tile)?;
@@ -296,10 +297,16 @@ impl GpuTensor {
             out.fill_words(0.0f32.to_bits())?;
             return Ok(out);
         }
-        let weight = weight.contiguous()?;
+        // [groups, cin_g, kh, kw, cout_g]: contiguous along K within a tap.
+        let [kh, kw] = g.kernel_hw;
+        let split = [g.args.groups, g.out_per_group(), g.in_per_group(), kh, kw];
+        let weight = weight
+            .contiguous()?
+            .reshape(&split.map(|d| d as isize))?
+            .permute(&[0, 2, 3, 4, 1])?
+            .contiguous()?;
         params::to_u32(OP, "weight size", weight.numel())?;
         params::to_u32(OP, "output size", out.numel())?;
-        let [kh, kw] = g.kernel_hw;
         let (cin_g, cout_g) = (g.in_per_group(), g.out_per_group());
         // Range checks of the full-size GEMM cover every phase's.
         let full = gemm_params(
