@@ -18,10 +18,10 @@ struct ConvInputGradParams {
     khkw: u32,        // kh * kw
     stride_h: u32,
     stride_w: u32,
-    pad_top: u32,
-    pad_left: u32,
-    dil_h: u32,
-    dil_w: u32,
+    base_h: i32,      // (h0 + pt - i0*dh) / sh: grad_out row of the phase's
+    base_w: i32,      // first pixel and first tap (and column)
+    step_h: u32,      // i_step * dh / sh: grad_out rows per tap step
+    step_w: u32,      // and columns
     n: u32,           // GEMM columns: batch * rows * cols
     k: u32,           // GEMM inner size: phase taps * cout_g
     tiles_n: u32,     // ceil(N / 64)
@@ -52,8 +52,8 @@ var<private> w_group: u32; // weight offset of this workgroup's channel group
 var<private> row0: u32;    // this workgroup's first row (input channel)
 var<private> px_ok: bool;  // this thread's column is an input pixel
 var<private> px_base: u32; // grad_out offset of its image and channel group
-var<private> hp: u32;      // h + pt
-var<private> wp: u32;      // w + pl
+var<private> py0: i32;    // grad_out row of this pixel at the phase's first tap
+var<private> px0: i32;    // and column
 var<private> cur_group: u32; // this workgroup's channel group
 
 // The weight [G, cin_g, kh, kw, cout_g] is contiguous along o: A is loaded
@@ -66,16 +66,19 @@ fn b_slot(i: u32) -> vec2<u32> {
     return mn_fast_slot(tid + i * THREADS);
 }
 
-// Tap (i, j) of phase tap index r.
-fn tap(r: u32) -> vec2<u32> {
-    let i = (p.tap0 & 0xffffu) + (r / p.n_tj) * (p.tap_step & 0xffffu);
-    let j = (p.tap0 >> 16u) + (r % p.n_tj) * (p.tap_step >> 16u);
-    return vec2<u32>(i, j);
+// Tap (i, j) of phase tap index r, and its place (ti, tj) among the
+// phase's taps.
+fn tap(r: u32) -> vec4<u32> {
+    let ti = r / p.n_tj;
+    let tj = r % p.n_tj;
+    let i = (p.tap0 & 0xffffu) + ti * (p.tap_step & 0xffffu);
+    let j = (p.tap0 >> 16u) + tj * (p.tap_step >> 16u);
+    return vec4<u32>(i, j, ti, tj);
 }
 
 // weight[g*cout_g + o, c, ij] for input channel c of the group, output
 // channel o, tap (i, j); k is the K index (0 past the end).
-fn load_w(k: u32, c: u32, o: u32, ij: vec2<u32>) -> f32 {
+fn load_w(k: u32, c: u32, o: u32, ij: vec4<u32>) -> f32 {
     if c < p.cin_g && k < p.k {
         return w[w_group + (c * p.khkw + ij.x * p.kw + ij.y) * p.cout_g + o];
     }
@@ -90,18 +93,13 @@ fn load_wk(n: u32, k0: u32) -> f32 {
 }
 
 // grad_out at K index k for this thread's column; o is the output channel
-// within the group, (i, j) the tap.
-fn load_dy(k: u32, o: u32, ij: vec2<u32>) -> f32 {
-    let dh = ij.x * p.dil_h;
-    let dw = ij.y * p.dil_w;
-    if k < p.k && px_ok && hp >= dh && wp >= dw {
-        let ty = hp - dh;
-        let tx = wp - dw;
-        let y = ty / p.stride_h;
-        let xx = tx / p.stride_w;
-        if y * p.stride_h == ty && xx * p.stride_w == tx && y < p.out_h && xx < p.out_w {
-            return dy[px_base + o * p.dy_strides[1] + y * p.dy_strides[2] + xx * p.dy_strides[3]];
-        }
+// within the group, ij the tap. The phase makes h + pt - i*dh a multiple
+// of sh: the row is py0 - ti * step_h, no division.
+fn load_dy(k: u32, o: u32, ij: vec4<u32>) -> f32 {
+    let y = py0 - i32(ij.z * p.step_h);
+    let xx = px0 - i32(ij.w * p.step_w);
+    if k < p.k && px_ok && y >= 0 && xx >= 0 && u32(y) < p.out_h && u32(xx) < p.out_w {
+        return dy[px_base + o * p.dy_strides[1] + u32(y) * p.dy_strides[2] + u32(xx) * p.dy_strides[3]];
     }
     return 0.0;
 }
@@ -166,8 +164,8 @@ fn conv2d_input_grad_main(g: u32, lid: u32) {
     let img = px / rc;
     let s = px % rc;
     px_base = p.dy_offset + img * p.dy_strides[0] + t.group * p.cout_g * p.dy_strides[1];
-    hp = p.h0 + (s / p.cols) * p.stride_h + p.pad_top;
-    wp = p.w0 + (s % p.cols) * p.stride_w + p.pad_left;
+    py0 = i32(s / p.cols) + p.base_h;
+    px0 = i32(s % p.cols) + p.base_w;
 
     conv_gemm(0u, p.k);
     conv_store(t.row0, t.col0);

@@ -343,8 +343,18 @@ impl GpuTensor {
             (&families::conv::CONV2D_INPUT_GRAD, K_STEP)
         };
         let aligned = flag(cout_g.is_multiple_of(k_step));
+        // The kernel's signed row / column arithmetic.
+        for axis in 0..2 {
+            let span = g.input_hw[axis] + a.padding[axis][0] + a.dilation[axis] * g.kernel_hw[axis];
+            if i32::try_from(span.max(g.output_hw[axis])).is_err() {
+                return Err(Error::invalid(
+                    OP,
+                    format!("spatial extent {span} exceeds the GPU's 32-bit indexing"),
+                ));
+            }
+        }
         for ph in 0..a.stride[0] {
-            let (h0, rows, taps_i) = phase(
+            let hp = Phase::new(
                 g.input_hw[0],
                 a.padding[0][0],
                 a.stride[0],
@@ -353,7 +363,7 @@ impl GpuTensor {
                 ph,
             );
             for pw in 0..a.stride[1] {
-                let (w0, cols, taps_j) = phase(
+                let wp = Phase::new(
                     g.input_hw[1],
                     a.padding[1][0],
                     a.stride[1],
@@ -361,11 +371,12 @@ impl GpuTensor {
                     a.dilation[1],
                     pw,
                 );
+                let (rows, cols) = (hp.count, wp.count);
                 if rows == 0 || cols == 0 {
                     continue;
                 }
                 let n = g.batch * rows * cols;
-                let k = taps_i.1 * taps_j.1 * cout_g;
+                let k = hp.taps * wp.taps * cout_g;
                 let tiles_n = n.div_ceil(tile);
                 let tiles_mn = tiles_n * cin_g.div_ceil(tile);
                 let u = |what: &str, v: usize| params::to_u32(OP, what, v);
@@ -380,10 +391,10 @@ impl GpuTensor {
                     khkw: full.khkw,
                     stride_h: full.stride_h,
                     stride_w: full.stride_w,
-                    pad_top: full.pad_top,
-                    pad_left: full.pad_left,
-                    dil_h: full.dil_h,
-                    dil_w: full.dil_w,
+                    base_h: hp.base,
+                    base_w: wp.base,
+                    step_h: u("stride", hp.row_step)?,
+                    step_w: u("stride", wp.row_step)?,
                     n: u("GEMM size", n)?,
                     k: u("GEMM size", k)?,
                     tiles_n: u("tile count", tiles_n)?,
@@ -391,13 +402,13 @@ impl GpuTensor {
                     groups: u("workgroup count", tiles_mn * a.groups)?,
                     conv_groups: full.conv_groups,
                     dy_offset,
-                    h0: u("phase start", h0)?,
-                    w0: u("phase start", w0)?,
+                    h0: u("phase start", hp.first)?,
+                    w0: u("phase start", wp.first)?,
                     rows: u("phase rows", rows)?,
                     cols: u("phase columns", cols)?,
-                    tap0: u("tap", taps_i.0 | taps_j.0 << 16)?,
-                    tap_step: u("tap", taps_i.2 | taps_j.2 << 16)?,
-                    n_tj: u("tap", taps_j.1)?,
+                    tap0: u("tap", hp.tap0 | wp.tap0 << 16)?,
+                    tap_step: u("tap", hp.tap_step | wp.tap_step << 16)?,
+                    n_tj: u("tap", wp.taps)?,
                     dy_strides,
                 };
                 grad_out.kernels().dispatch_groups(
@@ -510,34 +521,60 @@ impl GpuTensor {
     }
 }
 
-/// One stride phase of one axis of the input gradient: input positions `h`
-/// with `(h + pad) % stride == phase`. Returns the first such position, how
-/// many there are below `size`, and the taps that reach them (`i * dilation
-/// = phase` modulo the stride, an arithmetic progression) as (first, count,
-/// step); count 0 when no tap does (the phase's gradient is 0).
-fn phase(
-    size: usize,
-    pad: usize,
-    stride: usize,
-    kernel: usize,
-    dilation: usize,
-    phase: usize,
-) -> (usize, usize, (usize, usize, usize)) {
-    let first = (phase + stride - pad % stride) % stride;
-    let count = if first < size {
-        (size - first).div_ceil(stride)
-    } else {
-        0
-    };
-    let taps: Vec<usize> = (0..kernel)
-        .filter(|i| i * dilation % stride == phase)
-        .collect();
-    let step = if taps.len() > 1 { taps[1] - taps[0] } else { 1 };
-    (
-        first,
-        count,
-        (taps.first().copied().unwrap_or(0), taps.len(), step),
-    )
+/// One stride phase of one axis of the input gradient: the input positions
+/// `h` with `(h + pad) % stride == phase`, and the taps `i` that reach them
+/// (`i * dilation = phase` modulo the stride, an arithmetic progression).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Phase {
+    /// The first such position.
+    first: usize,
+    /// How many there are below the input size.
+    count: usize,
+    /// The first tap (0 when none).
+    tap0: usize,
+    /// How many taps (0: the phase's gradient is 0).
+    taps: usize,
+    /// Between consecutive taps.
+    tap_step: usize,
+    /// `(first + pad - tap0 * dilation) / stride` (exact): the output
+    /// position of the first position through the first tap.
+    base: i32,
+    /// `tap_step * dilation / stride`: output positions per tap step.
+    row_step: usize,
+}
+
+impl Phase {
+    fn new(
+        size: usize,
+        pad: usize,
+        stride: usize,
+        kernel: usize,
+        dilation: usize,
+        phase: usize,
+    ) -> Phase {
+        let first = (phase + stride - pad % stride) % stride;
+        let count = if first < size {
+            (size - first).div_ceil(stride)
+        } else {
+            0
+        };
+        let taps: Vec<usize> = (0..kernel)
+            .filter(|i| i * dilation % stride == phase)
+            .collect();
+        let tap0 = taps.first().copied().unwrap_or(0);
+        let tap_step = if taps.len() > 1 { taps[1] - taps[0] } else { 1 };
+        // Exact when there are taps; sizes were checked to fit i32.
+        let base = ((first + pad) as i64 - (tap0 * dilation) as i64) / stride as i64;
+        Phase {
+            first,
+            count,
+            tap0,
+            taps: taps.len(),
+            tap_step,
+            base: base as i32,
+            row_step: tap_step * dilation / stride,
+        }
+    }
 }
 
 /// Records one conv kernel over `buffers` (2 inputs, then the output).

@@ -85,14 +85,15 @@ immediates! {
         stride_h: u32,
         /// Horizontal stride.
         stride_w: u32,
-        /// Zero rows before the input.
-        pad_top: u32,
-        /// Zero columns before the input.
-        pad_left: u32,
-        /// Vertical dilation.
-        dil_h: u32,
-        /// Horizontal dilation.
-        dil_w: u32,
+        /// `(h0 + pad_top - i0 * dil_h) / stride_h`: the output-gradient row
+        /// of the phase's first pixel and first tap.
+        base_h: i32,
+        /// The same for columns.
+        base_w: i32,
+        /// `i_step * dil_h / stride_h`: output-gradient rows per tap step.
+        step_h: u32,
+        /// The same for columns.
+        step_w: u32,
         /// GEMM columns: batch times the phase's rows times its columns.
         n: u32,
         /// GEMM inner size: the phase's taps times `cout_g`.
