@@ -8,7 +8,10 @@ use wgrad_gpu::GpuDevice;
 /// A compute device: the CPU (ndarray) or a GPU (wgpu).
 #[derive(Clone)]
 pub enum Device {
+    /// The host, computing with `wgrad-cpu` (`torch.device("cpu")`).
     Cpu,
+    /// A GPU opened through wgpu (`torch.device("cuda:N")`); clones share
+    /// the one device and its queue.
     Gpu(GpuDevice),
 }
 
@@ -144,6 +147,7 @@ impl Device {
         }
     }
 
+    /// Whether this is a GPU device (`tensor.is_cuda` in PyTorch).
     pub fn is_gpu(&self) -> bool {
         matches!(self, Device::Gpu(_))
     }

@@ -40,10 +40,12 @@ pub struct GradcheckReport {
     pub worst_at: Option<(usize, usize, f64, f64)>,
     /// Elements checked.
     pub checked: usize,
+    /// The options the check ran with (`atol` decides [`passed`](Self::passed)).
     pub options: GradcheckOptions,
 }
 
 impl GradcheckReport {
+    /// Whether every element agreed: `worst_excess <= options.atol`.
     pub fn passed(&self) -> bool {
         self.worst_excess <= self.options.atol
     }

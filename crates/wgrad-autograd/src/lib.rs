@@ -12,6 +12,8 @@
 //! # Ok::<(), wgrad_core::Error>(())
 //! ```
 
+#![deny(missing_docs)]
+
 mod backward;
 mod device;
 mod grad_mode;

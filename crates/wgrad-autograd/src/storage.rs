@@ -17,7 +17,9 @@ pub(crate) use optim_steps::{AdamStepOutcome, SgdStepOutcome};
 /// Tensor data on the CPU or on a GPU.
 #[derive(Clone, Debug)]
 pub enum Storage {
+    /// Host data, computed by `wgrad-cpu`.
     Cpu(CpuTensor),
+    /// Data in a GPU buffer, computed by `wgrad-gpu` kernels on that tensor's device.
     Gpu(GpuTensor),
 }
 
@@ -51,18 +53,21 @@ fn mismatch(op: &'static str, a: &Storage, b: &Storage) -> Error {
 }
 
 impl Storage {
+    /// The device the data lives on ([`Device::Cpu`] or that GPU).
     pub fn device(&self) -> Device {
         match self {
             Storage::Cpu(_) => Device::Cpu,
             Storage::Gpu(t) => Device::Gpu(t.device().clone()),
         }
     }
+    /// The dims of the data (empty for a 0-d scalar).
     pub fn shape(&self) -> &[usize] {
         match self {
             Storage::Cpu(t) => t.shape(),
             Storage::Gpu(t) => t.shape(),
         }
     }
+    /// The element type (F32, I32 or U32).
     pub fn dtype(&self) -> DType {
         match self {
             Storage::Cpu(t) => t.dtype(),
@@ -77,6 +82,7 @@ impl Storage {
             Storage::Gpu(t) => t.is_contiguous(),
         }
     }
+    /// Number of elements: the product of the shape (1 for a 0-d scalar).
     pub fn numel(&self) -> usize {
         self.shape().iter().product()
     }
@@ -89,6 +95,8 @@ impl Storage {
         }
     }
 
+    /// A contiguous tensor on `device` from row-major `data`; `data.len()`
+    /// must equal the product of `shape` (else [`Error::InvalidArgument`]).
     pub fn from_vec<T: Element + bytemuck::Pod>(
         data: Vec<T>,
         shape: &[usize],
@@ -100,6 +108,8 @@ impl Storage {
         }
     }
 
+    /// A contiguous tensor of `shape` on `device` with every element `value`
+    /// converted to `dtype` (`torch.full`; `as` casts for integer dtypes).
     pub fn full(shape: &[usize], value: f64, dtype: DType, device: &Device) -> Result<Storage> {
         match device {
             Device::Cpu => Ok(Storage::Cpu(CpuTensor::full(shape, value, dtype)?)),
@@ -107,10 +117,15 @@ impl Storage {
         }
     }
 
+    /// Zeros of the same shape, dtype and device (`torch.zeros_like`), contiguous.
     pub fn zeros_like(&self) -> Result<Storage> {
         Storage::full(self.shape(), 0.0, self.dtype(), &self.device())
     }
 
+    /// The 1-D range `start, start + step, ...` up to (excluding) `end` on
+    /// `device` (`torch.arange`), computed in f64 and converted to `dtype`.
+    /// A zero or non-finite step, or one pointing away from `end`, is
+    /// [`Error::InvalidArgument`].
     pub fn arange(
         start: f64,
         end: f64,
@@ -124,6 +139,8 @@ impl Storage {
         }
     }
 
+    /// Uniform F32 values in `[low, high)` (`torch.rand` scaled); element `i`
+    /// depends only on `seed` and `i`, so CPU and GPU draw the same numbers.
     pub fn rand(
         shape: &[usize],
         low: f32,
@@ -137,6 +154,8 @@ impl Storage {
         }
     }
 
+    /// Normal F32 values with `mean` and `std` (`torch.randn` scaled);
+    /// element `i` depends only on `seed` and `i`, equal on CPU and GPU.
     pub fn randn(
         shape: &[usize],
         mean: f32,
@@ -168,30 +187,49 @@ impl Storage {
     }
 
     // ---- views ----
+    /// `torch.reshape` with at most one `-1`: a view when contiguous, else a
+    /// contiguous copy first. A different element count is an error.
     pub fn reshape(&self, shape: &[isize]) -> Result<Storage> {
         unary_dispatch!(self, t => t.reshape(shape))
     }
+    /// Swaps axes `a` and `b` (a view, `torch.transpose`); negative axes
+    /// count from the end, out of range is [`Error::BadAxis`].
     pub fn transpose(&self, a: isize, b: isize) -> Result<Storage> {
         unary_dispatch!(self, t => t.transpose(a, b))
     }
+    /// Reorders axes: output axis `i` is input axis `dims[i]` (a view,
+    /// `torch.permute`); `dims` must name every axis once.
     pub fn permute(&self, dims: &[isize]) -> Result<Storage> {
         unary_dispatch!(self, t => t.permute(dims))
     }
+    /// Keeps `len` elements of `axis` starting at `start` (a view,
+    /// `torch.narrow`); `start + len` past the axis is an error.
     pub fn narrow(&self, axis: isize, start: usize, len: usize) -> Result<Storage> {
         unary_dispatch!(self, t => t.narrow(axis, start, len))
     }
+    /// Broadcasts to `shape` (a view, `torch.Tensor.expand`): size-1 and
+    /// missing leading dims repeat with stride 0; other sizes must match.
     pub fn expand(&self, shape: &[usize]) -> Result<Storage> {
         unary_dispatch!(self, t => t.expand(shape))
     }
+    /// Inserts a size-1 axis at `axis` in `-(rank+1)..=rank` (a view,
+    /// `torch.unsqueeze`).
     pub fn unsqueeze(&self, axis: isize) -> Result<Storage> {
         unary_dispatch!(self, t => t.unsqueeze(axis))
     }
+    /// Removes axis `axis` if it has size 1, else leaves the shape as it is
+    /// (a view, `torch.squeeze(x, dim)`).
     pub fn squeeze(&self, axis: isize) -> Result<Storage> {
         unary_dispatch!(self, t => t.squeeze(axis))
     }
+    /// The data itself if already dense row-major, else a row-major copy
+    /// (`torch.Tensor.contiguous`).
     pub fn contiguous(&self) -> Result<Storage> {
         unary_dispatch!(self, t => t.contiguous())
     }
+    /// Joins `parts` along `axis` (`torch.cat`): same dtype and rank, equal
+    /// sizes on the other axes. An empty list is [`Error::InvalidArgument`],
+    /// parts on different devices [`Error::DeviceMismatch`].
     pub fn concat(parts: &[&Storage], axis: isize) -> Result<Storage> {
         let first = parts
             .first()
@@ -221,9 +259,13 @@ impl Storage {
     }
 
     // ---- elementwise ----
+    /// `op(self, other)` elementwise with broadcasting (`torch.add`, `mul`,
+    /// ...); F32 operands on one device, else a dtype or device mismatch.
     pub fn binary(&self, other: &Storage, op: BinaryOp) -> Result<Storage> {
         pair_dispatch!(op.name(), self, other, a, b => a.binary(b, op))
     }
+    /// `op(self, scalar)` elementwise, or `op(scalar, self)` when
+    /// `scalar_on_left` (e.g. `1 - x`); F32 only.
     pub fn binary_scalar(
         &self,
         op: BinaryOp,
@@ -232,12 +274,18 @@ impl Storage {
     ) -> Result<Storage> {
         unary_dispatch!(self, t => t.binary_scalar(op, scalar, scalar_on_left))
     }
+    /// Elementwise comparison with broadcasting (`torch.eq`, `lt`, ...);
+    /// operands both F32 or both I32 on one device; output a U32 0/1 mask.
     pub fn compare(&self, other: &Storage, op: CompareOp) -> Result<Storage> {
         pair_dispatch!(op.name(), self, other, a, b => a.compare(b, op))
     }
+    /// Compares every element with `scalar`; output a U32 0/1 mask. I32
+    /// elements are compared exactly (2 < 2.5 holds).
     pub fn compare_scalar(&self, op: CompareOp, scalar: f32) -> Result<Storage> {
         unary_dispatch!(self, t => t.compare_scalar(op, scalar))
     }
+    /// `mask != 0 ? a : b` elementwise (`torch.where`): `mask` U32, `a`/`b`
+    /// F32, all three broadcast together and on one device.
     pub fn where_cond(mask: &Storage, a: &Storage, b: &Storage) -> Result<Storage> {
         match (mask, a, b) {
             (Storage::Cpu(m), Storage::Cpu(x), Storage::Cpu(y)) => {
@@ -252,38 +300,58 @@ impl Storage {
             }
         }
     }
+    /// Applies `op` (`relu`, `exp`, ...) to every element; F32 only.
     pub fn unary(&self, op: UnaryOp) -> Result<Storage> {
         unary_dispatch!(self, t => t.unary(op))
     }
+    /// Converts to `dtype` (`torch.Tensor.to(dtype)`): F32 to integers
+    /// truncates toward zero and saturates, I32 <-> U32 wraps around.
     pub fn cast(&self, dtype: DType) -> Result<Storage> {
         unary_dispatch!(self, t => t.cast(dtype))
     }
 
     // ---- reductions ----
+    /// Sum over `axes` (`&[]` = all; `torch.sum`), keeping them as size 1
+    /// if `keepdim`; F32 only. The sum of nothing is 0.
     pub fn sum(&self, axes: &[isize], keepdim: bool) -> Result<Storage> {
         unary_dispatch!(self, t => t.sum(axes, keepdim))
     }
+    /// Mean over `axes` (`&[]` = all; `torch.mean`); F32 only, the mean of
+    /// nothing is NaN.
     pub fn mean(&self, axes: &[isize], keepdim: bool) -> Result<Storage> {
         unary_dispatch!(self, t => t.mean(axes, keepdim))
     }
+    /// Maximum over `axes` (`&[]` = all; `torch.amax`); NaN propagates,
+    /// an empty reduction is an error.
     pub fn max(&self, axes: &[isize], keepdim: bool) -> Result<Storage> {
         unary_dispatch!(self, t => t.max(axes, keepdim))
     }
+    /// Minimum over `axes` (`&[]` = all; `torch.amin`); NaN propagates,
+    /// an empty reduction is an error.
     pub fn min(&self, axes: &[isize], keepdim: bool) -> Result<Storage> {
         unary_dispatch!(self, t => t.min(axes, keepdim))
     }
+    /// Variance over `axes`: `sum((x - mean)^2) / max(0, n - correction)`
+    /// (`torch.var`; `correction = 1` is unbiased).
     pub fn var(&self, axes: &[isize], correction: usize, keepdim: bool) -> Result<Storage> {
         unary_dispatch!(self, t => t.var(axes, correction, keepdim))
     }
+    /// I32 index of the first maximum along `axis` (`torch.argmax`; NaN
+    /// counts as the maximum). Axis `0`/`-1` of a 0-d tensor gives 0.
     pub fn argmax(&self, axis: isize, keepdim: bool) -> Result<Storage> {
         self.along_axis(axis, |s, a| unary_dispatch!(s, t => t.argmax(a, keepdim)))
     }
+    /// I32 index of the first minimum along `axis` (`torch.argmin`; NaN
+    /// counts as the minimum). Axis `0`/`-1` of a 0-d tensor gives 0.
     pub fn argmin(&self, axis: isize, keepdim: bool) -> Result<Storage> {
         self.along_axis(axis, |s, a| unary_dispatch!(s, t => t.argmin(a, keepdim)))
     }
+    /// `exp(x - max) / sum(exp(x - max))` along `axis` (`torch.softmax`); F32 only.
     pub fn softmax(&self, axis: isize) -> Result<Storage> {
         self.along_axis(axis, |s, a| unary_dispatch!(s, t => t.softmax(a)))
     }
+    /// `x - max - ln(sum(exp(x - max)))` along `axis` (`torch.log_softmax`);
+    /// F32 only, finite where `softmax(..).ln()` would underflow.
     pub fn log_softmax(&self, axis: isize) -> Result<Storage> {
         self.along_axis(axis, |s, a| unary_dispatch!(s, t => t.log_softmax(a)))
     }
@@ -303,23 +371,36 @@ impl Storage {
     }
 
     // ---- matmul and indexing ----
+    /// `torch.matmul` of `self` and `other` after swapping the last two dims
+    /// of `self` (if `trans_a`) and/or `other` (if `trans_b`), as free views.
+    /// F32 on one device; transposed operands need at least 2 dims.
     pub fn matmul_t(&self, other: &Storage, trans_a: bool, trans_b: bool) -> Result<Storage> {
         pair_dispatch!("matmul", self, other, a, b => a.matmul_t(b, trans_a, trans_b))
     }
+    /// Picks the slices `index[0], index[1], ...` along `axis`
+    /// (`torch.index_select`); `index` is 1-D I32 on the same device.
     pub fn index_select(&self, axis: isize, index: &Storage) -> Result<Storage> {
         pair_dispatch!("index_select", self, index, a, i => a.index_select(axis, i))
     }
+    /// `torch.gather`: `out[p] = self[p with its axis coordinate = index[p]]`;
+    /// `index` is I32 of the same rank, and the output has its shape.
     pub fn gather(&self, axis: isize, index: &Storage) -> Result<Storage> {
         pair_dispatch!("gather", self, index, a, i => a.gather(axis, i))
     }
+    /// One-hot encoding of I32 labels in `0..num_classes`
+    /// (`torch.nn.functional.one_hot`): appends a dim of size `num_classes`.
     pub fn one_hot(&self, num_classes: usize, dtype: DType) -> Result<Storage> {
         unary_dispatch!(self, t => t.one_hot(num_classes, dtype))
     }
 
     // ---- backward building blocks ----
+    /// `self * op.derivative(x)`: the gradient of `x.unary(op)` given the
+    /// upstream gradient `self` (same shape, F32, one device).
     pub fn unary_backward(&self, x: &Storage, op: UnaryOp) -> Result<Storage> {
         pair_dispatch!(op.name(), self, x, g, x => g.unary_backward(x, op))
     }
+    /// The gradient of softmax (or log-softmax if `log`) along `axis` given
+    /// the upstream gradient `self` and that op's output `y` (same shape, F32).
     pub fn softmax_backward(&self, y: &Storage, axis: isize, log: bool) -> Result<Storage> {
         if wgrad_core::shape::is_scalar_axis(axis, y.shape().len()) {
             let y = y.reshape(&[1])?;
@@ -330,6 +411,9 @@ impl Storage {
         }
         pair_dispatch!("softmax_backward", self, y, g, y => g.softmax_backward(y, axis, log))
     }
+    /// `torch.Tensor.index_add`: a copy of `self` with slice `i` of `src` added
+    /// to slice `index[i]` along `axis` (repeats accumulate); the backward of
+    /// `index_select`. F32 base and `src`, 1-D I32 `index`, one device.
     pub fn index_add(&self, axis: isize, index: &Storage, src: &Storage) -> Result<Storage> {
         match (self, index, src) {
             (Storage::Cpu(b), Storage::Cpu(i), Storage::Cpu(s)) => {
@@ -341,6 +425,9 @@ impl Storage {
             (b, _, s) => Err(mismatch("index_add", b, s)),
         }
     }
+    /// `torch.Tensor.scatter_add`: a copy of `self` with `src[p]` added at `p`
+    /// with its `axis` coordinate replaced by `index[p]`; the backward of
+    /// `gather`. F32 base and `src`, I32 `index` of the same rank.
     pub fn scatter_add(&self, axis: isize, index: &Storage, src: &Storage) -> Result<Storage> {
         match (self, index, src) {
             (Storage::Cpu(b), Storage::Cpu(i), Storage::Cpu(s)) => {

@@ -219,6 +219,8 @@ impl Tensor {
     pub fn device(&self) -> Device {
         self.inner.device.clone()
     }
+    /// Whether no recorded op made this tensor (`torch.Tensor.is_leaf`):
+    /// created directly or [`detach`](Self::detach)ed. Only leaves get `.grad`.
     pub fn is_leaf(&self) -> bool {
         self.inner.node.is_none()
     }
@@ -319,6 +321,9 @@ impl Tensor {
 
     // ---- creation ----
 
+    /// A leaf on `device` from row-major `data` (`torch.tensor(..).reshape`);
+    /// `data.len()` must equal the product of `shape` (else
+    /// [`Error::InvalidArgument`]). The dtype follows `T` (f32, i32 or u32).
     pub fn from_vec<T: Element + bytemuck::Pod>(
         data: Vec<T>,
         shape: &[usize],
@@ -332,23 +337,33 @@ impl Tensor {
     pub fn scalar(value: f32, device: &Device) -> Result<Tensor> {
         Tensor::from_vec(vec![value], &[], device)
     }
+    /// `torch.full`: every element `value` converted to `dtype` (`as` casts).
     pub fn full(shape: &[usize], value: f64, dtype: DType, device: &Device) -> Result<Tensor> {
         Ok(Tensor::from_storage_leaf(Storage::full(
             shape, value, dtype, device,
         )?))
     }
+    /// F32 zeros of `shape` (`torch.zeros`).
     pub fn zeros(shape: &[usize], device: &Device) -> Result<Tensor> {
         Tensor::full(shape, 0.0, DType::F32, device)
     }
+    /// F32 ones of `shape` (`torch.ones`).
     pub fn ones(shape: &[usize], device: &Device) -> Result<Tensor> {
         Tensor::full(shape, 1.0, DType::F32, device)
     }
+    /// Zeros with this tensor's shape, dtype and device (`torch.zeros_like`);
+    /// a new leaf.
     pub fn zeros_like(&self) -> Result<Tensor> {
         Ok(Tensor::from_storage_leaf(self.storage().zeros_like()?))
     }
+    /// Ones with this tensor's shape, dtype and device (`torch.ones_like`);
+    /// a new leaf.
     pub fn ones_like(&self) -> Result<Tensor> {
         Tensor::full(&self.shape(), 1.0, self.dtype(), &self.device())
     }
+    /// `torch.arange`: the 1-D range `start, start + step, ...` excluding
+    /// `end`, in `dtype`. A zero or non-finite step, or one pointing away
+    /// from `end`, is [`Error::InvalidArgument`].
     pub fn arange(
         start: f64,
         end: f64,

@@ -22,6 +22,8 @@ impl Tensor {
     pub fn sum_all(&self) -> Result<Tensor> {
         self.sum(&[], false)
     }
+    /// Mean over `axes` (`&[]` = all; `torch.mean`), keeping them as size 1
+    /// if `keepdim`; F32 only. The mean of nothing is NaN.
     pub fn mean(&self, axes: &[isize], keepdim: bool) -> Result<Tensor> {
         let out = self.storage().mean(axes, keepdim)?;
         Ok(Tensor::record(

@@ -37,6 +37,8 @@ impl Tensor {
         target.push(shape[start..].iter().product::<usize>() as isize);
         self.reshape(&target)
     }
+    /// Swaps axes `a` and `b` (`torch.transpose`), a view sharing the data;
+    /// negative axes count from the end, out of range is [`Error::BadAxis`].
     pub fn transpose(&self, a: isize, b: isize) -> Result<Tensor> {
         let out = self.storage().transpose(a, b)?;
         Ok(Tensor::record_view(out, Op::Transpose(a, b), self))
@@ -45,29 +47,44 @@ impl Tensor {
     pub fn t(&self) -> Result<Tensor> {
         self.transpose(-2, -1)
     }
+    /// Reorders axes so output axis `i` is input axis `dims[i]`
+    /// (`torch.permute`), a view; `dims` must name every axis exactly once.
     pub fn permute(&self, dims: &[isize]) -> Result<Tensor> {
         let out = self.storage().permute(dims)?;
         Ok(Tensor::record_view(out, Op::Permute(dims.to_vec()), self))
     }
+    /// Keeps `len` elements of `axis` from `start` on (`torch.narrow`), a
+    /// view; `start + len` past the axis is an error. The gradient is
+    /// zero outside the slice.
     pub fn narrow(&self, axis: isize, start: usize, len: usize) -> Result<Tensor> {
         let out = self.storage().narrow(axis, start, len)?;
         Ok(Tensor::record_view(out, Op::Narrow { axis, start }, self))
     }
+    /// Broadcasts to `shape` (`torch.Tensor.expand`), a view: size-1 and
+    /// missing leading dims repeat with stride 0, others must match. The
+    /// gradient is summed over the repeats.
     pub fn expand(&self, shape: &[usize]) -> Result<Tensor> {
         let out = self.storage().expand(shape)?;
         Ok(Tensor::record_view(out, Op::Expand, self))
     }
+    /// Same as [`expand`](Self::expand) (`torch.broadcast_to`).
     pub fn broadcast_to(&self, shape: &[usize]) -> Result<Tensor> {
         self.expand(shape)
     }
+    /// Inserts a size-1 axis at `axis` in `-(rank+1)..=rank`
+    /// (`torch.unsqueeze`), a view.
     pub fn unsqueeze(&self, axis: isize) -> Result<Tensor> {
         let out = self.storage().unsqueeze(axis)?;
         Ok(Tensor::record_view(out, Op::Unsqueeze(axis), self))
     }
+    /// Removes axis `axis` if it has size 1 (`torch.squeeze(x, dim)`), a
+    /// view; like PyTorch, any other size leaves the shape unchanged.
     pub fn squeeze(&self, axis: isize) -> Result<Tensor> {
         let out = self.storage().squeeze(axis)?;
         Ok(Tensor::record_view(out, Op::Squeeze(axis), self))
     }
+    /// A dense row-major tensor (`torch.Tensor.contiguous`): a view of this
+    /// one when it already is, else a copy.
     pub fn contiguous(&self) -> Result<Tensor> {
         let input = self.storage();
         let out = input.contiguous()?;
