@@ -78,6 +78,12 @@ const EXAMPLES: &[Example] = &[
         takes_device: true,
         needs_gpu: false,
     },
+    Example {
+        name: "resnet",
+        args: &["--epochs", "1", "--train-size", "128"],
+        takes_device: true,
+        needs_gpu: false,
+    },
 ];
 
 const USAGE: &str = "\

@@ -28,6 +28,7 @@ pub use backward::BackwardOptions;
 pub use device::Device;
 pub use grad_mode::{NoGradGuard, is_grad_enabled, no_grad};
 pub use ops::conv::ConvPadding;
+pub use ops::resample::{InterpolateMode, PadMode};
 pub use storage::Storage;
 pub use tensor::{Tensor, manual_seed, next_seed};
 pub use wgrad_core::checks::conv::{Conv2dArgs, ConvTranspose2dArgs};

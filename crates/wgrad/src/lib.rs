@@ -21,8 +21,9 @@
 #![deny(missing_docs)]
 
 pub use wgrad_autograd::{
-    BackwardOptions, Conv2dArgs, ConvPadding, ConvTranspose2dArgs, Device, NoGradGuard, Pool2dArgs,
-    Storage, Tensor, gradcheck, is_grad_enabled, manual_seed, no_grad, optim,
+    BackwardOptions, Conv2dArgs, ConvPadding, ConvTranspose2dArgs, Device, InterpolateMode,
+    NoGradGuard, PadMode, Pool2dArgs, Storage, Tensor, gradcheck, is_grad_enabled, manual_seed,
+    no_grad, optim,
 };
 pub use wgrad_core::{BinaryOp, CompareOp, DType, Dims, Error, Result, UnaryOp};
 pub use wgrad_cpu::CpuTensor;

@@ -8,4 +8,5 @@ mod loss;
 mod operators;
 mod pool;
 mod reduce;
+pub(crate) mod resample;
 mod views;

@@ -144,6 +144,26 @@ fn cases() -> Vec<Case> {
             x[0].max_pool1d(2, None, 0, 1, false)?
                 .add(&x[0].avg_pool1d(2, None, 0, false, true)?)
         }),
+        (
+            "pad constant reflect replicate circular",
+            vec![vec![1, 2, 4, 5]],
+            |x| {
+                use wgrad_autograd::PadMode;
+                x[0].pad(&[1, 2], PadMode::Constant(0.5))?
+                    .pad(&[2, 1, 1, 3], PadMode::Reflect)?
+                    .pad(&[1, 1], PadMode::Replicate)?
+                    .pad(&[0, 0, 2, 1], PadMode::Circular)
+            },
+        ),
+        (
+            "interpolate bilinear nearest",
+            vec![vec![1, 2, 3, 4]],
+            |x| {
+                use wgrad_autograd::InterpolateMode;
+                x[0].interpolate(Some(&[5, 7]), None, InterpolateMode::Linear, false)?
+                    .interpolate(None, Some(&[0.5]), InterpolateMode::Nearest, false)
+            },
+        ),
         ("where", vec![vec![2, 3], vec![2, 3]], |x| {
             Tensor::where_cond(&x[0].gt(&x[1])?, &x[0], &x[1].mul_scalar(2.0)?)
         }),

@@ -12,7 +12,10 @@ use wgrad::nn::{
     AdaptiveAvgPool2d, BatchNorm2d, Conv2d, Conv2dOptions, Dropout, Flatten, Linear, MaxPool2d,
     Module, ReLU, Sequential, state_dict,
 };
-use wgrad::{Conv2dArgs, ConvPadding, ConvTranspose2dArgs, Device, Pool2dArgs, Result, Tensor};
+use wgrad::{
+    Conv2dArgs, ConvPadding, ConvTranspose2dArgs, Device, InterpolateMode, PadMode, Pool2dArgs,
+    Result, Tensor,
+};
 
 fn pair(args: &Value, key: &str) -> [usize; 2] {
     let v = args[key]
@@ -100,6 +103,44 @@ pub(crate) fn apply(op: &str, args: &Value, x: &[Tensor]) -> Option<Result<Tenso
             1e-5,
         ),
         "group_norm" => group_norm(&x[0], int(args, "groups"), Some(&x[1]), Some(&x[2]), 1e-5),
+        "pad" => {
+            let pad: Vec<isize> = args["pad"]
+                .as_array()
+                .expect("pad")
+                .iter()
+                .map(|v| v.as_i64().expect("pad value") as isize)
+                .collect();
+            let mode = match args["mode"].as_str().expect("mode") {
+                "constant" => PadMode::Constant(args["value"].as_f64().expect("value") as f32),
+                "reflect" => PadMode::Reflect,
+                "replicate" => PadMode::Replicate,
+                "circular" => PadMode::Circular,
+                other => panic!("unknown pad mode {other}"),
+            };
+            x[0].pad(&pad, mode)
+        }
+        "interpolate" => {
+            let size: Option<Vec<usize>> = args["size"].as_array().map(|v| {
+                v.iter()
+                    .map(|d| d.as_u64().expect("size") as usize)
+                    .collect()
+            });
+            let scale: Option<Vec<f64>> = args["scale_factor"]
+                .as_array()
+                .map(|v| v.iter().map(|d| d.as_f64().expect("scale")).collect());
+            let mode = match args["mode"].as_str().expect("mode") {
+                "nearest" => InterpolateMode::Nearest,
+                "nearest-exact" => InterpolateMode::NearestExact,
+                "linear" => InterpolateMode::Linear,
+                other => panic!("unknown interpolate mode {other}"),
+            };
+            x[0].interpolate(
+                size.as_deref(),
+                scale.as_deref(),
+                mode,
+                args["align_corners"].as_bool().unwrap_or(false),
+            )
+        }
         _ => return None,
     })
 }

@@ -33,6 +33,7 @@ const REDUCING_OPS: &[&str] = &[
     "batch_norm",
     "batch_norm_eval",
     "group_norm",
+    "interpolate",
     "sum",
     "mean",
     "max",

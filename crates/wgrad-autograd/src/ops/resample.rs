@@ -1,0 +1,268 @@
+//! Padding and resizing: `pad` (`torch.nn.functional.pad`) and
+//! `interpolate` (`torch.nn.functional.interpolate`), composed from
+//! `cat`/`narrow`, `index_select` and `matmul`, so both run on either device
+//! and differentiate through those ops' backward rules. Index lists and
+//! interpolation matrices depend only on shapes: they are computed on the
+//! host and uploaded (never read back).
+
+use wgrad_core::{DType, Error, Result};
+
+use crate::tensor::Tensor;
+
+/// How `pad` fills the new border (PyTorch's `mode=`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PadMode {
+    /// `mode="constant"` with `value`; negative pads crop.
+    Constant(f32),
+    /// `mode="reflect"`: mirror without repeating the edge (pad < size).
+    Reflect,
+    /// `mode="replicate"`: repeat the edge value.
+    Replicate,
+    /// `mode="circular"`: wrap around (pad <= size).
+    Circular,
+}
+
+/// How `interpolate` samples (PyTorch's `mode=`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InterpolateMode {
+    /// `mode="nearest"`: source index `floor(dst * scale)`.
+    Nearest,
+    /// `mode="nearest-exact"`: source index `floor((dst + 0.5) * scale)`.
+    NearestExact,
+    /// `mode="linear"` (3-D input), `"bilinear"` (4-D) or `"trilinear"`
+    /// (5-D): linear along every spatial axis.
+    Linear,
+}
+
+fn index_tensor(values: Vec<i32>, device: &crate::Device) -> Result<Tensor> {
+    let n = values.len();
+    Tensor::from_vec(values, &[n], device)
+}
+
+impl Tensor {
+    /// `torch.nn.functional.pad(self, pad, mode, value)`: `pad` holds
+    /// `(before, after)` pairs from the last dim backwards
+    /// (`[left, right, top, bottom, ..]`); at most `rank` pairs. Constant
+    /// padding may be negative (crops); reflect needs each pad below the
+    /// dim's size, circular at most its size.
+    pub fn pad(&self, pad: &[isize], mode: PadMode) -> Result<Tensor> {
+        const OP: &str = "pad";
+        let shape = self.shape();
+        if !pad.len().is_multiple_of(2) || pad.len() / 2 > shape.len() {
+            return Err(Error::invalid(
+                OP,
+                format!(
+                    "padding length must be even and at most twice the rank ({}), got {pad:?} \
+                     for shape {shape:?}",
+                    shape.len()
+                ),
+            ));
+        }
+        let mut out = self.clone();
+        for (pair, sides) in pad.chunks(2).enumerate() {
+            let axis = shape.len() - 1 - pair;
+            out = pad_axis(&out, axis, sides[0], sides[1], mode)?;
+        }
+        Ok(out)
+    }
+
+    /// `torch.nn.functional.interpolate` over the spatial dims (all after
+    /// the first two) of `[N, C, ..]`: to `size`, or by `scale_factor`
+    /// (output `floor(in * scale)`, and the sampling uses `1 / scale` as
+    /// PyTorch does). `align_corners` applies to `Linear` only (PyTorch's
+    /// default there: false).
+    pub fn interpolate(
+        &self,
+        size: Option<&[usize]>,
+        scale_factor: Option<&[f64]>,
+        mode: InterpolateMode,
+        align_corners: bool,
+    ) -> Result<Tensor> {
+        const OP: &str = "interpolate";
+        let shape = self.shape();
+        if !(3..=5).contains(&shape.len()) {
+            return Err(Error::invalid(
+                OP,
+                format!("expected a 3-D, 4-D or 5-D input [N, C, ..], got shape {shape:?}"),
+            ));
+        }
+        let spatial = shape.len() - 2;
+        let mut plan = Vec::with_capacity(spatial);
+        for i in 0..spatial {
+            let input = shape[2 + i];
+            let (output, scale) = match (size, scale_factor) {
+                (Some(s), None) if s.len() == spatial || s.len() == 1 => {
+                    let out = s[if s.len() == 1 { 0 } else { i }];
+                    (out, input as f32 / out.max(1) as f32)
+                }
+                (None, Some(f)) if f.len() == spatial || f.len() == 1 => {
+                    let factor = f[if f.len() == 1 { 0 } else { i }];
+                    if !(factor > 0.0 && factor.is_finite()) {
+                        return Err(Error::invalid(
+                            OP,
+                            format!("scale_factor must be positive, got {factor}"),
+                        ));
+                    }
+                    (
+                        (input as f64 * factor).floor() as usize,
+                        (1.0 / factor) as f32,
+                    )
+                }
+                _ => {
+                    return Err(Error::invalid(
+                        OP,
+                        format!(
+                            "give exactly one of size and scale_factor, with 1 or {spatial} values"
+                        ),
+                    ));
+                }
+            };
+            if output == 0 {
+                return Err(Error::invalid(
+                    OP,
+                    format!(
+                        "output size must be positive along spatial dim {i} of shape {shape:?}"
+                    ),
+                ));
+            }
+            plan.push((input, output, scale));
+        }
+        let mut out = self.clone();
+        for (i, &(input, output, scale)) in plan.iter().enumerate() {
+            let axis = 2 + i;
+            out = match mode {
+                InterpolateMode::Nearest | InterpolateMode::NearestExact => {
+                    let offset = if mode == InterpolateMode::NearestExact {
+                        0.5
+                    } else {
+                        0.0
+                    };
+                    let index = (0..output)
+                        .map(|dst| {
+                            let src = ((dst as f32 + offset) * scale).floor() as usize;
+                            src.min(input - 1) as i32
+                        })
+                        .collect();
+                    out.index_select(axis as isize, &index_tensor(index, &self.device())?)?
+                }
+                InterpolateMode::Linear => {
+                    let weights = linear_weights(input, output, scale, align_corners);
+                    let matrix = Tensor::from_vec(weights, &[input, output], &self.device())?;
+                    // [.., axis, ..] -> axis last, times [in, out], axis back.
+                    let last = out.rank() as isize - 1;
+                    out.transpose(axis as isize, last)?
+                        .matmul(&matrix)?
+                        .transpose(axis as isize, last)?
+                }
+            };
+        }
+        Ok(out)
+    }
+}
+
+/// `[in, out]` weights of linear interpolation along one axis (column `dst`
+/// holds the two source weights), PyTorch's source-index rule.
+fn linear_weights(input: usize, output: usize, scale: f32, align_corners: bool) -> Vec<f32> {
+    let mut w = vec![0f32; input * output];
+    for dst in 0..output {
+        let src = if align_corners {
+            if output > 1 {
+                dst as f32 * (input as f32 - 1.0) / (output as f32 - 1.0)
+            } else {
+                0.0
+            }
+        } else {
+            ((dst as f32 + 0.5) * scale - 0.5).max(0.0)
+        };
+        let i0 = (src.floor() as usize).min(input - 1);
+        let i1 = (i0 + 1).min(input - 1);
+        let l1 = src - i0 as f32;
+        w[i0 * output + dst] += 1.0 - l1;
+        w[i1 * output + dst] += l1;
+    }
+    w
+}
+
+/// Pads (or, constant mode, crops) one axis by `before` and `after`.
+fn pad_axis(x: &Tensor, axis: usize, before: isize, after: isize, mode: PadMode) -> Result<Tensor> {
+    const OP: &str = "pad";
+    if before == 0 && after == 0 {
+        return Ok(x.clone());
+    }
+    let n = x.shape()[axis];
+    let ax = axis as isize;
+    if let PadMode::Constant(value) = mode {
+        let mut t = x.clone();
+        let (crop_before, crop_after) = (before.min(0).unsigned_abs(), after.min(0).unsigned_abs());
+        if crop_before + crop_after > 0 {
+            let keep = n.checked_sub(crop_before + crop_after).ok_or_else(|| {
+                Error::invalid(
+                    OP,
+                    format!("negative padding ({before}, {after}) removes more than the {n} elements of dim {axis}"),
+                )
+            })?;
+            t = t.narrow(ax, crop_before, keep)?;
+        }
+        let mut parts = Vec::new();
+        let block = |len: usize| -> Result<Tensor> {
+            let mut s = t.shape().to_vec();
+            s[axis] = len;
+            Tensor::full(&s, value as f64, DType::F32, &x.device())
+        };
+        if before > 0 {
+            parts.push(block(before as usize)?);
+        }
+        let middle = parts.len();
+        parts.push(t.clone());
+        if after > 0 {
+            parts.push(block(after as usize)?);
+        }
+        if parts.len() == 1 {
+            return Ok(parts.swap_remove(middle));
+        }
+        let refs: Vec<&Tensor> = parts.iter().collect();
+        return Tensor::cat(&refs, ax);
+    }
+    if before < 0 || after < 0 {
+        return Err(Error::invalid(
+            OP,
+            format!("negative padding ({before}, {after}) is only allowed in constant mode"),
+        ));
+    }
+    let (before, after) = (before as usize, after as usize);
+    let limit_ok = match mode {
+        PadMode::Reflect => before < n && after < n,
+        PadMode::Circular => before <= n && after <= n,
+        _ => n > 0,
+    };
+    if !limit_ok {
+        return Err(Error::invalid(
+            OP,
+            format!(
+                "{mode:?} padding ({before}, {after}) must be smaller than (reflect) or at most \
+                 (circular) the size {n} of dim {axis}, which must not be empty"
+            ),
+        ));
+    }
+    let index = (0..before + n + after)
+        .map(|j| {
+            let p = j as isize - before as isize;
+            let last = n as isize - 1;
+            let src = match mode {
+                PadMode::Reflect => {
+                    if p < 0 {
+                        -p
+                    } else if p > last {
+                        2 * last - p
+                    } else {
+                        p
+                    }
+                }
+                PadMode::Circular => p.rem_euclid(n as isize),
+                _ => p.clamp(0, last),
+            };
+            src as i32
+        })
+        .collect();
+    x.index_select(ax, &index_tensor(index, &x.device())?)
+}
