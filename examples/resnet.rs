@@ -292,7 +292,7 @@ fn run(flags: &common::Flags) -> Result<()> {
     let n_train = flags.train_size.unwrap_or(6_000);
     let n_test = flags.train_size.map_or(1_000, |n| (n / 4).clamp(64, 1_000));
     println!("data: synthetic 32x32 RGB shapes, {n_train} training and {n_test} test images");
-    let train = shapes(n_train, flags.seed ^ 0x7472_6169_6e)?;
+    let train = shapes(n_train, flags.seed ^ 0x0074_7261_696e)?;
     let test = shapes(n_test, flags.seed ^ 0x7465_7374)?;
     let mut model = ResNet::new(10, device)?;
     if let Some(path) = &flags.resume {
