@@ -319,6 +319,29 @@ fn conv2d_empty_batch_gives_empty_outputs_and_zero_weight_grad() {
     assert_eq!(dw.to_vec_blocking::<f32>().unwrap(), vec![0.0; 4 * 3 * 9]);
 }
 
+/// Slow on lavapipe (a minute: every workgroup is a full tile), so
+/// ignored; run on a GPU with `-- --ignored conv::conv2d_folds`.
+#[test]
+#[ignore = "slow on a software adapter"]
+fn conv2d_folds_grids_past_65535_workgroups() {
+    // 2098^2 output pixels: 68 775 column tiles of 64 (and 68 907 input
+    // pixels for the input gradient), folded into y.
+    let Some(gpu) = shared_gpu() else { return };
+    let a = args([1, 1], P0, [1, 1], 1);
+    let g = conv::conv2d("test", &[1, 1, 2100, 2100], &[2, 1, 3, 3], &a).unwrap();
+    let x = data(2100 * 2100, 21);
+    let w = data(18, 22);
+    let dy = data(2 * 2098 * 2098, 23);
+    let [out, dx, _] = reference(&g, &x, &w, &dy);
+    let gx = GpuTensor::from_vec(&gpu, x, &g.input_shape()).unwrap();
+    let gw = GpuTensor::from_vec(&gpu, w, &g.weight_shape()).unwrap();
+    let gdy = GpuTensor::from_vec(&gpu, dy, &g.output_shape()).unwrap();
+    let got = gx.conv2d_tiled(&gw, &a, 64).unwrap();
+    check(&got, g.output_shape(), &out, "folded forward");
+    let got = GpuTensor::conv2d_input_grad_tiled(&gdy, &gw, &g, 64).unwrap();
+    check(&got, g.input_shape(), &dx, "folded input grad");
+}
+
 #[test]
 fn conv_transpose_geometry_with_output_padding() {
     // conv_transpose2d([1, 4, 5, 6], w[4, 3, 3, 3], stride 2, padding 1,
