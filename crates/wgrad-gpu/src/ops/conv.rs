@@ -37,12 +37,12 @@ const K_STEP: usize = 16;
 const BIG_WORKGROUP_BYTES: u32 = 2 * 2 * 264 * 16;
 /// Least workgroups of 128 x 128 tiles for the big forward kernel: fewer
 /// leave SMs idle where 64 x 64 tiles would not. H200, batch 32 (`cargo test
-/// -p wgrad-gpu --test it -- --ignored conv::bench_conv_throughput`): 98
-/// tiles (256 ch 14x14) run at 15.6 TFLOP/s against 10.4 on 64 x 64 tiles,
-/// 52 tiles (512 ch 7x7) at 8.0 against 10.3.
+/// -p wgrad-gpu --test it -- --ignored conv::bench_conv_throughput`): 196
+/// tiles (128 ch 28x28) run at 22.9 TFLOP/s against 20.4 on 64 x 64 tiles,
+/// 98 (256 ch 14x14) at 19.5 against 19.0, 52 (512 ch 7x7) at 10.0 against 14.9.
 const BIG_FILL_FORWARD: usize = 96;
-/// The same for the input gradient: 196 tiles (128 ch 28x28) run at 15.4
-/// TFLOP/s against 13.3; 98 (256 ch 14x14) at 12.1 against 12.4.
+/// The same for the input gradient: 196 tiles (128 ch 28x28) run at 21.3
+/// TFLOP/s against 19.9; 98 (256 ch 14x14) at 17.6 against 18.7.
 const BIG_FILL_INPUT_GRAD: usize = 150;
 /// Workgroups that keep a large GPU busy (e.g. 4 per SM on a 132-SM H200).
 const FILL_GROUPS: usize = 512;
@@ -255,7 +255,8 @@ impl GpuTensor {
         let mut imm = gemm_params(OP, &g, [m, n, k], k, 1, tile)?;
         (imm.x_offset, imm.x_strides) = strided(OP, self)?;
         let aligned = flag(g.in_per_group().is_multiple_of(k_step));
-        dispatch(self, spec, aligned, [self, &weight, &out], &imm)?;
+        let constants = [("ALIGNED", aligned)];
+        dispatch((spec, &constants), [self, &weight, &out], &imm, imm.groups)?;
         Ok(out)
     }
 
@@ -411,12 +412,12 @@ impl GpuTensor {
                     n_tj: u("tap", wp.taps)?,
                     dy_strides,
                 };
-                grad_out.kernels().dispatch_groups(
-                    spec,
-                    &[("ALIGNED", aligned)],
-                    &[&grad_out.buffer, &weight.buffer, &out.buffer],
+                let constants = [("ALIGNED", aligned)];
+                dispatch(
+                    (spec, &constants),
+                    [grad_out, &weight, &out],
                     &imm,
-                    u64::from(imm.groups),
+                    imm.groups,
                 )?;
             }
         }
@@ -497,13 +498,8 @@ impl GpuTensor {
             None
         };
         let target = part.as_ref().unwrap_or(&out);
-        dispatch(
-            input,
-            &families::conv::CONV2D_WEIGHT_GRAD,
-            0.0,
-            [input, grad_out, target],
-            &imm,
-        )?;
+        let spec = &families::conv::CONV2D_WEIGHT_GRAD;
+        dispatch((spec, &[]), [input, grad_out, target], &imm, imm.groups)?;
         if let Some(part) = part {
             let sum = SumSplitsParams {
                 numel: params::to_u32(OP, "output size", numel)?,
@@ -577,25 +573,16 @@ impl Phase {
     }
 }
 
-/// Records one conv kernel over `buffers` (2 inputs, then the output).
-fn dispatch(
-    on: &GpuTensor,
-    spec: &'static KernelSpec,
-    aligned: f64,
+/// Records one conv kernel over `buffers` (2 inputs, then the output) on
+/// `groups` workgroups.
+fn dispatch<P: bytemuck::Pod>(
+    (spec, constants): (&'static KernelSpec, &[(&'static str, f64)]),
     buffers: [&GpuTensor; 3],
-    imm: &ConvParams,
+    imm: &P,
+    groups: u32,
 ) -> Result<()> {
-    let constants: &[(&'static str, f64)] =
-        if std::ptr::eq(spec, &families::conv::CONV2D_WEIGHT_GRAD) {
-            &[]
-        } else {
-            &[("ALIGNED", aligned)]
-        };
-    on.kernels().dispatch_groups(
-        spec,
-        constants,
-        &[&buffers[0].buffer, &buffers[1].buffer, &buffers[2].buffer],
-        imm,
-        u64::from(imm.groups),
-    )
+    let [a, b, c] = buffers.map(|t| &t.buffer);
+    buffers[0]
+        .kernels()
+        .dispatch_groups(spec, constants, &[a, b, c], imm, u64::from(groups))
 }
