@@ -58,6 +58,46 @@ def mlp_step(sizes, batch, device, mode):
     return step
 
 
+def cnn_model(device):
+    """The MNIST tutorial net without dropout (as wgrad-bench's cnn step)."""
+    torch.manual_seed(0)
+    return torch.nn.Sequential(
+        torch.nn.Conv2d(1, 32, 3), torch.nn.ReLU(), torch.nn.Conv2d(32, 64, 3), torch.nn.ReLU(),
+        torch.nn.MaxPool2d(2), torch.nn.Flatten(), torch.nn.Linear(9216, 128), torch.nn.ReLU(),
+        torch.nn.Linear(128, 10),
+    ).to(device)
+
+
+def cnn_step(batch, device, mode):
+    """One training step: mode "eager", "bf16" (autocast eager) or "graph"
+    (the whole step captured in a CUDA graph, capturable Adam)."""
+    model = cnn_model(device)
+    x = torch.randn(batch, 1, 28, 28, device=device)
+    y = torch.arange(batch, device=device) % 10
+    capturable = mode == "graph"
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3, capturable=capturable)
+
+    def step():
+        opt.zero_grad(set_to_none=not capturable)
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=mode == "bf16"):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+
+    if mode != "graph":
+        return step
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(3):
+            step()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        step()
+    return graph.replay
+
+
 def workloads(device, quick):
     elems = 1 << 20 if quick else 64 << 20
     label = "1M" if quick else "64M"
@@ -96,6 +136,11 @@ def workloads(device, quick):
             torch.nn.functional.conv2d(x, w, stride=stride, padding=pad).backward(up)
 
         out.append((f"{name} fwd+bwd", conv_step, 3 * flops, "TFLOP/s", 10))
+    cnn_batch = 8 if quick else 64
+    out.append((f"cnn step b{cnn_batch}", cnn_step(cnn_batch, device, "eager"), 0, "ms", 20))
+    if device.type == "cuda":
+        out.append((f"cnn step b{cnn_batch} graph", cnn_step(cnn_batch, device, "graph"), 0, "ms", 20))
+        out.append((f"cnn step b{cnn_batch} bf16", cnn_step(cnn_batch, device, "bf16"), 0, "ms", 20))
     for name, sizes, batch in [("W1", [784, 256, 256, 10], 128), ("W2", [784, 1024, 1024, 10], 1024)]:
         for mode in ["async", "sync"]:
             out.append((f"{name} {mode}", mlp_step(sizes, batch, device, mode), 0, "ms", 20))

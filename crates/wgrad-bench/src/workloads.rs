@@ -163,10 +163,52 @@ pub fn mlp_step(
     })
 }
 
+/// A training step of the PyTorch MNIST tutorial's conv net (conv 32 3x3,
+/// conv 64 3x3, max-pool 2, linear 9216-128, linear 128-10; dropout left
+/// out so both sides run the same arithmetic) on `[batch, 1, 28, 28]`,
+/// cross-entropy, Adam, no readback in the loop.
+pub fn cnn_step(batch: usize, device: &Device) -> Result<Workload> {
+    use wgrad::nn::loss::{CrossEntropyOptions, cross_entropy};
+    use wgrad::nn::{Conv2d, Flatten, Linear, MaxPool2d, Module, ReLU, Sequential};
+    use wgrad::optim::{Adam, AdamConfig, Optimizer};
+
+    manual_seed(0);
+    let model = Sequential::new()
+        .add(Conv2d::new(1, 32, 3, device)?)
+        .add(ReLU::new())
+        .add(Conv2d::new(32, 64, 3, device)?)
+        .add(ReLU::new())
+        .add(MaxPool2d::new(2))
+        .add(Flatten::new())
+        .add(Linear::new(9216, 128, true, device)?)
+        .add(ReLU::new())
+        .add(Linear::new(128, 10, true, device)?);
+    let mut opt = Adam::new(model.parameters(), AdamConfig::default())?;
+    let x = random(&[batch, 1, 28, 28], 31, device)?;
+    let y = Tensor::from_vec(
+        (0..batch).map(|i| (i % 10) as i32).collect::<Vec<_>>(),
+        &[batch],
+        device,
+    )?;
+    Ok(Workload {
+        name: format!("cnn step b{batch}"),
+        amount: 0.0,
+        unit: "ms",
+        iters: 20,
+        run: Box::new(move || {
+            opt.zero_grad();
+            let loss = cross_entropy(&model.forward(&x)?, &y, CrossEntropyOptions::default())?;
+            loss.backward()?;
+            opt.step()
+        }),
+    })
+}
+
 /// W1 (784-256-256-10, batch 128) and W2 (784-1024-1024-10, batch 1024), both modes.
 pub fn training(device: &Device, quick: bool) -> Result<Vec<Workload>> {
     let w2_batch = if quick { 128 } else { 1024 };
     let mut out = Vec::new();
+    out.push(cnn_step(if quick { 8 } else { 64 }, device)?);
     for sync in [false, true] {
         out.push(mlp_step("W1", &[784, 256, 256, 10], 128, sync, device)?);
     }
