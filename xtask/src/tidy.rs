@@ -171,13 +171,15 @@ fn check_file(krate: &str, path: &Path, text: &str, findings: &mut Vec<Finding>)
 
 /// The lines of a file that are library code: everything before the first
 /// `#[cfg(test)]` item at column 0 (test modules sit at the end of a file,
-/// as rustfmt and this project keep them).
+/// as rustfmt and this project keep them), and nothing of a file that is a
+/// test module of its own (`#![cfg(test)]`).
 fn library_lines<'a>(lines: &'a [&'a str]) -> impl Iterator<Item = (usize, &'a str)> + 'a {
+    let test_file = lines.iter().any(|l| l.starts_with("#![cfg(test)]"));
     lines
         .iter()
         .copied()
         .enumerate()
-        .take_while(|(_, l)| !l.starts_with("#[cfg(test)]"))
+        .take_while(move |(_, l)| !test_file && !l.starts_with("#[cfg(test)]"))
 }
 
 /// A line without its `//` comment (doc comments and their examples

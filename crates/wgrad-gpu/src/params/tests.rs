@@ -3,6 +3,8 @@
 //! checks), and its field names and offsets against the WGSL struct as naga
 //! lays it out (what the shader reads).
 
+#![cfg(test)]
+
 use std::mem::size_of;
 
 use wgrad_kernels::families::{
@@ -68,7 +70,12 @@ fn cases() -> Vec<Case> {
             pool::ADAPTIVE_AVG_POOL2D,
             pool::ADAPTIVE_AVG_POOL2D_BACKWARD,
         ],
-        ConvParams => [conv::CONV2D, conv::CONV2D_128, conv::CONV2D_WEIGHT_GRAD],
+        ConvParams => [
+            conv::CONV2D,
+            conv::CONV2D_128,
+            conv::CONV2D_WEIGHT_GRAD,
+            conv::CONV2D_WEIGHT_GRAD_128,
+        ],
         ConvInputGradParams => [conv::CONV2D_INPUT_GRAD, conv::CONV2D_INPUT_GRAD_128],
     ]
 }
