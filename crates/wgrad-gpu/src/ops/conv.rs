@@ -29,8 +29,6 @@ use wgrad_kernels::{KernelSpec, families};
 use crate::GpuTensor;
 use crate::params::{self, ConvInputGradParams, ConvParams, SumSplitsParams};
 
-/// Output tile edge of the 64 x 64 kernels (the weight gradient's only one).
-const TILE: usize = 64;
 /// K step of the 64 x 64 kernels (split chunks are multiples of it).
 const K_STEP: usize = 16;
 /// Workgroup memory of the 128 x 128 kernels (2 operands x 2 buffers x 264 vec4).
@@ -434,18 +432,20 @@ impl GpuTensor {
         grad_out: &GpuTensor,
         geometry: &Conv2dGeometry,
     ) -> Result<GpuTensor> {
-        Self::conv2d_weight_grad_splits(input, grad_out, geometry, 0)
+        Self::conv2d_weight_grad_variant(input, grad_out, geometry, 0, 0)
     }
 
     /// [`conv2d_weight_grad`](Self::conv2d_weight_grad) with the number of
-    /// K splits forced (0: chosen by shape; capped so that every split has
-    /// at least one K step), for tests and benchmarks.
+    /// K splits (0: chosen by shape; capped so that every split has at
+    /// least one K step) and the output tile (0: by shape, 64 or 128)
+    /// forced, for tests and benchmarks.
     #[doc(hidden)]
-    pub fn conv2d_weight_grad_splits(
+    pub fn conv2d_weight_grad_variant(
         input: &GpuTensor,
         grad_out: &GpuTensor,
         geometry: &Conv2dGeometry,
         splits: usize,
+        tile: usize,
     ) -> Result<GpuTensor> {
         const OP: &str = "conv2d_weight_grad";
         let g = geometry;
@@ -473,12 +473,18 @@ impl GpuTensor {
             .min(limits.max_buffer_size)
             / 4;
         let max_splits = usize::try_from(max_floats / numel as u64).unwrap_or(usize::MAX);
-        let tiles = g.args.groups * m.div_ceil(TILE) * n.div_ceil(TILE);
+        // K splits make up for few tiles: no least tile count.
+        let tile = pick_tile(OP, input, [g.args.groups, m, n], 0, tile)?;
+        let (spec, fill) = if tile == 128 {
+            (&families::conv::CONV2D_WEIGHT_GRAD_128, FILL_GROUPS / 2)
+        } else {
+            (&families::conv::CONV2D_WEIGHT_GRAD, FILL_GROUPS)
+        };
+        let tiles = g.args.groups * m.div_ceil(tile) * n.div_ceil(tile);
         let splits = if splits != 0 {
             splits
-        } else if 2 * tiles <= FILL_GROUPS {
-            FILL_GROUPS
-                .div_ceil(tiles)
+        } else if tiles < fill {
+            fill.div_ceil(tiles)
                 .min(k / MIN_SPLIT_K)
                 .min(max_splits)
                 .max(1)
@@ -489,7 +495,7 @@ impl GpuTensor {
         // Recount: rounding the chunk up may leave fewer (never empty) splits.
         let splits = k.div_ceil(k_chunk);
         params::to_u32(OP, "partial sums size", splits * numel)?;
-        let mut imm = gemm_params(OP, g, [m, n, k], k_chunk, splits, TILE)?;
+        let mut imm = gemm_params(OP, g, [m, n, k], k_chunk, splits, tile)?;
         (imm.x_offset, imm.x_strides) = strided(OP, input)?;
         (imm.dy_offset, imm.dy_strides) = strided(OP, grad_out)?;
         let part = if splits > 1 {
@@ -498,7 +504,6 @@ impl GpuTensor {
             None
         };
         let target = part.as_ref().unwrap_or(&out);
-        let spec = &families::conv::CONV2D_WEIGHT_GRAD;
         dispatch((spec, &[]), [input, grad_out, target], &imm, imm.groups)?;
         if let Some(part) = part {
             let sum = SumSplitsParams {

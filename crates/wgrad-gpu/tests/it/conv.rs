@@ -203,13 +203,13 @@ fn case(input: [usize; 4], weight: [usize; 4], args: Conv2dArgs, views: Views) {
     }
     let got = GpuTensor::conv2d_weight_grad(&gx, &gdy, &g).unwrap();
     check(&got, g.weight_shape(), &dw, &format!("weight grad {what}"));
-    for splits in [1, 2, 7] {
-        let got = GpuTensor::conv2d_weight_grad_splits(&gx, &gdy, &g, splits).unwrap();
+    for (splits, tile) in [(1, 64), (2, 64), (7, 64), (1, 128), (3, 128), (0, 128)] {
+        let got = GpuTensor::conv2d_weight_grad_variant(&gx, &gdy, &g, splits, tile).unwrap();
         check(
             &got,
             g.weight_shape(),
             &dw,
-            &format!("weight grad, {splits} splits, {what}"),
+            &format!("weight grad, {splits} splits, tile {tile}, {what}"),
         );
     }
 }
@@ -427,8 +427,8 @@ fn bench_conv_throughput() {
         ("mnist 32->64", [64, 32, 26, 26], [64, 32, 3, 3], d),
     ];
     println!(
-        "{:<16} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}   (TFLOP/s; auto ms)",
-        "case", "fwd64", "fwd128", "dx64", "dx128", "dw", "fwd ms", "dx ms"
+        "{:<16} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}   (TFLOP/s; auto ms)",
+        "case", "fwd64", "fwd128", "dx64", "dx128", "dw64", "dw128", "fwd ms", "dx ms", "dw ms"
     );
     for &(name, xs, ws, a) in cases {
         let g = conv::conv2d("bench", &xs, &ws, &a).unwrap();
@@ -457,19 +457,25 @@ fn bench_conv_throughput() {
         let f128 = time(&|| drop(x.conv2d_tiled(&w, &a, 128).unwrap()));
         let x64 = time(&|| drop(GpuTensor::conv2d_input_grad_tiled(&dy, &w, &g, 64).unwrap()));
         let x128 = time(&|| drop(GpuTensor::conv2d_input_grad_tiled(&dy, &w, &g, 128).unwrap()));
+        let w64 =
+            time(&|| drop(GpuTensor::conv2d_weight_grad_variant(&x, &dy, &g, 0, 64).unwrap()));
+        let w128 =
+            time(&|| drop(GpuTensor::conv2d_weight_grad_variant(&x, &dy, &g, 0, 128).unwrap()));
         let tw = time(&|| drop(GpuTensor::conv2d_weight_grad(&x, &dy, &g).unwrap()));
         let tf = time(&|| drop(x.conv2d(&w, &a).unwrap()));
         let tx = time(&|| drop(GpuTensor::conv2d_input_grad(&dy, &w, &g).unwrap()));
         let rate = |t: f64| flops / t / 1e12;
         println!(
-            "{name:<16} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.3} {:>8.3}",
+            "{name:<16} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.3} {:>8.3} {:>8.3}",
             rate(f64_),
             rate(f128),
             rate(x64),
             rate(x128),
-            rate(tw),
+            rate(w64),
+            rate(w128),
             tf * 1e3,
-            tx * 1e3
+            tx * 1e3,
+            tw * 1e3
         );
     }
 }

@@ -78,6 +78,18 @@ pub static CONV2D_WEIGHT_GRAD: KernelSpec = KernelSpec {
     selector: None,
 };
 
+/// [`CONV2D_WEIGHT_GRAD`] on 128 x 128 output tiles (K steps of 8, split
+/// chunks still multiples of 16). Same bindings and immediates.
+pub static CONV2D_WEIGHT_GRAD_128: KernelSpec = KernelSpec {
+    file: "conv/conv2d_weight_grad_128.wgsl",
+    entry: "conv2d_weight_grad_128",
+    bindings: &[Read, Read, ReadWrite],
+    immediate_bytes: 128,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
 /// Every kernel of this family (what the validation test walks).
 pub static ALL: &[&KernelSpec] = &[
     &CONV2D,
@@ -85,4 +97,5 @@ pub static ALL: &[&KernelSpec] = &[
     &CONV2D_INPUT_GRAD,
     &CONV2D_INPUT_GRAD_128,
     &CONV2D_WEIGHT_GRAD,
+    &CONV2D_WEIGHT_GRAD_128,
 ];
