@@ -208,7 +208,9 @@ pub fn cnn_step(batch: usize, device: &Device) -> Result<Workload> {
 pub fn training(device: &Device, quick: bool) -> Result<Vec<Workload>> {
     let w2_batch = if quick { 128 } else { 1024 };
     let mut out = Vec::new();
-    out.push(cnn_step(if quick { 8 } else { 64 }, device)?);
+    for batch in if quick { vec![8] } else { vec![64, 128] } {
+        out.push(cnn_step(batch, device)?);
+    }
     for sync in [false, true] {
         out.push(mlp_step("W1", &[784, 256, 256, 10], 128, sync, device)?);
     }

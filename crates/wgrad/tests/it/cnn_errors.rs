@@ -1,0 +1,168 @@
+//! Bad input to the convolution family: every case is an error naming the
+//! op and what was wrong, on the CPU and the GPU, never a panic.
+
+use crate::common::gpu;
+use wgrad::nn::{BatchNorm1d, BatchNorm2d, Conv2d, GroupNorm, Module};
+use wgrad::{
+    Conv2dArgs, ConvPadding, ConvTranspose2dArgs, DType, Device, InterpolateMode, PadMode,
+    Pool2dArgs, Tensor,
+};
+
+fn devices() -> Vec<Device> {
+    let mut d = vec![Device::Cpu];
+    d.extend(gpu());
+    d
+}
+
+fn zeros(shape: &[usize], d: &Device) -> Tensor {
+    Tensor::zeros(shape, d).unwrap()
+}
+
+/// `result` is an error whose message contains every one of `needles`.
+fn fails_with<T: std::fmt::Debug>(what: &str, result: wgrad::Result<T>, needles: &[&str]) {
+    let e = result.expect_err(what).to_string();
+    for n in needles {
+        assert!(e.contains(n), "{what}: error {e:?} does not mention {n:?}");
+    }
+}
+
+#[test]
+fn convolution_errors_name_the_op_and_the_shapes() {
+    for d in devices() {
+        let x = zeros(&[2, 3, 8, 8], &d);
+        let args = Conv2dArgs::default();
+        fails_with(
+            "rank",
+            zeros(&[3, 8], &d).conv2d(&zeros(&[4, 3, 3, 3], &d), None, &args),
+            &["conv2d", "[3, 8]"],
+        );
+        fails_with(
+            "weight rank",
+            x.conv2d(&zeros(&[4, 3, 3], &d), None, &args),
+            &["conv2d", "[4, 3, 3]"],
+        );
+        fails_with(
+            "channels",
+            x.conv2d(&zeros(&[4, 2, 3, 3], &d), None, &args),
+            &["conv2d", "[4, 2, 3, 3]"],
+        );
+        let grouped = Conv2dArgs { groups: 2, ..args };
+        fails_with(
+            "groups",
+            x.conv2d(&zeros(&[4, 1, 3, 3], &d), None, &grouped),
+            &["conv2d", "groups"],
+        );
+        fails_with(
+            "kernel too big",
+            x.conv2d(&zeros(&[4, 3, 9, 9], &d), None, &args),
+            &["conv2d", "smaller than the dilated kernel"],
+        );
+        let zero_stride = Conv2dArgs {
+            stride: [0, 1],
+            ..args
+        };
+        fails_with(
+            "stride",
+            x.conv2d(&zeros(&[4, 3, 3, 3], &d), None, &zero_stride),
+            &["conv2d", "stride"],
+        );
+        fails_with(
+            "bias",
+            x.conv2d(&zeros(&[4, 3, 3, 3], &d), Some(&zeros(&[3], &d)), &args),
+            &["conv2d", "bias"],
+        );
+        let ints = Tensor::full(&[2, 3, 8, 8], 0.0, DType::I32, &d).unwrap();
+        fails_with(
+            "dtype",
+            ints.conv2d(&zeros(&[4, 3, 3, 3], &d), None, &args),
+            &["conv2d", "int32"],
+        );
+        fails_with(
+            "strided same",
+            x.conv2d_padded(&zeros(&[4, 3, 3, 3], &d), None, 2, ConvPadding::Same, 1, 1),
+            &["conv2d", "same"],
+        );
+        let bad_t = ConvTranspose2dArgs {
+            output_padding: [2, 0],
+            stride: [2, 2],
+            ..Default::default()
+        };
+        fails_with(
+            "output_padding",
+            x.conv_transpose2d(&zeros(&[3, 4, 3, 3], &d), None, &bad_t),
+            &["conv_transpose2d", "output_padding"],
+        );
+        assert!(Conv2d::new(3, 4, 0, &d).is_err());
+    }
+    if let Some(g) = gpu() {
+        let x = zeros(&[1, 3, 8, 8], &Device::Cpu);
+        fails_with(
+            "device",
+            x.conv2d(&zeros(&[4, 3, 3, 3], &g), None, &Conv2dArgs::default()),
+            &["conv2d", "cpu"],
+        );
+    }
+}
+
+#[test]
+fn pooling_and_resampling_errors_name_the_op() {
+    for d in devices() {
+        let x = zeros(&[1, 2, 5, 5], &d);
+        let mut args = Pool2dArgs::new([2, 2]);
+        args.padding = [2, 2];
+        fails_with(
+            "pad > half kernel",
+            x.max_pool2d(&args),
+            &["max_pool2d", "half"],
+        );
+        fails_with(
+            "zero kernel",
+            x.avg_pool2d(&Pool2dArgs::new([0, 2]), true, None),
+            &["avg_pool2d"],
+        );
+        fails_with(
+            "too big",
+            x.max_pool2d(&Pool2dArgs::new([6, 6])),
+            &["max_pool2d"],
+        );
+        fails_with(
+            "rank",
+            zeros(&[5, 5], &d).max_pool2d(&Pool2dArgs::new([2, 2])),
+            &["max_pool2d", "[5, 5]"],
+        );
+        fails_with(
+            "reflect too wide",
+            x.pad(&[5, 0], PadMode::Reflect),
+            &["pad", "Reflect"],
+        );
+        fails_with(
+            "odd pad",
+            x.pad(&[1, 2, 3], PadMode::Constant(0.0)),
+            &["pad", "even"],
+        );
+        fails_with(
+            "interpolate both",
+            x.interpolate(Some(&[3, 3]), Some(&[2.0]), InterpolateMode::Nearest, false),
+            &["interpolate", "exactly one"],
+        );
+    }
+}
+
+#[test]
+fn normalization_errors_follow_pytorch() {
+    for d in devices() {
+        let bn = BatchNorm1d::new(3, &d).unwrap();
+        fails_with(
+            "one value per channel",
+            bn.forward(&zeros(&[1, 3], &d)),
+            &["more than 1 value per channel"],
+        );
+        let bn2 = BatchNorm2d::new(3, &d).unwrap();
+        fails_with(
+            "channels",
+            bn2.forward(&zeros(&[2, 4, 2, 2], &d)),
+            &["BatchNorm2d", "3 channels"],
+        );
+        assert!(GroupNorm::new(4, 6, 1e-5, true, &d).is_err());
+    }
+}
