@@ -69,12 +69,15 @@ def cnn_model(device):
 
 
 def cnn_step(batch, device, mode):
-    """One training step: mode "eager", "bf16" (autocast eager) or "graph"
-    (the whole step captured in a CUDA graph, capturable Adam)."""
+    """One training step: mode "eager", "bf16" (autocast eager), "graph"
+    (the whole step captured in a CUDA graph) or "capturable" (the step the
+    graph captures: capturable Adam, grads zeroed in place)."""
+    if mode == "graph":
+        return Captured(lambda _capturable: cnn_step(batch, device, "capturable"))
     model = cnn_model(device)
     x = torch.randn(batch, 1, 28, 28, device=device)
     y = torch.arange(batch, device=device) % 10
-    capturable = mode == "graph"
+    capturable = mode == "capturable"
     opt = torch.optim.Adam(model.parameters(), lr=1e-3, capturable=capturable)
 
     def step():
@@ -84,34 +87,32 @@ def cnn_step(batch, device, mode):
         loss.backward()
         opt.step()
 
-    if mode != "graph":
-        return step
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        for _ in range(3):
-            step()
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        step()
-    return graph.replay
+    return step
 
 
-def captured(make_step, device):
-    """`make_step(capturable)` -> step fn; the step captured in a CUDA graph
-    (warm-up on a side stream first, as torch.cuda.graphs documents)."""
-    step = make_step(True)
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        for _ in range(3):
-            step()
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        step()
-    return graph.replay
+class Captured:
+    """`make_step(capturable)` -> step fn, captured in a CUDA graph at the
+    first call (warm-up on a side stream first, as torch.cuda.graphs
+    documents) and replayed after: each graph is made when its workload's
+    turn comes, so one graph's set-up never interleaves with another's."""
+
+    def __init__(self, make_step):
+        self.make_step = make_step
+        self.graph = None
+
+    def __call__(self):
+        if self.graph is None:
+            step = self.make_step(True)
+            stream = torch.cuda.Stream()
+            stream.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(stream):
+                for _ in range(3):
+                    step()
+            torch.cuda.current_stream().wait_stream(stream)
+            self.graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(self.graph):
+                step()
+        self.graph.replay()
 
 
 def workloads(device, quick):
@@ -161,7 +162,7 @@ def workloads(device, quick):
         for mode in ["async", "sync"]:
             out.append((f"{name} {mode}", mlp_step(sizes, batch, device, mode), 0, "ms", 20))
         if device.type == "cuda":
-            graph = captured(lambda c, sizes=sizes, batch=batch: mlp_step(sizes, batch, device, "async", c), device)
+            graph = Captured(lambda c, sizes=sizes, batch=batch: mlp_step(sizes, batch, device, "async", c))
             out.append((f"{name} graph", graph, 0, "ms", 20))
     return out
 
