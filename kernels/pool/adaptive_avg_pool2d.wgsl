@@ -3,30 +3,7 @@
 // [floor(oh*H/Ho), ceil((oh+1)*H/Ho)) x (likewise w) as sum / kh / kw.
 // Bindings: 0 x (read, strided), 1 out (read_write).
 
-struct Pool2dParams {
-    numel: u32,
-    channels: u32,
-    in_h: u32,
-    in_w: u32,
-    out_h: u32,
-    out_w: u32,
-    kernel_h: u32,
-    kernel_w: u32,
-    stride_h: u32,
-    stride_w: u32,
-    pad_h: u32,
-    pad_w: u32,
-    dilation_h: u32,
-    dilation_w: u32,
-    count_include_pad: u32,
-    divisor: u32,          // divisor_override, 0 for none
-    x_offset: u32,
-    x_strides: array<u32, 4>,
-    i_offset: u32,
-    i_strides: array<u32, 4>,
-}
-
-var<immediate> p: Pool2dParams;
+//! include common/pool_params.wgsl
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
 @group(0) @binding(1) var<storage, read_write> out: array<f32>;
