@@ -1,6 +1,6 @@
 // The forward convolution's operand gathers and output stores, shared by
-// conv/conv2d.wgsl (64 x 64 tiles, after common/conv_gemm.wgsl) and
-// conv/conv2d_128.wgsl (128 x 128, after common/conv_gemm_128.wgsl); read
+// conv/conv2d.wgsl (64 x 64 tiles, after common/gemm_64.wgsl) and
+// conv/conv2d_128.wgsl (128 x 128, after common/gemm_128.wgsl); read
 // conv/conv2d.wgsl for the GEMM. The including file declares the entry
 // point, which calls conv2d_main.
 
@@ -97,8 +97,8 @@ fn conv2d_main(g: u32, lid: u32) {
     iy0 = (yx / p.out_w) * p.stride_h - p.pad_top;
     ix0 = (yx % p.out_w) * p.stride_w - p.pad_left;
 
-    conv_gemm(0u, p.k);
-    conv_store(t.row0, t.col0);
+    gemm_k_loop(0u, p.k);
+    gemm_store(t.row0, t.col0);
 }
 
 // out[img, group*cout_g + o, yx] for rows row..row+3 (vR: row + R) and

@@ -1,7 +1,7 @@
 // The input gradient's immediates, operand gathers and output stores,
 // shared by conv/conv2d_input_grad.wgsl (64 x 64 tiles, after
-// common/conv_gemm.wgsl) and conv/conv2d_input_grad_128.wgsl (128 x 128,
-// after common/conv_gemm_128.wgsl); read conv/conv2d_input_grad.wgsl for
+// common/gemm_64.wgsl) and conv/conv2d_input_grad_128.wgsl (128 x 128,
+// after common/gemm_128.wgsl); read conv/conv2d_input_grad.wgsl for
 // the GEMM. The including file declares the entry point, which calls
 // conv2d_input_grad_main.
 
@@ -167,8 +167,8 @@ fn conv2d_input_grad_main(g: u32, lid: u32) {
     py0 = i32(s / p.cols) + p.base_h;
     px0 = i32(s % p.cols) + p.base_w;
 
-    conv_gemm(0u, p.k);
-    conv_store(t.row0, t.col0);
+    gemm_k_loop(0u, p.k);
+    gemm_store(t.row0, t.col0);
 }
 
 // dx[img, group*cin_g + c, h, w] for rows row..row+3 (vR: row + R) and

@@ -9,13 +9,13 @@
 // input[n, g*cin_g + c', y*sh - pt + i*dh, x*sw - pl + j*dw], zero outside.
 // The weight comes contiguous as [C_out, kh, kw, cin_g] (permuted by the
 // caller), so that A[o, k] = weight[o * K + k] loads coalesced. The
-// output is contiguous [N, C_out, out_h, out_w]. Tiling: common/conv_gemm.wgsl (64 x 64); the
+// output is contiguous [N, C_out, out_h, out_w]. Tiling: common/gemm_64.wgsl (64 x 64); the
 // gathers and stores: common/conv2d_body.wgsl.
 //
 // Bindings: 0 input (read), 1 weight (read), 2 out (read_write).
 // Immediates: ConvParams (m = cout_g, n = pixels, k = kh*kw*cin_g).
 
-//! include common/conv_gemm.wgsl
+//! include common/gemm_64.wgsl
 //! include common/conv2d_body.wgsl
 
 @compute @workgroup_size(256)

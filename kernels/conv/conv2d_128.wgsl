@@ -1,12 +1,12 @@
 // Forward 2-D convolution on 128 x 128 output tiles: conv/conv2d.wgsl
-// (read it) with the GEMM core of common/conv_gemm_128.wgsl (8 x 8 outputs
+// (read it) with the GEMM core of common/gemm_128.wgsl (8 x 8 outputs
 // per thread, K steps of 8; ALIGNED when cin_g % 8 == 0). Same bindings,
 // immediates and override.
 //
 // Bindings: 0 input (read), 1 weight (read), 2 out (read_write).
 // Immediates: ConvParams (m = cout_g, n = pixels, k = kh*kw*cin_g).
 
-//! include common/conv_gemm_128.wgsl
+//! include common/gemm_128.wgsl
 //! include common/conv2d_body.wgsl
 
 @compute @workgroup_size(256)

@@ -19,13 +19,13 @@
 // contiguous as [groups, cin_g, kh, kw, cout_g] (permuted by the caller,
 // so that a K step's output channels are neighbours); dx is contiguous
 // [N, C_in, in_h, in_w]. Tiling:
-// common/conv_gemm.wgsl; immediates, gathers and stores:
+// common/gemm_64.wgsl; immediates, gathers and stores:
 // common/conv2d_input_grad_body.wgsl.
 //
 // Bindings: 0 grad_out (read), 1 weight (read), 2 dx (read_write).
 // Immediates: ConvInputGradParams.
 
-//! include common/conv_gemm.wgsl
+//! include common/gemm_64.wgsl
 //! include common/conv2d_input_grad_body.wgsl
 
 @compute @workgroup_size(256)

@@ -1,12 +1,12 @@
 // Input gradient of a 2-D convolution on 128 x 128 output tiles:
 // conv/conv2d_input_grad.wgsl (read it) with the GEMM core of
-// common/conv_gemm_128.wgsl (8 x 8 outputs per thread, K steps of 8;
+// common/gemm_128.wgsl (8 x 8 outputs per thread, K steps of 8;
 // ALIGNED when cout_g % 8 == 0). Same bindings, immediates and override.
 //
 // Bindings: 0 grad_out (read), 1 weight (read), 2 dx (read_write).
 // Immediates: ConvInputGradParams.
 
-//! include common/conv_gemm_128.wgsl
+//! include common/gemm_128.wgsl
 //! include common/conv2d_input_grad_body.wgsl
 
 @compute @workgroup_size(256)

@@ -9,12 +9,12 @@
 // both through their strides. K is long, so it is split: workgroups of
 // split s sum the pixels [s * k_chunk, (s + 1) * k_chunk) into
 // out[s, C_out, cin_g*kh*kw]; matmul/sum_splits.wgsl adds the splits
-// (unsplit: k_chunk >= K, out is dw itself). Tiling: common/conv_gemm.wgsl.
+// (unsplit: k_chunk >= K, out is dw itself). Tiling: common/gemm_64.wgsl.
 //
 // Bindings: 0 input (read), 1 grad_out (read), 2 out (read_write).
 // Immediates: ConvParams (m = cout_g, n = cin_g*kh*kw, k = pixels).
 
-//! include common/conv_gemm.wgsl
+//! include common/gemm_64.wgsl
 //! include common/conv_params.wgsl
 //! include common/conv_tile.wgsl
 
@@ -128,10 +128,10 @@ fn conv2d_weight_grad(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
     let k_begin = split * p.k_chunk;
     let k_end = min(k_begin + p.k_chunk, p.k);
     k_stop = k_end;
-    conv_gemm(k_begin, k_end);
+    gemm_k_loop(k_begin, k_end);
 
     out_base = t.mat * p.m * p.n;
-    conv_store(t.row0, t.col0);
+    gemm_store(t.row0, t.col0);
 }
 
 // out[mat, o, q]: contiguous [splits * conv_groups, cout_g, N]; rows

@@ -1,6 +1,6 @@
 // Weight gradient of a 2-D convolution on 128 x 128 output tiles:
 // conv/conv2d_weight_grad.wgsl (read it) with the GEMM core of
-// common/conv_gemm_128.wgsl (8 x 8 outputs per thread, K steps of 8). A
+// common/gemm_128.wgsl (8 x 8 outputs per thread, K steps of 8). A
 // thread gathers one pixel per K step (k = tid % 8) for its 4 rows (output
 // channels tid/8 + 32*i) and 4 columns (taps tid/8 + 32*i). Same bindings
 // and immediates; split K the same way (k_chunk a multiple of 16).
@@ -8,7 +8,7 @@
 // Bindings: 0 input (read), 1 grad_out (read), 2 out (read_write).
 // Immediates: ConvParams (m = cout_g, n = cin_g*kh*kw, k = pixels).
 
-//! include common/conv_gemm_128.wgsl
+//! include common/gemm_128.wgsl
 //! include common/conv_params.wgsl
 //! include common/conv_tile.wgsl
 
@@ -105,10 +105,10 @@ fn conv2d_weight_grad_128(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wo
     let k_begin = split * p.k_chunk;
     let k_end = min(k_begin + p.k_chunk, p.k);
     k_stop = k_end;
-    conv_gemm(k_begin, k_end);
+    gemm_k_loop(k_begin, k_end);
 
     out_base = t.mat * p.m * p.n;
-    conv_store(t.row0, t.col0);
+    gemm_store(t.row0, t.col0);
 }
 
 // out[mat, o, q]: contiguous [splits * conv_groups, cout_g, N]; rows

@@ -4,24 +4,10 @@
 //
 // Bindings: 0 a (read), 1 b (read), 2 out (read_write). Immediates: MatmulParams.
 //
-// Tiling: one workgroup of 256 threads computes a 128 x 128 output tile;
-// each thread owns an 8 x 8 block made of 2 x 2 sub-blocks of 4 x 4 that lie
-// 64 rows / 64 columns apart (rows ty*4.. and 64+ty*4.., columns tx*4.. and
-// 64+tx*4..). Per k a thread reads 4 vec4 from workgroup memory for 64 fmas,
-// and the 16 threads sharing a ty read 16 consecutive vec4 of B (no bank
-// conflicts) while A's 2 vec4 are broadcast.
-//
-// K is walked in steps of 8. A 128 x 8 slice of A and an 8 x 128 slice of B
-// are staged k-major (a thread's 4 rows or 4 columns are one vec4), in two
-// alternating buffers: the next step's slice is fetched from global memory
-// into registers while the current one is multiplied, and only one barrier
-// per step is needed (a buffer is rewritten two steps after its last read,
-// and every thread has passed the barrier in between).
-// Workgroup memory: 2 operands x 2 buffers x 8 x 33 vec4 = 16.5 KiB.
-//
-// Everything per thread lives in `var<private>` scalars/vectors addressed by
-// constant names (never a dynamically indexed private array, which drivers
-// may keep in slow local memory), and the k loop of a step is unrolled by hand.
+// Tiling: common/gemm_128.wgsl (shared with the convolutions): 256
+// threads, each an 8 x 8 block made of 2 x 2 sub-blocks of 4 x 4 lying 64
+// rows / columns apart, K steps of 8 double-buffered in workgroup memory
+// (16.5 KiB). This file supplies the strided loads and the stores.
 
 struct MatmulParams {
     m: u32,
@@ -56,74 +42,35 @@ override B_K_FAST: u32 = 0u;
 @group(0) @binding(1) var<storage, read> b: array<f32>;
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 
-const TILE: u32 = 128u;   // output tile edge
-const HALF: u32 = 64u;    // distance between a thread's sub-blocks
-const TILE_K: u32 = 8u;   // K step
-const THREADS: u32 = 256u;
-// vec4s per staged k-row: 32 + 1 pad. The pad makes the k-fast scalar stores
-// (4 m values x 8 k values per 32 threads) land in 32 distinct banks.
-const ROW4: u32 = 33u;
-const STAGE: u32 = 264u;  // TILE_K * ROW4: one buffer
+//! include common/gemm_128.wgsl
+
 // Tile rows walked together: workgroups running at the same time share
 // both A rows and B columns, which keeps the reused slices in L2.
 const GROUP_ROWS: u32 = 8u;
 
-// [buffer][k][m / 4] -> A[row0 + m, k0 + k] as component m % 4; b_tile with n.
-var<workgroup> a_tile: array<vec4<f32>, 528>; // 2 * STAGE
-var<workgroup> b_tile: array<vec4<f32>, 528>;
-
-var<private> tid: u32;
 var<private> row0: u32;
 var<private> col0: u32;
 var<private> a_base: u32;
 var<private> b_base: u32;
 var<private> k_stop: u32;
-
-// The next slice, fetched while the current one is multiplied.
-var<private> ra0: f32;
-var<private> ra1: f32;
-var<private> ra2: f32;
-var<private> ra3: f32;
-var<private> rb0: f32;
-var<private> rb1: f32;
-var<private> rb2: f32;
-var<private> rb3: f32;
-
-// Accumulators: cRC holds row (R < 4 ? ty*4+R : 64+ty*4+R-4) and the 4
-// columns tx*4.. (C = 0) or 64+tx*4.. (C = 1).
-var<private> c00: vec4<f32>;
-var<private> c01: vec4<f32>;
-var<private> c10: vec4<f32>;
-var<private> c11: vec4<f32>;
-var<private> c20: vec4<f32>;
-var<private> c21: vec4<f32>;
-var<private> c30: vec4<f32>;
-var<private> c31: vec4<f32>;
-var<private> c40: vec4<f32>;
-var<private> c41: vec4<f32>;
-var<private> c50: vec4<f32>;
-var<private> c51: vec4<f32>;
-var<private> c60: vec4<f32>;
-var<private> c61: vec4<f32>;
-var<private> c70: vec4<f32>;
-var<private> c71: vec4<f32>;
+var<private> out_base: u32;
 
 // (m, k) within the A slice of the element this thread loads as number `i`.
 fn a_slot(i: u32) -> vec2<u32> {
     let e = tid + i * THREADS;
     if A_M_FAST == 1u {
-        return vec2<u32>(e % TILE, e / TILE);
+        return mn_fast_slot(e);
     }
-    return vec2<u32>(e / TILE_K, e % TILE_K);
+    return k_fast_slot(e);
 }
 
 // (n, k) within the B slice of the element this thread loads as number `i`.
 fn b_slot(i: u32) -> vec2<u32> {
     let e = tid + i * THREADS;
     if B_K_FAST == 1u {
-        return vec2<u32>(e / TILE_K, e % TILE_K);
+        return k_fast_slot(e);
     }
-    return vec2<u32>(e % TILE, e / TILE);
+    return mn_fast_slot(e);
 }
 
 fn load_a(i: u32, k0: u32) -> f32 {
@@ -157,73 +104,22 @@ fn fetch(k0: u32) {
     rb3 = load_b(3u, k0);
 }
 
-fn put_a(buf: u32, i: u32, v: f32) {
-    let s = a_slot(i);
-    a_tile[buf + s.y * ROW4 + s.x / 4u][s.x % 4u] = v;
-}
-
-fn put_b(buf: u32, i: u32, v: f32) {
-    let s = b_slot(i);
-    b_tile[buf + s.y * ROW4 + s.x / 4u][s.x % 4u] = v;
-}
-
-fn stage(buf: u32) {
-    put_a(buf, 0u, ra0);
-    put_a(buf, 1u, ra1);
-    put_a(buf, 2u, ra2);
-    put_a(buf, 3u, ra3);
-    put_b(buf, 0u, rb0);
-    put_b(buf, 1u, rb1);
-    put_b(buf, 2u, rb2);
-    put_b(buf, 3u, rb3);
-}
-
-// One k of the staged slice: ai / bi index this thread's first A / B vec4.
-fn mac(ai: u32, bi: u32) {
-    let a0 = a_tile[ai];
-    let a1 = a_tile[ai + 16u];
-    let b0 = b_tile[bi];
-    let b1 = b_tile[bi + 16u];
-    c00 = fma(vec4<f32>(a0.x), b0, c00);
-    c01 = fma(vec4<f32>(a0.x), b1, c01);
-    c10 = fma(vec4<f32>(a0.y), b0, c10);
-    c11 = fma(vec4<f32>(a0.y), b1, c11);
-    c20 = fma(vec4<f32>(a0.z), b0, c20);
-    c21 = fma(vec4<f32>(a0.z), b1, c21);
-    c30 = fma(vec4<f32>(a0.w), b0, c30);
-    c31 = fma(vec4<f32>(a0.w), b1, c31);
-    c40 = fma(vec4<f32>(a1.x), b0, c40);
-    c41 = fma(vec4<f32>(a1.x), b1, c41);
-    c50 = fma(vec4<f32>(a1.y), b0, c50);
-    c51 = fma(vec4<f32>(a1.y), b1, c51);
-    c60 = fma(vec4<f32>(a1.z), b0, c60);
-    c61 = fma(vec4<f32>(a1.z), b1, c61);
-    c70 = fma(vec4<f32>(a1.w), b0, c70);
-    c71 = fma(vec4<f32>(a1.w), b1, c71);
-}
-
-// All k of a staged slice: ai / bi index this thread's first A / B vec4
-// of the buffer.
-fn multiply(ai: u32, bi: u32) {
-    mac(ai, bi);
-    mac(ai + 1u * ROW4, bi + 1u * ROW4);
-    mac(ai + 2u * ROW4, bi + 2u * ROW4);
-    mac(ai + 3u * ROW4, bi + 3u * ROW4);
-    mac(ai + 4u * ROW4, bi + 4u * ROW4);
-    mac(ai + 5u * ROW4, bi + 5u * ROW4);
-    mac(ai + 6u * ROW4, bi + 6u * ROW4);
-    mac(ai + 7u * ROW4, bi + 7u * ROW4);
-}
-
-fn write4(base: u32, row: u32, col: u32, v: vec4<f32>) {
+fn write4(row: u32, col: u32, v: vec4<f32>) {
     if row >= p.m {
         return;
     }
-    let at = base + row * p.n + col;
+    let at = out_base + row * p.n + col;
     if col < p.n { out[at] = v.x; }
     if col + 1u < p.n { out[at + 1u] = v.y; }
     if col + 2u < p.n { out[at + 2u] = v.z; }
     if col + 3u < p.n { out[at + 3u] = v.w; }
+}
+
+fn store_block(row: u32, col: u32, v0: vec4<f32>, v1: vec4<f32>, v2: vec4<f32>, v3: vec4<f32>) {
+    write4(row, col, v0);
+    write4(row + 1u, col, v1);
+    write4(row + 2u, col, v2);
+    write4(row + 3u, col, v3);
 }
 
 @compute @workgroup_size(256)
@@ -269,49 +165,9 @@ fn matmul_128(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     let k_end = min(k_begin + p.k_chunk, p.k);
     k_stop = k_end;
 
-    let tx = lid % 16u;
-    let ty = lid / 16u;
-
-    // Two K steps per iteration, one per buffer, so that every
-    // workgroup-memory index is a thread coordinate plus a constant (the
-    // driver can fold the index clamps and use immediate offsets).
-    fetch(k_begin);
-    for (var k0 = k_begin; k0 < k_end; k0 += 2u * TILE_K) {
-        stage(0u);
-        workgroupBarrier();
-        let k1 = k0 + TILE_K;
-        if k1 < k_end {
-            fetch(k1);
-        }
-        multiply(ty, tx);
-        if k1 < k_end {
-            stage(STAGE);
-            workgroupBarrier();
-            if k1 + TILE_K < k_end {
-                fetch(k1 + TILE_K);
-            }
-            multiply(STAGE + ty, STAGE + tx);
-        }
-    }
+    gemm_k_loop(k_begin, k_end);
 
     // Output (or this split's partial sums) is contiguous [.., M, N].
-    let base = mat * p.m * p.n;
-    let r = row0 + ty * 4u;
-    let c = col0 + tx * 4u;
-    write4(base, r, c, c00);
-    write4(base, r, c + HALF, c01);
-    write4(base, r + 1u, c, c10);
-    write4(base, r + 1u, c + HALF, c11);
-    write4(base, r + 2u, c, c20);
-    write4(base, r + 2u, c + HALF, c21);
-    write4(base, r + 3u, c, c30);
-    write4(base, r + 3u, c + HALF, c31);
-    write4(base, r + HALF, c, c40);
-    write4(base, r + HALF, c + HALF, c41);
-    write4(base, r + HALF + 1u, c, c50);
-    write4(base, r + HALF + 1u, c + HALF, c51);
-    write4(base, r + HALF + 2u, c, c60);
-    write4(base, r + HALF + 2u, c + HALF, c61);
-    write4(base, r + HALF + 3u, c, c70);
-    write4(base, r + HALF + 3u, c + HALF, c71);
+    out_base = mat * p.m * p.n;
+    gemm_store(row0, col0);
 }

@@ -6,13 +6,9 @@
 // [s * k_chunk, (s + 1) * k_chunk) and writes out[s, batch, M, N]; a second
 // kernel (sum_splits.wgsl) adds the splits up. Unsplit: k_chunk >= K.
 //
-// Tiling: 16 x 16 threads, 4 x 4 outputs each (rows ty*4.., columns
-// tx*4..), written like matmul_128.wgsl: K steps of 16 double-buffered
-// in workgroup memory (one barrier per step), the next step fetched into
-// registers during the current one, and everything per thread in
-// `var<private>` scalars with hand-unrolled loops (no dynamically indexed
-// private arrays, no short inner loops for the driver to unroll).
-// Workgroup memory: 2 operands x 2 buffers x 16 x 17 vec4 = 17 KiB.
+// Tiling: common/gemm_64.wgsl (shared with the convolutions): 16 x 16
+// threads, 4 x 4 outputs each, K steps of 16 double-buffered in workgroup
+// memory (17 KiB). This file supplies the strided loads and the stores.
 //
 // Bindings: 0 a (read), 1 b (read), 2 out (read_write). Immediates: MatmulParams.
 
@@ -51,56 +47,24 @@ override B_K_FAST: u32 = 0u;
 @group(0) @binding(1) var<storage, read> b: array<f32>;
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 
-const TILE: u32 = 64u;    // output tile edge
-const TILE_K: u32 = 16u;  // K step
-const THREADS: u32 = 256u;
-// vec4s per staged k-row: 16 + 1 pad, so that the k-fast scalar stores
-// (4 m values x 8 k values per 32 threads) land in 32 distinct banks.
-const ROW4: u32 = 17u;
-const STAGE: u32 = 272u;  // TILE_K * ROW4: one buffer
+//! include common/gemm_64.wgsl
+
 // Tile rows walked together: workgroups running at the same time share
 // both A rows and B columns, which keeps the reused slices in L2.
 const GROUP_ROWS: u32 = 8u;
 
-// [buffer][k][m / 4] -> A[row0 + m, k0 + k] as component m % 4; b_tile with n.
-var<workgroup> a_tile: array<vec4<f32>, 544>; // 2 * STAGE
-var<workgroup> b_tile: array<vec4<f32>, 544>;
-
-var<private> tid: u32;
 var<private> row0: u32;
 var<private> col0: u32;
 var<private> a_base: u32;
 var<private> b_base: u32;
 var<private> k_stop: u32;
-
-// The next slice, fetched while the current one is multiplied.
-var<private> ra0: f32;
-var<private> ra1: f32;
-var<private> ra2: f32;
-var<private> ra3: f32;
-var<private> rb0: f32;
-var<private> rb1: f32;
-var<private> rb2: f32;
-var<private> rb3: f32;
-
-// Accumulators: cR holds row ty*4+R, columns tx*4...
-var<private> c0: vec4<f32>;
-var<private> c1: vec4<f32>;
-var<private> c2: vec4<f32>;
-var<private> c3: vec4<f32>;
-
-// Slice position of element `e` when the slice's k index is the unit-stride
-// one: each 32 threads take 8 k x 4 rows (32-byte runs of global memory, and
-// 32 distinct banks for the transposing stores).
-fn k_fast_slot(e: u32) -> vec2<u32> {
-    return vec2<u32>((e / 8u) % TILE, e % 8u + 8u * (e / 512u));
-}
+var<private> out_base: u32;
 
 // (m, k) within the A slice of the element this thread loads as number `i`.
 fn a_slot(i: u32) -> vec2<u32> {
     let e = tid + i * THREADS;
     if A_M_FAST == 1u {
-        return vec2<u32>(e % TILE, e / TILE);
+        return mn_fast_slot(e);
     }
     return k_fast_slot(e);
 }
@@ -111,7 +75,7 @@ fn b_slot(i: u32) -> vec2<u32> {
     if B_K_FAST == 1u {
         return k_fast_slot(e);
     }
-    return vec2<u32>(e % TILE, e / TILE);
+    return mn_fast_slot(e);
 }
 
 fn load_a(i: u32, k0: u32) -> f32 {
@@ -145,67 +109,22 @@ fn fetch(k0: u32) {
     rb3 = load_b(3u, k0);
 }
 
-fn put_a(buf: u32, i: u32, v: f32) {
-    let s = a_slot(i);
-    a_tile[buf + s.y * ROW4 + s.x / 4u][s.x % 4u] = v;
-}
-
-fn put_b(buf: u32, i: u32, v: f32) {
-    let s = b_slot(i);
-    b_tile[buf + s.y * ROW4 + s.x / 4u][s.x % 4u] = v;
-}
-
-fn stage(buf: u32) {
-    put_a(buf, 0u, ra0);
-    put_a(buf, 1u, ra1);
-    put_a(buf, 2u, ra2);
-    put_a(buf, 3u, ra3);
-    put_b(buf, 0u, rb0);
-    put_b(buf, 1u, rb1);
-    put_b(buf, 2u, rb2);
-    put_b(buf, 3u, rb3);
-}
-
-// One k of the staged slice: ai / bi index this thread's A / B vec4.
-fn mac(ai: u32, bi: u32) {
-    let a0 = a_tile[ai];
-    let b0 = b_tile[bi];
-    c0 = fma(vec4<f32>(a0.x), b0, c0);
-    c1 = fma(vec4<f32>(a0.y), b0, c1);
-    c2 = fma(vec4<f32>(a0.z), b0, c2);
-    c3 = fma(vec4<f32>(a0.w), b0, c3);
-}
-
-// All k of a staged slice: ai / bi index this thread's first A / B vec4
-// of the buffer.
-fn multiply(ai: u32, bi: u32) {
-    mac(ai, bi);
-    mac(ai + 1u * ROW4, bi + 1u * ROW4);
-    mac(ai + 2u * ROW4, bi + 2u * ROW4);
-    mac(ai + 3u * ROW4, bi + 3u * ROW4);
-    mac(ai + 4u * ROW4, bi + 4u * ROW4);
-    mac(ai + 5u * ROW4, bi + 5u * ROW4);
-    mac(ai + 6u * ROW4, bi + 6u * ROW4);
-    mac(ai + 7u * ROW4, bi + 7u * ROW4);
-    mac(ai + 8u * ROW4, bi + 8u * ROW4);
-    mac(ai + 9u * ROW4, bi + 9u * ROW4);
-    mac(ai + 10u * ROW4, bi + 10u * ROW4);
-    mac(ai + 11u * ROW4, bi + 11u * ROW4);
-    mac(ai + 12u * ROW4, bi + 12u * ROW4);
-    mac(ai + 13u * ROW4, bi + 13u * ROW4);
-    mac(ai + 14u * ROW4, bi + 14u * ROW4);
-    mac(ai + 15u * ROW4, bi + 15u * ROW4);
-}
-
-fn write4(base: u32, row: u32, col: u32, v: vec4<f32>) {
+fn write4(row: u32, col: u32, v: vec4<f32>) {
     if row >= p.m {
         return;
     }
-    let at = base + row * p.n + col;
+    let at = out_base + row * p.n + col;
     if col < p.n { out[at] = v.x; }
     if col + 1u < p.n { out[at + 1u] = v.y; }
     if col + 2u < p.n { out[at + 2u] = v.z; }
     if col + 3u < p.n { out[at + 3u] = v.w; }
+}
+
+fn store_block(row: u32, col: u32, v0: vec4<f32>, v1: vec4<f32>, v2: vec4<f32>, v3: vec4<f32>) {
+    write4(row, col, v0);
+    write4(row + 1u, col, v1);
+    write4(row + 2u, col, v2);
+    write4(row + 3u, col, v3);
 }
 
 @compute @workgroup_size(256)
@@ -251,37 +170,9 @@ fn matmul_64(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
     let k_end = min(k_begin + p.k_chunk, p.k);
     k_stop = k_end;
 
-    let tx = lid % 16u;
-    let ty = lid / 16u;
-
-    // Two K steps per iteration, one per buffer, so that every
-    // workgroup-memory index is a thread coordinate plus a constant (the
-    // driver can fold the index clamps and use immediate offsets).
-    fetch(k_begin);
-    for (var k0 = k_begin; k0 < k_end; k0 += 2u * TILE_K) {
-        stage(0u);
-        workgroupBarrier();
-        let k1 = k0 + TILE_K;
-        if k1 < k_end {
-            fetch(k1);
-        }
-        multiply(ty, tx);
-        if k1 < k_end {
-            stage(STAGE);
-            workgroupBarrier();
-            if k1 + TILE_K < k_end {
-                fetch(k1 + TILE_K);
-            }
-            multiply(STAGE + ty, STAGE + tx);
-        }
-    }
+    gemm_k_loop(k_begin, k_end);
 
     // Output (or this split's partial sums) is contiguous [.., M, N].
-    let base = mat * p.m * p.n;
-    let r = row0 + ty * 4u;
-    let c = col0 + tx * 4u;
-    write4(base, r, c, c0);
-    write4(base, r + 1u, c, c1);
-    write4(base, r + 2u, c, c2);
-    write4(base, r + 3u, c, c3);
+    out_base = mat * p.m * p.n;
+    gemm_store(row0, col0);
 }

@@ -1,6 +1,6 @@
 //! `kernels/conv/`: 2-D convolutions as implicit GEMMs (no im2col buffer)
 //! on 64 x 64 or 128 x 128 register-tiled output tiles
-//! (`common/conv_gemm.wgsl` / `conv_gemm_128.wgsl`, the tilings of
+//! (`common/gemm_64.wgsl` / `gemm_128.wgsl`, the tilings of
 //! `matmul_64.wgsl` / `matmul_128.wgsl`), the operand patches gathered while the
 //! tiles load, on a grid of `groups` workgroups of 256 threads, folded
 //! past 65535. The forward and weight gradient take the `ConvParams`

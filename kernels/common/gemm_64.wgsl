@@ -1,5 +1,5 @@
-// The register-tiled 64 x 64 GEMM core of the implicit-GEMM convolutions
-// (kernels/conv/*.wgsl), the tiling of matmul/matmul_64.wgsl: 256 threads,
+// The register-tiled 64 x 64 GEMM core shared by matmul/matmul_64.wgsl and
+// the implicit-GEMM convolutions (kernels/conv/*.wgsl): 256 threads,
 // 4 x 4 outputs each (rows ty*4.., columns tx*4..), K in steps of 16
 // double-buffered in workgroup memory (one barrier per step), the next step
 // gathered into registers while the current one is multiplied.
@@ -10,10 +10,10 @@
 // and `fn a_slot(i: u32) -> vec2<u32>` / `fn b_slot(i: u32) -> vec2<u32>`
 // say which (m, k) / (n, k) of the step its value number i is (built from
 // `k_fast_slot` or `mn_fast_slot`, whichever walks memory contiguously).
-// `conv_gemm(k_begin, k_end)` then accumulates into c0..c3 (cR holds row
-// ty*4+R, columns tx*4..) and `conv_store(row0, col0)` hands them to the
+// `gemm_k_loop(k_begin, k_end)` then accumulates into c0..c3 (cR holds row
+// ty*4+R, columns tx*4..) and `gemm_store(row0, col0)` hands them to the
 // kernel's `fn store_block(row, col, v0, v1, v2, v3)` (vR: row row+R,
-// columns col..col+3). common/conv_gemm_128.wgsl has the same interface
+// columns col..col+3). common/gemm_128.wgsl has the same interface
 // with 128 x 128 tiles.
 
 const TILE: u32 = 64u;    // output tile edge
@@ -105,7 +105,7 @@ fn multiply(ai: u32, bi: u32) {
 
 // Sums k in [k_begin, k_end) into c0..c3. Both bounds must be
 // workgroup-uniform (the loop holds barriers).
-fn conv_gemm(k_begin: u32, k_end: u32) {
+fn gemm_k_loop(k_begin: u32, k_end: u32) {
     let tx = tid % 16u;
     let ty = tid / 16u;
     c0 = vec4<f32>(0.0);
@@ -133,6 +133,6 @@ fn conv_gemm(k_begin: u32, k_end: u32) {
 }
 
 // Hands this thread's outputs to the kernel's store_block.
-fn conv_store(row0: u32, col0: u32) {
+fn gemm_store(row0: u32, col0: u32) {
     store_block(row0 + (tid / 16u) * 4u, col0 + (tid % 16u) * 4u, c0, c1, c2, c3);
 }

@@ -1,5 +1,5 @@
-// The 128 x 128 GEMM core of the implicit-GEMM convolutions, the tiling of
-// matmul/matmul_128.wgsl, with the interface of common/conv_gemm.wgsl (read
+// The 128 x 128 GEMM core shared by matmul/matmul_128.wgsl and the
+// implicit-GEMM convolutions, with the interface of common/gemm_64.wgsl (read
 // it): 256 threads, each an 8 x 8 block made of 2 x 2 sub-blocks of 4 x 4
 // lying 64 rows / 64 columns apart, K in steps of 8 double-buffered in
 // workgroup memory (16.5 KiB), the next step gathered into registers while
@@ -116,7 +116,7 @@ fn multiply(ai: u32, bi: u32) {
 
 // Sums k in [k_begin, k_end) into the accumulators. Both bounds must be
 // workgroup-uniform (the loop holds barriers).
-fn conv_gemm(k_begin: u32, k_end: u32) {
+fn gemm_k_loop(k_begin: u32, k_end: u32) {
     let tx = tid % 16u;
     let ty = tid / 16u;
     fetch(k_begin);
@@ -140,7 +140,7 @@ fn conv_gemm(k_begin: u32, k_end: u32) {
 }
 
 // Hands this thread's outputs to the kernel's store_block.
-fn conv_store(row0: u32, col0: u32) {
+fn gemm_store(row0: u32, col0: u32) {
     let r = row0 + (tid / 16u) * 4u;
     let c = col0 + (tid % 16u) * 4u;
     store_block(r, c, c00, c10, c20, c30);
