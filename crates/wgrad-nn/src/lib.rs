@@ -53,5 +53,5 @@ pub use layer_norm::LayerNorm;
 pub use linear::Linear;
 pub use loss::{CrossEntropyOptions, Reduction};
 pub use module::{Module, unique_parameters};
-pub use pool::{AdaptiveAvgPool2d, AvgPool2d, MaxPool2d};
+pub use pool::{AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d, Upsample};
 pub use sequential::Sequential;

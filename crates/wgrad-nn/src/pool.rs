@@ -1,7 +1,8 @@
-//! Pooling layers: [`MaxPool2d`], [`AvgPool2d`], [`AdaptiveAvgPool2d`]
-//! (`torch.nn.MaxPool2d`, `AvgPool2d`, `AdaptiveAvgPool2d`). No parameters.
+//! Pooling and resizing layers: [`MaxPool2d`], [`AvgPool2d`],
+//! [`AdaptiveAvgPool2d`], [`MaxPool1d`], [`AvgPool1d`], [`Upsample`]
+//! (`torch.nn`'s, same names). No parameters.
 
-use wgrad_autograd::{Device, Pool2dArgs, Tensor};
+use wgrad_autograd::{Device, InterpolateMode, Pool2dArgs, Tensor};
 use wgrad_core::Result;
 
 use crate::module::Module;
@@ -111,3 +112,124 @@ impl AdaptiveAvgPool2d {
 }
 
 stateless_module!(AdaptiveAvgPool2d, |s, x| x.adaptive_avg_pool2d(s.output_hw));
+
+/// `torch.nn.MaxPool1d`: see [`Tensor::max_pool1d`] (input `[N, C, L]` or `[C, L]`).
+#[derive(Clone, Debug)]
+pub struct MaxPool1d {
+    /// Window length.
+    pub kernel: usize,
+    /// Step between windows (`None`: the kernel size, PyTorch's default).
+    pub stride: Option<usize>,
+    /// Implicit `-inf` padding on both sides.
+    pub padding: usize,
+    /// Spacing between window taps.
+    pub dilation: usize,
+    /// Round the output length up instead of down.
+    pub ceil_mode: bool,
+    training: bool,
+}
+
+impl MaxPool1d {
+    /// `MaxPool1d(kernel_size)`: stride = kernel, no padding.
+    pub fn new(kernel: usize) -> Self {
+        MaxPool1d {
+            kernel,
+            stride: None,
+            padding: 0,
+            dilation: 1,
+            ceil_mode: false,
+            training: true,
+        }
+    }
+}
+
+stateless_module!(MaxPool1d, |s, x| x.max_pool1d(
+    s.kernel,
+    s.stride,
+    s.padding,
+    s.dilation,
+    s.ceil_mode
+));
+
+/// `torch.nn.AvgPool1d`: see [`Tensor::avg_pool1d`] (input `[N, C, L]` or `[C, L]`).
+#[derive(Clone, Debug)]
+pub struct AvgPool1d {
+    /// Window length.
+    pub kernel: usize,
+    /// Step between windows (`None`: the kernel size, PyTorch's default).
+    pub stride: Option<usize>,
+    /// Implicit zero padding on both sides.
+    pub padding: usize,
+    /// Round the output length up instead of down.
+    pub ceil_mode: bool,
+    /// Count padding zeros in the divisor (PyTorch's default: true).
+    pub count_include_pad: bool,
+    training: bool,
+}
+
+impl AvgPool1d {
+    /// `AvgPool1d(kernel_size)`: stride = kernel, no padding.
+    pub fn new(kernel: usize) -> Self {
+        AvgPool1d {
+            kernel,
+            stride: None,
+            padding: 0,
+            ceil_mode: false,
+            count_include_pad: true,
+            training: true,
+        }
+    }
+}
+
+stateless_module!(AvgPool1d, |s, x| x.avg_pool1d(
+    s.kernel,
+    s.stride,
+    s.padding,
+    s.ceil_mode,
+    s.count_include_pad
+));
+
+/// `torch.nn.Upsample`: [`Tensor::interpolate`] to a `size` or by a
+/// `scale_factor` (exactly one of them), `mode` nearest by default.
+#[derive(Clone, Debug)]
+pub struct Upsample {
+    /// Output spatial size.
+    pub size: Option<Vec<usize>>,
+    /// Factor per spatial dim (one value applies to all).
+    pub scale_factor: Option<Vec<f64>>,
+    /// Sampling mode.
+    pub mode: InterpolateMode,
+    /// Corner alignment of linear modes (PyTorch's default: false).
+    pub align_corners: bool,
+    training: bool,
+}
+
+impl Upsample {
+    /// `Upsample(scale_factor=factor, mode=mode)`.
+    pub fn with_scale(factor: f64, mode: InterpolateMode) -> Self {
+        Upsample {
+            size: None,
+            scale_factor: Some(vec![factor]),
+            mode,
+            align_corners: false,
+            training: true,
+        }
+    }
+    /// `Upsample(size=size, mode=mode)`.
+    pub fn with_size(size: &[usize], mode: InterpolateMode) -> Self {
+        Upsample {
+            size: Some(size.to_vec()),
+            scale_factor: None,
+            mode,
+            align_corners: false,
+            training: true,
+        }
+    }
+}
+
+stateless_module!(Upsample, |s, x| x.interpolate(
+    s.size.as_deref(),
+    s.scale_factor.as_deref(),
+    s.mode,
+    s.align_corners
+));

@@ -331,3 +331,35 @@ fn dropout2d_drops_whole_channels() {
         assert!(Dropout2d::new(1.5).is_err());
     }
 }
+
+#[test]
+fn one_d_pools_and_upsample_modules_apply_their_ops() {
+    use wgrad_autograd::InterpolateMode;
+    use wgrad_nn::{AvgPool1d, MaxPool1d, Upsample};
+    for d in devices() {
+        let x = Tensor::from_vec(
+            (0..12).map(|v| v as f32).collect::<Vec<_>>(),
+            &[1, 2, 6],
+            &d,
+        )
+        .unwrap();
+        let max = MaxPool1d::new(2).forward(&x).unwrap();
+        assert_eq!(max.shape(), [1, 2, 3]);
+        assert_eq!(values(&max), vec![1.0, 3.0, 5.0, 7.0, 9.0, 11.0]);
+        let mut avg = AvgPool1d::new(3);
+        avg.stride = Some(1);
+        let a = avg.forward(&x).unwrap();
+        assert_eq!(a.shape(), [1, 2, 4]);
+        assert_eq!(values(&a)[..4], [1.0, 2.0, 3.0, 4.0]);
+        let img = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[1, 1, 2, 2], &d).unwrap();
+        let up = Upsample::with_scale(2.0, InterpolateMode::Nearest)
+            .forward(&img)
+            .unwrap();
+        assert_eq!(up.shape(), [1, 1, 4, 4]);
+        assert_eq!(values(&up)[..8], [1.0, 1.0, 2.0, 2.0, 1.0, 1.0, 2.0, 2.0]);
+        let sized = Upsample::with_size(&[3, 3], InterpolateMode::Linear)
+            .forward(&img)
+            .unwrap();
+        assert_eq!(sized.shape(), [1, 1, 3, 3]);
+    }
+}
