@@ -3,7 +3,8 @@
 // wgrad_core::UnaryOp::derivative formula by formula.
 // Bindings: 0 grad (read), 1 x (read), 2 out (read_write, contiguous).
 // Immediates: Params. Override OP = UnaryOp::code(); a0/a1 = UnaryOp::params()
-// (leaky_relu slope; clamp min/max with open bounds as -inf/+inf).
+// (leaky_relu slope; clamp min/max with open bounds as -inf/+inf; softplus
+// beta/threshold; elu alpha; hardtanh min/max).
 
 //! include common/nan.wgsl
 //! include common/activation.wgsl
@@ -55,11 +56,8 @@ fn derivative(v: f32) -> f32 {
         }
         case UNARY_SIN: { return cos(v); }
         case UNARY_COS: { return -sin(v); }
-        case UNARY_TANH: {
-            // sech^2 in the form that keeps relative precision for large |v|.
-            let e = exp(-2.0 * abs(v));
-            return 4.0 * e / ((1.0 + e) * (1.0 + e));
-        }
+        // sech^2 in the form that keeps relative precision for large |v|.
+        case UNARY_TANH: { return sech2_f32(v); }
         case UNARY_SIGMOID: { return sigmoid_derivative(v); }
         case UNARY_RELU: {
             if is_nan(v) { return 0.0; }
@@ -87,6 +85,38 @@ fn derivative(v: f32) -> f32 {
             return select(0.0, 1.0, v > p.a0 && v < p.a1);
         }
         case UNARY_ERF: { return FRAC_2_SQRT_PI * exp(-v * v); }
+        case UNARY_LOG1P: { return 1.0 / (1.0 + v); }
+        case UNARY_EXPM1: { return exp(v); }
+        // Piecewise constant: the gradient is 0 (grad * 0 keeps a NaN grad NaN).
+        case UNARY_SIGN, UNARY_FLOOR, UNARY_CEIL, UNARY_ROUND: { return 0.0; }
+        case UNARY_SOFTPLUS: {
+            if is_nan(v) { return v; }
+            let bv = p.a0 * v;
+            if bv > p.a1 { return 1.0; }
+            return sigmoid(bv);
+        }
+        case UNARY_ELU: {
+            // alpha * e^v on v <= 0, as torch (elu'(0) = alpha).
+            if is_nan(v) { return v; }
+            if v > 0.0 { return 1.0; }
+            return p.a0 * exp(v);
+        }
+        case UNARY_MISH: {
+            if is_nan(v) { return v; }
+            let sp = softplus_f32(v, 1.0, 20.0);
+            return tanh_f32(sp) + v * sigmoid(v) * sech2_f32(sp);
+        }
+        case UNARY_HARDTANH: {
+            // Open interval, as torch's hardtanh_backward; never for NaN.
+            if is_nan(v) { return 0.0; }
+            return select(0.0, 1.0, v > p.a0 && v < p.a1);
+        }
+        case UNARY_GELU_TANH: {
+            if is_nan(v) { return v; }
+            let u = gelu_inner(v);
+            let du = 0.7978846 * (1.0 + 3.0 * 0.044715 * v * v);
+            return 0.5 * (1.0 + tanh_f32(u)) + 0.5 * v * sech2_f32(u) * du;
+        }
         // Not a UnaryOp code: NaN, so a missing case cannot pass for another op.
         default: { return bitcast<f32>(NAN_BITS); }
     }

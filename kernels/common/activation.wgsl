@@ -1,5 +1,6 @@
 // Scalar helpers of the activation functions, shared by the forward
 // (elementwise/unary.wgsl) and backward (backward/unary_backward.wgsl) kernels.
+// Needs common/nan.wgsl (included first by both).
 
 // Overflow-safe logistic, as wgrad_core::ops::sigmoid: exp() only ever sees a
 // non-positive argument, so it never overflows to inf/inf.
@@ -26,4 +27,77 @@ fn erf(v: f32) -> f32 {
         + t * (-0.8221522 + t * 0.17087277))))))));
     let erfc = t * exp(-z * z + poly);
     return select(1.0 - erfc, erfc - 1.0, v < 0.0);
+}
+
+// tanh written out (Cephes tanhf) rather than the builtin: some drivers
+// evaluate the builtin as (e^2x - 1) / (e^2x + 1), which is NaN once e^2x
+// overflows and loses all relative precision near 0.
+fn tanh_f32(v: f32) -> f32 {
+    let a = abs(v);
+    if a < 0.625 {
+        let z = v * v;
+        let q = ((((-5.70498872745e-3 * z + 2.06390887954e-2) * z - 5.37397155531e-2) * z
+            + 1.33314422036e-1) * z - 3.33332819422e-1) * z;
+        return v + v * q;
+    }
+    // 1 - 2 / (e^{2a} + 1): e^{2a} = inf gives exactly 1, never NaN.
+    let r = 1.0 - 2.0 / (exp(2.0 * a) + 1.0);
+    return select(r, -r, v < 0.0);
+}
+
+// sech^2(v) = 4e / (1 + e)^2 with e = exp(-2|v|), as wgrad_core's sech2: the
+// derivative of tanh with full relative precision in the tails.
+fn sech2_f32(v: f32) -> f32 {
+    let e = exp(-2.0 * abs(v));
+    return 4.0 * e / ((1.0 + e) * (1.0 + e));
+}
+
+// ln(1 + v) accurate near 0 (WGSL has no log1p): with u = 1 + v rounded,
+// log(u) * v / (u - 1) cancels the rounding of u (Goldberg, 1991).
+fn log1p_f32(v: f32) -> f32 {
+    if is_nan(v) { return v; }
+    if v < -1.0 { return bitcast<f32>(NAN_BITS); }
+    if v == -1.0 { return -bitcast<f32>(INF_BITS); }
+    if v == bitcast<f32>(INF_BITS) { return v; }
+    let u = 1.0 + v;
+    if u == 1.0 { return v; }
+    return log(u) * (v / (u - 1.0));
+}
+
+// e^v - 1 accurate near 0 (Kahan): with u = e^v rounded, (u - 1) * v / log(u)
+// cancels the rounding of u.
+fn expm1_f32(v: f32) -> f32 {
+    if is_nan(v) { return v; }
+    // e^v - 1 = e^v in f32 here, up to overflow (inf / inf below would be NaN).
+    if v > 20.0 { return exp(v); }
+    let u = exp(v);
+    if u == 1.0 { return v; }
+    let um1 = u - 1.0;
+    if um1 == -1.0 { return -1.0; }
+    return um1 * v / log(u);
+}
+
+// torch softplus: v where beta * v > threshold, else log1p(e^(beta v)) / beta.
+fn softplus_f32(v: f32, beta: f32, threshold: f32) -> f32 {
+    if is_nan(v) { return v; }
+    let bv = beta * v;
+    if bv > threshold { return v; }
+    return log1p_f32(exp(bv)) / beta;
+}
+
+// mish = v * tanh(softplus(v)) (softplus with torch's defaults 1, 20).
+fn mish_f32(v: f32) -> f32 {
+    if is_nan(v) { return v; }
+    return v * tanh_f32(softplus_f32(v, 1.0, 20.0));
+}
+
+// The tanh argument of approximate GELU: sqrt(2/pi) (v + 0.044715 v^3).
+fn gelu_inner(v: f32) -> f32 {
+    return 0.7978846 * (v + 0.044715 * v * v * v);
+}
+
+// torch gelu(approximate='tanh').
+fn gelu_tanh_f32(v: f32) -> f32 {
+    if is_nan(v) { return v; }
+    return 0.5 * v * (1.0 + tanh_f32(gelu_inner(v)));
 }

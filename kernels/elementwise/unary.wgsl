@@ -3,7 +3,8 @@
 // Immediates: UnaryParams (the two f32 parameters are UnaryOp::params()).
 // Override OP = wgrad_core::UnaryOp::code() selects the operation; the case
 // constants UNARY_* are generated from UnaryOp::ALL. leaky_relu: p0 = slope;
-// clamp: p0 = min, p1 = max (open bounds are -inf/+inf).
+// clamp: p0 = min, p1 = max (open bounds are -inf/+inf); softplus: p0 = beta,
+// p1 = threshold; elu: p0 = alpha; hardtanh: p0 = min, p1 = max.
 // Every case mirrors wgrad_core::UnaryOp::apply, including its NaN behaviour.
 
 //! include common/nan.wgsl
@@ -24,22 +25,6 @@ override OP: u32 = 0u;
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
 @group(0) @binding(1) var<storage, read_write> out: array<f32>;
-
-// tanh written out (Cephes tanhf) rather than the builtin: some drivers
-// evaluate the builtin as (e^2x - 1) / (e^2x + 1), which is NaN once e^2x
-// overflows and loses all relative precision near 0.
-fn tanh_f32(v: f32) -> f32 {
-    let a = abs(v);
-    if a < 0.625 {
-        let z = v * v;
-        let q = ((((-5.70498872745e-3 * z + 2.06390887954e-2) * z - 5.37397155531e-2) * z
-            + 1.33314422036e-1) * z - 3.33332819422e-1) * z;
-        return v + v * q;
-    }
-    // 1 - 2 / (e^{2a} + 1): e^{2a} = inf gives exactly 1, never NaN.
-    let r = 1.0 - 2.0 / (exp(2.0 * a) + 1.0);
-    return select(r, -r, v < 0.0);
-}
 
 // Reduces an angle to about [-pi, pi] with a two-constant Cody-Waite step so
 // that sin/cos stay accurate for moderately large arguments on GPUs whose
@@ -110,6 +95,39 @@ fn apply(v: f32) -> f32 {
             return r;
         }
         case UNARY_ERF: { return erf(v); }
+        case UNARY_LOG1P: { return log1p_f32(v); }
+        case UNARY_EXPM1: { return expm1_f32(v); }
+        case UNARY_SIGN: {
+            if is_nan(v) { return v; }
+            if v > 0.0 { return 1.0; }
+            if v < 0.0 { return -1.0; }
+            return 0.0;
+        }
+        case UNARY_FLOOR: {
+            if is_nan(v) { return v; }
+            return floor(v);
+        }
+        case UNARY_CEIL: {
+            if is_nan(v) { return v; }
+            return ceil(v);
+        }
+        case UNARY_ROUND: {
+            // WGSL's round() rounds halves to even, as torch.round.
+            if is_nan(v) { return v; }
+            return round(v);
+        }
+        case UNARY_SOFTPLUS: { return softplus_f32(v, p.p0, p.p1); }
+        case UNARY_ELU: {
+            if is_nan(v) { return v; }
+            if v > 0.0 { return v; }
+            return p.p0 * expm1_f32(v);
+        }
+        case UNARY_MISH: { return mish_f32(v); }
+        case UNARY_HARDTANH: {
+            if is_nan(v) { return v; }
+            return min(max(v, p.p0), p.p1);
+        }
+        case UNARY_GELU_TANH: { return gelu_tanh_f32(v); }
         // Not a UnaryOp code: NaN, so a missing case cannot pass for another op.
         default: { return bitcast<f32>(NAN_BITS); }
     }

@@ -54,6 +54,18 @@ macro_rules! layout_methods {
             Ok(self.with_layout(self.layout.narrow(axis, start, len)?))
         }
 
+        /// Keeps `len` elements of `axis` from `start` on, every `step`-th
+        /// one (a strided view; `Layout::narrow_step`).
+        pub fn narrow_step(
+            &self,
+            axis: isize,
+            start: usize,
+            len: usize,
+            step: usize,
+        ) -> $crate::Result<Self> {
+            Ok(self.with_layout(self.layout.narrow_step(axis, start, len, step)?))
+        }
+
         /// Broadcasts to `shape`: size-1 and missing leading dims repeat
         /// with stride 0 (a view).
         pub fn expand(&self, shape: &[usize]) -> $crate::Result<Self> {
@@ -78,8 +90,9 @@ macro_rules! layout_methods {
 }
 
 /// The named wrappers of a tensor type's `unary(&self, UnaryOp)`: one
-/// method per parameterless [`UnaryOp`](crate::UnaryOp), plus `leaky_relu`
-/// and `clamp`. Use inside the type's `impl` block:
+/// method per parameterless [`UnaryOp`](crate::UnaryOp), plus the
+/// parameterised `leaky_relu`, `clamp`, `softplus`, `elu`, `hardtanh` and
+/// `gelu_with`. Use inside the type's `impl` block:
 /// `wgrad_core::unary_methods!();`. A new unary op adds its line here.
 #[macro_export]
 macro_rules! unary_methods {
@@ -101,6 +114,14 @@ macro_rules! unary_methods {
             square => Square;
             recip => Recip;
             erf => Erf;
+            log1p => Log1p;
+            expm1 => Expm1;
+            sign => Sign;
+            floor => Floor;
+            ceil => Ceil;
+            round => Round;
+            mish => Mish;
+            gelu_tanh => GeluTanh;
         }
 
         /// `x` for `x > 0`, else `slope * x`.
@@ -111,6 +132,38 @@ macro_rules! unary_methods {
         /// Clamps into `[min, max]`; a `None` bound is open. NaN stays NaN.
         pub fn clamp(&self, min: Option<f32>, max: Option<f32>) -> $crate::Result<Self> {
             self.unary($crate::UnaryOp::Clamp { min, max })
+        }
+
+        /// `log(1 + e^(beta x)) / beta`, linear (`x`) where `beta * x >
+        /// threshold` (`torch.nn.functional.softplus`; PyTorch's defaults are
+        /// `beta = 1`, `threshold = 20`).
+        pub fn softplus(&self, beta: f32, threshold: f32) -> $crate::Result<Self> {
+            self.unary($crate::UnaryOp::Softplus { beta, threshold })
+        }
+
+        /// `x` for `x > 0`, else `alpha (e^x - 1)` (`torch.nn.functional.elu`;
+        /// PyTorch's default `alpha` is 1).
+        pub fn elu(&self, alpha: f32) -> $crate::Result<Self> {
+            self.unary($crate::UnaryOp::Elu { alpha })
+        }
+
+        /// `x` limited to `[min, max]` with gradient only strictly inside
+        /// (`torch.nn.functional.hardtanh`; PyTorch's defaults are -1, 1).
+        pub fn hardtanh(&self, min: f32, max: f32) -> $crate::Result<Self> {
+            self.unary($crate::UnaryOp::Hardtanh { min, max })
+        }
+
+        /// GELU with PyTorch's `approximate` argument: `"none"` (exact,
+        /// erf-based) or `"tanh"`; anything else is an error.
+        pub fn gelu_with(&self, approximate: &str) -> $crate::Result<Self> {
+            match approximate {
+                "none" => self.unary($crate::UnaryOp::Gelu),
+                "tanh" => self.unary($crate::UnaryOp::GeluTanh),
+                other => Err($crate::Error::invalid(
+                    "gelu",
+                    format!("approximate must be 'none' or 'tanh', got {other:?}"),
+                )),
+            }
         }
     };
     ($($name:ident => $op:ident;)*) => {

@@ -261,8 +261,22 @@ fn gradcheck_every_op_on_cpu() {
 /// sqrt, ...) get positive inputs.
 #[test]
 fn gradcheck_every_unary_op_on_cpu() {
+    use wgrad_autograd::UnaryOp;
     let mut failures = Vec::new();
-    for op in wgrad_autograd::UnaryOp::ALL {
+    // Parameterised ops again with parameters other than ALL's.
+    let parameterised = [
+        UnaryOp::Softplus {
+            beta: 2.0,
+            threshold: 3.0,
+        },
+        UnaryOp::Elu { alpha: 0.4 },
+        UnaryOp::Hardtanh {
+            min: -0.3,
+            max: 2.5,
+        },
+        UnaryOp::LeakyRelu { slope: 0.2 },
+    ];
+    for op in UnaryOp::ALL.into_iter().chain(parameterised) {
         let x = if op.apply(-0.5).is_nan() {
             positive(&[2, 3], 7, &Device::Cpu)
         } else {

@@ -40,7 +40,7 @@ fn all_ends_with_the_last_variant() {
     assert!(CompareOp::ALL.last().is_some_and(|&op| compare_last(op)));
     // UnaryOp::code() is itself an exhaustive match; its highest code
     // (the last variant's) must be ALL's last slot.
-    assert_eq!(UnaryOp::ALL.len(), UnaryOp::Erf.code() as usize + 1);
+    assert_eq!(UnaryOp::ALL.len(), UnaryOp::GeluTanh.code() as usize + 1);
 }
 
 #[test]
@@ -76,10 +76,24 @@ fn all_ops() -> Vec<UnaryOp> {
                 min: Some(-0.5),
                 max: Some(1.5),
             },
+            UnaryOp::Softplus { .. } => UnaryOp::Softplus {
+                beta: 2.0,
+                threshold: 3.0,
+            },
+            UnaryOp::Elu { .. } => UnaryOp::Elu { alpha: 0.7 },
+            UnaryOp::Hardtanh { .. } => UnaryOp::Hardtanh {
+                min: -0.5,
+                max: 2.0,
+            },
             op => op,
         })
         .collect();
     ops.extend([
+        UnaryOp::Softplus {
+            beta: 1.0,
+            threshold: 20.0,
+        },
+        UnaryOp::Elu { alpha: 1.0 },
         UnaryOp::Clamp {
             min: None,
             max: Some(0.25),
@@ -100,10 +114,17 @@ fn smooth_at(op: UnaryOp, x: f32, h: f32) -> bool {
         UnaryOp::Abs | UnaryOp::Relu | UnaryOp::LeakyRelu { .. } => !near(0.0),
         UnaryOp::Log | UnaryOp::Sqrt | UnaryOp::Rsqrt => x > 0.2,
         UnaryOp::Recip => x.abs() > 0.2,
-        UnaryOp::Clamp { .. } => {
+        UnaryOp::Clamp { .. } | UnaryOp::Hardtanh { .. } => {
             let [lo, hi] = op.params();
             !near(lo) && !near(hi)
         }
+        UnaryOp::Log1p => x > -0.8,
+        UnaryOp::Sign | UnaryOp::Elu { .. } => !near(0.0),
+        // Steps at the integers (floor, ceil) or the halves (round).
+        UnaryOp::Floor | UnaryOp::Ceil => !near(x.round()),
+        UnaryOp::Round => !near(x.floor() + 0.5),
+        // PyTorch's switch to the linear regime is a (tiny) jump.
+        UnaryOp::Softplus { beta, threshold } => !near(threshold / beta),
         _ => true,
     }
 }
@@ -184,6 +205,25 @@ fn derivative_known_values() {
         (UnaryOp::Exp, 1.0, std::f32::consts::E),
         (UnaryOp::Square, -3.0, -6.0),
         (UnaryOp::Neg, 7.0, -1.0),
+        // torch.autograd.grad of the new ops in float64.
+        (UnaryOp::Log1p, 0.5, 0.666_666_7),
+        (UnaryOp::Expm1, 0.5, 1.648_721_3),
+        (UnaryOp::Mish, 0.5, 0.886_424_4),
+        (UnaryOp::Mish, -1.5, -0.064_097_82),
+        (UnaryOp::GeluTanh, 1.0, 1.082_964),
+        (UnaryOp::GeluTanh, -0.5, 0.132_630_1),
+        (UnaryOp::Elu { alpha: 2.0 }, 0.0, 2.0),
+        (UnaryOp::Elu { alpha: 2.0 }, -1.0, 0.735_758_9),
+        (
+            UnaryOp::Softplus {
+                beta: 2.0,
+                threshold: 20.0,
+            },
+            0.25,
+            0.622_459_3,
+        ),
+        (UnaryOp::Sign, 3.0, 0.0),
+        (UnaryOp::Round, 0.3, 0.0),
     ];
     for (op, x, want) in cases {
         let d = op.derivative(x);
@@ -216,4 +256,75 @@ fn gelu_matches_torch() {
     for (x, w) in [-1.0f32, 0.5, 2.0].into_iter().zip(want) {
         assert!((UnaryOp::Gelu.apply(x) - w).abs() < 1e-6);
     }
+}
+
+#[test]
+fn new_ops_match_torch_values() {
+    // torch 2.15 (float32) on each input.
+    let nan = f32::NAN;
+    let cases: &[(UnaryOp, f32, f32)] = &[
+        (UnaryOp::Log1p, 1e-10, 1e-10),
+        (UnaryOp::Log1p, -1.0, f32::NEG_INFINITY),
+        (UnaryOp::Expm1, 1e-10, 1e-10),
+        (UnaryOp::Expm1, -1e-10, -1e-10),
+        (UnaryOp::Expm1, f32::NEG_INFINITY, -1.0),
+        (UnaryOp::Round, 0.5, 0.0),
+        (UnaryOp::Round, 1.5, 2.0),
+        (UnaryOp::Round, 2.5, 2.0),
+        (UnaryOp::Round, -2.5, -2.0),
+        (UnaryOp::Floor, -0.5, -1.0),
+        (UnaryOp::Ceil, -0.5, -0.0),
+        (UnaryOp::Sign, -0.0, 0.0),
+        (UnaryOp::Sign, -2.0, -1.0),
+        (UnaryOp::Mish, f32::INFINITY, f32::INFINITY),
+        (UnaryOp::Mish, 1.0, 0.865_098_4),
+        (UnaryOp::GeluTanh, 1.0, 0.841_192),
+        (UnaryOp::GeluTanh, f32::INFINITY, f32::INFINITY),
+        (UnaryOp::Elu { alpha: 1.0 }, -1.0, -0.632_120_56),
+        (
+            UnaryOp::Softplus {
+                beta: 1.0,
+                threshold: 20.0,
+            },
+            20.5,
+            20.5,
+        ),
+        (
+            UnaryOp::Softplus {
+                beta: 1.0,
+                threshold: 20.0,
+            },
+            0.0,
+            std::f32::consts::LN_2,
+        ),
+        (
+            UnaryOp::Hardtanh {
+                min: -1.0,
+                max: 1.0,
+            },
+            3.0,
+            1.0,
+        ),
+    ];
+    for &(op, x, want) in cases {
+        let got = op.apply(x);
+        assert!(
+            got == want || (got - want).abs() <= 1e-6 * want.abs().max(1e-30),
+            "{}({x}) = {got}, want {want}",
+            op.name()
+        );
+    }
+    // NaN in, NaN out (sign too: a departure from torch's CPU kernel).
+    for op in UnaryOp::ALL {
+        assert!(op.apply(nan).is_nan(), "{}(NaN)", op.name());
+    }
+    // -inf through mish and tanh-GELU is NaN in torch as well (-inf * 0).
+    assert!(UnaryOp::Mish.apply(f32::NEG_INFINITY).is_nan());
+    let ht = UnaryOp::Hardtanh {
+        min: -1.0,
+        max: 1.0,
+    };
+    assert_eq!(ht.derivative(1.0), 0.0);
+    assert_eq!(ht.derivative(-1.0), 0.0);
+    assert_eq!(ht.derivative(0.5), 1.0);
 }

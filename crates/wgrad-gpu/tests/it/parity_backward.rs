@@ -123,10 +123,24 @@ fn ops() -> Vec<UnaryOp> {
                 min: Some(-0.5),
                 max: Some(1.25),
             },
+            UnaryOp::Softplus { .. } => UnaryOp::Softplus {
+                beta: 0.5,
+                threshold: 2.0,
+            },
+            UnaryOp::Elu { .. } => UnaryOp::Elu { alpha: 0.3 },
+            UnaryOp::Hardtanh { .. } => UnaryOp::Hardtanh {
+                min: -0.25,
+                max: 2.0,
+            },
             op => op,
         })
         .collect();
     ops.extend([
+        UnaryOp::Softplus {
+            beta: 1.0,
+            threshold: 20.0,
+        },
+        UnaryOp::Elu { alpha: 1.0 },
         UnaryOp::Clamp {
             min: None,
             max: Some(0.0),

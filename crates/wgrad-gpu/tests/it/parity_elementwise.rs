@@ -253,7 +253,12 @@ fn unary_tolerance(op: UnaryOp) -> f32 {
         | UnaryOp::Relu
         | UnaryOp::Square
         | UnaryOp::LeakyRelu { .. }
-        | UnaryOp::Clamp { .. } => EXACT,
+        | UnaryOp::Clamp { .. }
+        | UnaryOp::Sign
+        | UnaryOp::Floor
+        | UnaryOp::Ceil
+        | UnaryOp::Round
+        | UnaryOp::Hardtanh { .. } => EXACT,
         UnaryOp::Sqrt | UnaryOp::Recip => DIV,
         _ => TRANSCENDENTAL,
     }
@@ -281,6 +286,19 @@ fn every_unary() -> Vec<(UnaryOp, f32)> {
         UnaryOp::Clamp {
             min: Some(3.0),
             max: Some(-3.0),
+        },
+        UnaryOp::Softplus {
+            beta: 0.5,
+            threshold: 2.0,
+        },
+        UnaryOp::Softplus {
+            beta: 3.0,
+            threshold: 20.0,
+        },
+        UnaryOp::Elu { alpha: 0.3 },
+        UnaryOp::Hardtanh {
+            min: -0.25,
+            max: 2.0,
         },
     ];
     UnaryOp::ALL
