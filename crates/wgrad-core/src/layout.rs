@@ -176,6 +176,47 @@ impl Layout {
         Ok(out)
     }
 
+    /// Keeps `len` elements of `axis` starting at `start`, every `step`-th
+    /// one (Python's `x[start::step]` along one axis): the stride along
+    /// `axis` is multiplied by `step`. `step` must be positive and the last
+    /// element kept, `start + (len - 1) * step`, inside the axis.
+    pub fn narrow_step(&self, axis: isize, start: usize, len: usize, step: usize) -> Result<Self> {
+        const OP: &str = "slice";
+        let a = normalize_axis(OP, axis, self.rank())?;
+        let size = self.shape[a];
+        if step == 0 {
+            return Err(Error::invalid(OP, "slice step must be positive, got 0"));
+        }
+        let last = match len {
+            0 => Some(start),
+            _ => (len - 1)
+                .checked_mul(step)
+                .and_then(|s| s.checked_add(start)),
+        };
+        let fits = match (len, last) {
+            (0, Some(l)) => l <= size,
+            (_, Some(l)) => l < size,
+            (_, None) => false,
+        };
+        if !fits {
+            return Err(Error::invalid(
+                OP,
+                format!(
+                    "{len} elements from {start} with step {step} exceed the size {size} of \
+                     axis {axis} of shape {:?}",
+                    self.shape
+                ),
+            ));
+        }
+        let mut out = self.clone();
+        if len > 0 {
+            out.offset += start * self.strides[a];
+        }
+        out.shape[a] = len;
+        out.strides[a] = self.strides[a] * step;
+        Ok(out)
+    }
+
     /// Broadcasts to `target` (size-1 or missing leading dims get stride 0).
     pub fn expand(&self, target: &[usize]) -> Result<Self> {
         checked_numel("expand", target)?;
@@ -261,6 +302,18 @@ impl Layout {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn narrow_step_multiplies_the_stride() {
+        let l = Layout::contiguous(&[2, 10]);
+        let s = l.narrow_step(1, 1, 4, 3).unwrap();
+        assert_eq!(s.shape(), &[2, 4]);
+        assert_eq!(s.strides(), &[10, 3]);
+        assert_eq!(s.offsets(), vec![1, 4, 7, 10, 11, 14, 17, 20]);
+        assert!(l.narrow_step(1, 1, 4, 0).is_err());
+        assert!(l.narrow_step(1, 2, 4, 3).is_err());
+        assert_eq!(l.narrow_step(-1, 10, 0, 2).unwrap().shape(), &[2, 0]);
+    }
 
     #[test]
     fn transpose_is_not_contiguous() {
