@@ -379,6 +379,7 @@ fn input_gradients(saved: &Saved, g: &Storage) -> Result<Vec<Option<Storage>>> {
                 *ignore_index,
             )?)]
         }
+        Op::Cumsum { axis } => vec![Some(g.cumsum(*axis, true)?)],
     })
 }
 

@@ -101,6 +101,10 @@ pub(crate) enum Op {
         label_smoothing: f32,
         ignore_index: i32,
     },
+    /// Inclusive prefix sum along `axis`; backward is the reverse cumsum.
+    Cumsum {
+        axis: isize,
+    },
 }
 
 impl Op {
@@ -135,6 +139,7 @@ impl Op {
             Op::AvgPool2d { .. } => "avg_pool2d",
             Op::AdaptiveAvgPool2d => "adaptive_avg_pool2d",
             Op::CrossEntropy { .. } => "cross_entropy",
+            Op::Cumsum { .. } => "cumsum",
         }
     }
 }

@@ -12,6 +12,7 @@ use crate::Device;
 mod conv;
 mod optim_steps;
 mod pool;
+mod sort;
 pub(crate) use optim_steps::{AdamStepOutcome, SgdStepOutcome};
 
 /// Tensor data on the CPU or on a GPU.

@@ -48,6 +48,19 @@ pub fn normal(keys: [u32; 2], i: u32, mean: f32, std: f32) -> f32 {
     mean + std * r * (std::f32::consts::TAU * u2).cos()
 }
 
+/// Uniform integer in `low .. low + range` for element `i` (`range` >= 1):
+/// the high word of `bits * range` (Lemire's multiply-shift), as the
+/// `randint` kernel computes it; `range` 0 means all 2^32 values.
+pub fn uniform_int(keys: [u32; 2], i: u32, low: i32, range: u32) -> i32 {
+    let bits = random_bits(keys, 0, i);
+    let offset = if range == 0 {
+        bits
+    } else {
+        ((u64::from(bits) * u64::from(range)) >> 32) as u32
+    };
+    low.wrapping_add(offset as i32)
+}
+
 /// A seeded source of fresh seeds (SplitMix64), like `torch.Generator`:
 /// each random op takes the next seed so that consecutive draws differ.
 #[derive(Clone, Debug)]

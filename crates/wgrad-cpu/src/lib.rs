@@ -40,7 +40,9 @@ mod optim;
 mod parallel;
 mod pool;
 mod reduce;
+mod sample;
 mod softmax;
+mod sort;
 mod tensor;
 mod views;
 

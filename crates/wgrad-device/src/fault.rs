@@ -40,6 +40,11 @@ pub enum FaultCode {
     IndexAdd = 6,
     /// A `scatter_add` index outside its axis.
     ScatterAdd = 7,
+    /// A `bernoulli` probability outside `[0, 1]` (index: the element).
+    Bernoulli = 8,
+    /// An invalid `multinomial` weight row (index: the row; size: the
+    /// `wgrad_core::checks::sort::BadWeights` reason).
+    Multinomial = 9,
 }
 
 impl FaultCode {
@@ -52,6 +57,8 @@ impl FaultCode {
             5 => FaultCode::CrossEntropyTarget,
             6 => FaultCode::IndexAdd,
             7 => FaultCode::ScatterAdd,
+            8 => FaultCode::Bernoulli,
+            9 => FaultCode::Multinomial,
             _ => return None,
         })
     }
@@ -66,6 +73,8 @@ impl FaultCode {
             FaultCode::CrossEntropyTarget => "cross_entropy (target)",
             FaultCode::IndexAdd => "index_add",
             FaultCode::ScatterAdd => "scatter_add",
+            FaultCode::Bernoulli => "bernoulli",
+            FaultCode::Multinomial => "multinomial",
         }
     }
 }
@@ -86,6 +95,17 @@ pub(crate) fn words(bytes: &[u8]) -> [u32; 4] {
 pub(crate) fn check(words: [u32; 4]) -> wgrad_core::Result<()> {
     if words[0] == 0 {
         return Ok(());
+    }
+    // The samplers' faults are bad values, not bad indices.
+    use wgrad_core::checks::sort::{BadWeights, bad_probability};
+    match FaultCode::from_word(words[0]) {
+        Some(FaultCode::Bernoulli) => return Err(bad_probability(words[1] as usize)),
+        Some(FaultCode::Multinomial) => {
+            if let Some(why) = BadWeights::from_code(words[2]) {
+                return Err(why.error(words[1] as usize));
+            }
+        }
+        _ => {}
     }
     let op = FaultCode::from_word(words[0]).map_or("GPU kernel", FaultCode::op_name);
     Err(wgrad_core::Error::IndexOutOfRange {

@@ -9,4 +9,5 @@ mod operators;
 mod pool;
 mod reduce;
 pub(crate) mod resample;
+mod sort;
 mod views;

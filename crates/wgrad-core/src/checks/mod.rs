@@ -10,7 +10,8 @@
 //! `gather`, `one_hot`), [`index_add`] (`index_add`, `scatter_add`),
 //! [`concat`](mod@concat), [`conv`] (conv2d, conv_transpose2d), [`loss`] (cross-entropy), [`optim`]
 //! (optimizer operands and step coefficients) and [`pool`] (max_pool2d,
-//! avg_pool2d, adaptive_avg_pool2d).
+//! avg_pool2d, adaptive_avg_pool2d) and [`sort`] (sort, topk, cumsum and
+//! the random samplers).
 
 pub mod concat;
 pub mod conv;
@@ -20,6 +21,7 @@ pub mod loss;
 pub mod matmul;
 pub mod optim;
 pub mod pool;
+pub mod sort;
 
 use crate::{DType, Error, Result};
 

@@ -22,6 +22,7 @@ mod nn;
 mod optim;
 mod pool;
 mod reduce;
+mod sort;
 #[cfg(test)]
 mod tests;
 
@@ -39,6 +40,7 @@ pub(crate) use nn::CrossEntropyParams;
 pub(crate) use optim::{AdamAmsgradParams, AdamParams, SgdMomentumParams, SgdParams};
 pub(crate) use pool::Pool2dParams;
 pub(crate) use reduce::{ReduceParams, SoftmaxParams, SoftmaxSplitParams};
+pub(crate) use sort::{BernoulliParams, MultinomialParams, RandintParams, ScanParams, SortParams};
 
 /// Declares one kernel's parameter struct: `#[repr(C)]`, `Pod`, fields in
 /// the WGSL order with the WGSL names. Under `cfg(test)` it also gets

@@ -8,7 +8,7 @@
 use std::mem::size_of;
 
 use wgrad_kernels::families::{
-    backward, conv, elementwise, matmul, movement, nn, optim, pool, random, reduce,
+    attention, backward, conv, elementwise, matmul, movement, nn, optim, pool, random, reduce, sort,
 };
 use wgrad_kernels::{KernelSpec, families, sources};
 
@@ -77,6 +77,26 @@ fn cases() -> Vec<Case> {
             conv::CONV2D_WEIGHT_GRAD_128,
         ],
         ConvInputGradParams => [conv::CONV2D_INPUT_GRAD, conv::CONV2D_INPUT_GRAD_128],
+        AttentionParams => [
+            attention::ATTENTION_FORWARD,
+            attention::ATTENTION_BACKWARD_DQ,
+            attention::ATTENTION_BACKWARD_DKDV,
+        ],
+        SortParams => [
+            sort::SORT_ROWS,
+            sort::SORT_INIT,
+            sort::SORT_TILES,
+            sort::SORT_STEP,
+            sort::SORT_WRITE,
+        ],
+        ScanParams => [sort::SCAN_BLOCKS, sort::SCAN_CARRY],
+        RandintParams => [random::RANDINT],
+        BernoulliParams => [random::BERNOULLI],
+        MultinomialParams => [
+            random::MULTINOMIAL_CHECK,
+            random::MULTINOMIAL_DRAW,
+            random::MULTINOMIAL_KEYS,
+        ],
     ]
 }
 

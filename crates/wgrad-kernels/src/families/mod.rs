@@ -10,6 +10,7 @@ pub mod optim;
 pub mod pool;
 pub mod random;
 pub mod reduce;
+pub mod sort;
 
 use crate::spec::KernelSpec;
 
@@ -26,6 +27,7 @@ pub fn all() -> Vec<&'static KernelSpec> {
         nn::ALL,
         pool::ALL,
         conv::ALL,
+        sort::ALL,
     ]
     .concat()
 }

@@ -10,3 +10,4 @@ mod fixtures_models;
 mod fixtures_ops;
 mod fixtures_optim;
 mod hardening;
+mod sort;
