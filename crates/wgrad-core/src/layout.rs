@@ -306,10 +306,12 @@ mod tests {
     #[test]
     fn narrow_step_multiplies_the_stride() {
         let l = Layout::contiguous(&[2, 10]);
-        let s = l.narrow_step(1, 1, 4, 3).unwrap();
+        let s = l.narrow_step(1, 0, 4, 3).unwrap();
         assert_eq!(s.shape(), &[2, 4]);
         assert_eq!(s.strides(), &[10, 3]);
-        assert_eq!(s.offsets(), vec![1, 4, 7, 10, 11, 14, 17, 20]);
+        assert_eq!(s.offsets(), vec![0, 3, 6, 9, 10, 13, 16, 19]);
+        let s = l.narrow_step(0, 1, 1, 5).unwrap();
+        assert_eq!(s.offsets(), vec![10, 11, 12, 13, 14, 15, 16, 17, 18, 19]);
         assert!(l.narrow_step(1, 1, 4, 0).is_err());
         assert!(l.narrow_step(1, 2, 4, 3).is_err());
         assert_eq!(l.narrow_step(-1, 10, 0, 2).unwrap().shape(), &[2, 0]);
