@@ -1,5 +1,5 @@
-// Row reductions over strided views: sum, max, min, argmax, argmin and the
-// sum of squared deviations from a per-row mean (the second pass of var).
+// Row reductions over strided views: sum, product, max, min, argmax, argmin
+// and the sum of squared deviations from a per-row mean (the second pass of var).
 //
 // The host permutes the input so the kept axes come first and the reduced
 // axes last (a view, no copy): output row `row` reduces the `inner` elements
@@ -17,7 +17,7 @@
 // alias of out_val that is never written).
 // Override OP = wgrad_kernels::families::reduce::Fold::code() (case constants
 // REDUCE_* generated from Fold::ALL): sum, max, min, argmax, argmin, sqdev =
-// sum of (x - mean[row])^2.
+// sum of (x - mean[row])^2, prod.
 
 //! include common/nan.wgsl
 
@@ -64,6 +64,7 @@ fn identity() -> f32 {
         case REDUCE_MAX, REDUCE_ARGMAX: { return bitcast<f32>(0xff800000u); } // -inf
         case REDUCE_MIN, REDUCE_ARGMIN: { return bitcast<f32>(0x7f800000u); } // +inf
         case REDUCE_SUM, REDUCE_SQDEV: { return 0.0; }
+        case REDUCE_PROD: { return 1.0; }
         // Not a Fold code: NaN, so a missing case cannot pass for another fold.
         default: { return nan(); }
     }
@@ -73,13 +74,14 @@ fn is_arg() -> bool {
     return OP == REDUCE_ARGMAX || OP == REDUCE_ARGMIN;
 }
 
-// NaN-propagating max/min (torch.max semantics), plain sum otherwise.
+// NaN-propagating max/min (torch.max semantics), plain sum or product otherwise.
 fn combine(a: f32, b: f32) -> f32 {
     switch OP {
         case REDUCE_MAX: { if is_nan(a) || is_nan(b) { return nan(); } return max(a, b); }
         case REDUCE_MIN: { if is_nan(a) || is_nan(b) { return nan(); } return min(a, b); }
         // The arg folds never combine values this way; they keep the sum as before.
         case REDUCE_SUM, REDUCE_SQDEV, REDUCE_ARGMAX, REDUCE_ARGMIN: { return a + b; }
+        case REDUCE_PROD: { return a * b; }
         // Not a Fold code: NaN, so a missing case cannot pass for another fold.
         default: { return nan(); }
     }

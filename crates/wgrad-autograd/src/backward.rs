@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use wgrad_core::{BinaryOp, CompareOp, DType, Error, Result, UnaryOp, shape};
 
 use crate::graph::{Node, Op};
-use crate::ops::conv;
+use crate::ops::{attention, conv, scatter, structure};
 use crate::storage::Storage;
 use crate::tensor::Tensor;
 
@@ -344,7 +344,27 @@ fn input_gradients(saved: &Saved, g: &Storage) -> Result<Vec<Option<Storage>>> {
             let base = Storage::full(&shape_of(0), 0.0, DType::F32, &g.device())?;
             vec![Some(base.scatter_add(*axis, index, g)?)]
         }
+        Op::Slice { axis, start, step } => {
+            vec![Some(structure::slice_backward(
+                g,
+                &shape_of(0),
+                *axis,
+                *start,
+                *step,
+            )?)]
+        }
+        Op::IndexAdd { axis, index } => scatter::index_add_grads(g, *axis, index)?,
+        Op::ScatterAdd { axis, index } => {
+            scatter::scatter_add_grads(g, *axis, index, &shape_of(1))?
+        }
         Op::ToDevice => vec![Some(g.to_device(&inputs[0].device())?)],
+        Op::Attention(a) => attention::attention_grads(
+            g,
+            a,
+            [x(0)?, x(1)?, x(2)?],
+            saved.output()?,
+            [shape_of(0), shape_of(1), shape_of(2)],
+        )?,
         Op::Conv2d { geometry } => {
             let needs = [inputs[0].requires_grad(), inputs[1].requires_grad()];
             conv::conv2d_grads(g, || x(0), || x(1), needs, geometry)?
@@ -367,6 +387,15 @@ fn input_gradients(saved: &Saved, g: &Storage) -> Result<Vec<Option<Storage>>> {
             let needs = [inputs[0].requires_grad(), inputs[1].requires_grad()];
             conv::conv_transpose2d_grads(g, || x(0), || x(1), needs, geometry)?
         }
+        Op::Math(m) => crate::ops::math_grad::grads(
+            m,
+            g,
+            &crate::ops::math_grad::Inputs {
+                input: &x,
+                output: &|| saved.output(),
+                shape: &shape_of,
+            },
+        )?,
         Op::CrossEntropy {
             target,
             label_smoothing,

@@ -72,7 +72,25 @@ pub(crate) enum Op {
         axis: isize,
         index: Storage,
     },
+    /// A strided view `x[start::step]` along `axis` (`Tensor::slice`, step > 1).
+    Slice {
+        axis: isize,
+        start: usize,
+        step: usize,
+    },
+    /// `base.index_add(axis, index, source)` of inputs `[base, source]`.
+    IndexAdd {
+        axis: isize,
+        index: Storage,
+    },
+    /// `base.scatter_add(axis, index, src)` of inputs `[base, src]`.
+    ScatterAdd {
+        axis: isize,
+        index: Storage,
+    },
     ToDevice,
+    /// Fused scaled-dot-product attention of inputs `[q, k, v]`.
+    Attention(Box<crate::ops::attention::AttentionSaved>),
     /// 2-D convolution of inputs `[x, weight]` (bias is a separate add).
     Conv2d {
         geometry: Conv2dGeometry,
@@ -95,6 +113,9 @@ pub(crate) enum Op {
     },
     /// Adaptive 2-D average pooling (the sizes say everything).
     AdaptiveAvgPool2d,
+    /// A math op whose rule is in `ops/math_grad.rs` (tensor-bound clamp,
+    /// logsumexp, prod, std, norm).
+    Math(crate::ops::math::MathOp),
     /// Fused log-softmax + NLL per sample (reduction 'none').
     CrossEntropy {
         target: Storage,
@@ -132,13 +153,18 @@ impl Op {
             Op::MatmulT { .. } => "matmul",
             Op::IndexSelect { .. } => "index_select",
             Op::Gather { .. } => "gather",
+            Op::Slice { .. } => "slice",
+            Op::IndexAdd { .. } => "index_add",
+            Op::ScatterAdd { .. } => "scatter_add",
             Op::ToDevice => "to",
+            Op::Attention(_) => "scaled_dot_product_attention",
             Op::Conv2d { .. } => "conv2d",
             Op::ConvTranspose2d { .. } => "conv_transpose2d",
             Op::MaxPool2d { .. } => "max_pool2d",
             Op::AvgPool2d { .. } => "avg_pool2d",
             Op::AdaptiveAvgPool2d => "adaptive_avg_pool2d",
             Op::CrossEntropy { .. } => "cross_entropy",
+            Op::Math(m) => m.name(),
             Op::Cumsum { .. } => "cumsum",
         }
     }

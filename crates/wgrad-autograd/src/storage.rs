@@ -9,6 +9,7 @@ use wgrad_gpu::GpuTensor;
 
 use crate::Device;
 
+mod attention;
 mod conv;
 mod optim_steps;
 mod pool;
@@ -208,6 +209,17 @@ impl Storage {
     pub fn narrow(&self, axis: isize, start: usize, len: usize) -> Result<Storage> {
         unary_dispatch!(self, t => t.narrow(axis, start, len))
     }
+    /// Keeps `len` elements of `axis` from `start` on, every `step`-th one
+    /// (a strided view, Python's `x[start::step]` along `axis`).
+    pub fn narrow_step(
+        &self,
+        axis: isize,
+        start: usize,
+        len: usize,
+        step: usize,
+    ) -> Result<Storage> {
+        unary_dispatch!(self, t => t.narrow_step(axis, start, len, step))
+    }
     /// Broadcasts to `shape` (a view, `torch.Tensor.expand`): size-1 and
     /// missing leading dims repeat with stride 0; other sizes must match.
     pub fn expand(&self, shape: &[usize]) -> Result<Storage> {
@@ -321,6 +333,11 @@ impl Storage {
     /// nothing is NaN.
     pub fn mean(&self, axes: &[isize], keepdim: bool) -> Result<Storage> {
         unary_dispatch!(self, t => t.mean(axes, keepdim))
+    }
+    /// Product over `axes` (`&[]` = all; `torch.prod`); F32 only, the
+    /// product of nothing is 1.
+    pub fn prod(&self, axes: &[isize], keepdim: bool) -> Result<Storage> {
+        unary_dispatch!(self, t => t.prod(axes, keepdim))
     }
     /// Maximum over `axes` (`&[]` = all; `torch.amax`); NaN propagates,
     /// an empty reduction is an error.

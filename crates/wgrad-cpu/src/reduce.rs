@@ -1,4 +1,4 @@
-//! Reductions over axes: sum, mean, max, min, var, argmax, argmin.
+//! Reductions over axes: sum, mean, prod, max, min, var, argmax, argmin.
 //!
 //! Each output element reduces one contiguous row: when the reduced axes
 //! are the trailing ones of a contiguous tensor the rows are read in place,
@@ -213,6 +213,12 @@ impl CpuTensor {
     /// Mean over `axes` (`&[]` = all); the mean of nothing is NaN.
     pub fn mean(&self, axes: &[isize], keepdim: bool) -> Result<Self> {
         self.sum_or_mean("mean", axes, keepdim, true)
+    }
+
+    /// Product over `axes` (`&[]` = all; `torch.prod`), left to right in
+    /// f32; the product of nothing is 1.
+    pub fn prod(&self, axes: &[isize], keepdim: bool) -> Result<Self> {
+        self.reduce_with("prod", axes, keepdim, false, |r| r.iter().product())
     }
 
     /// Maximum over `axes` (`&[]` = all); NaN propagates. Empty reductions

@@ -1,13 +1,18 @@
 //! Differentiable ops on `Tensor`: compute on the storage, record the node.
 
+pub(crate) mod attention;
 pub(crate) mod conv;
 mod elementwise;
 mod indexing;
 mod linalg;
 mod loss;
+pub(crate) mod math;
+pub(crate) mod math_grad;
 mod operators;
 mod pool;
 mod reduce;
 pub(crate) mod resample;
+pub(crate) mod scatter;
 mod sort;
+pub(crate) mod structure;
 mod views;

@@ -1,4 +1,4 @@
-//! Reductions over axes: sum, mean, max, min, var, argmax, argmin.
+//! Reductions over axes: sum, mean, prod, max, min, var, argmax, argmin.
 //!
 //! Every reduction views the input with the kept axes first and the reduced
 //! axes last (a permuted layout, no copy) and records `kernels/reduce/
@@ -357,7 +357,7 @@ impl GpuTensor {
         ))
     }
 
-    /// Shared body of sum, mean, max and min.
+    /// Shared body of sum, mean, prod, max and min.
     fn reduce_simple(
         &self,
         op: &'static str,
@@ -375,8 +375,12 @@ impl GpuTensor {
             return Ok(out);
         }
         if view.inner == 0 {
-            // The sum of nothing is 0; the mean of nothing is 0/0.
-            let fill = if mean { f32::NAN } else { 0.0 };
+            // The sum of nothing is 0, the product 1; the mean of nothing is 0/0.
+            let fill = match fold {
+                Fold::Prod => 1.0,
+                _ if mean => f32::NAN,
+                _ => 0.0,
+            };
             out.fill_words(fill.to_bits())?;
             return Ok(out);
         }
@@ -393,6 +397,12 @@ impl GpuTensor {
     /// Mean over `axes` (`&[]` = all); the mean of nothing is NaN.
     pub fn mean(&self, axes: &[isize], keepdim: bool) -> Result<GpuTensor> {
         self.reduce_simple("mean", Fold::Sum, axes, keepdim, true)
+    }
+
+    /// Product over `axes` (`&[]` = all; `torch.prod`); the product of
+    /// nothing is 1.
+    pub fn prod(&self, axes: &[isize], keepdim: bool) -> Result<GpuTensor> {
+        self.reduce_simple("prod", Fold::Prod, axes, keepdim, false)
     }
 
     /// Maximum over `axes` (`&[]` = all); NaN propagates. Empty reductions

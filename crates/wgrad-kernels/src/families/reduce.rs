@@ -19,17 +19,20 @@ pub enum Fold {
     ArgMin,
     /// Sum of `(x - mean[row])^2` with the means in `aux`.
     SqDev,
+    /// Product of the row (`torch.prod`).
+    Prod,
 }
 
 impl Fold {
     /// Every fold, in `code()` order.
-    pub const ALL: [Fold; 6] = [
+    pub const ALL: [Fold; 7] = [
         Fold::Sum,
         Fold::Max,
         Fold::Min,
         Fold::ArgMax,
         Fold::ArgMin,
         Fold::SqDev,
+        Fold::Prod,
     ];
 
     /// Selector value passed as reduce.wgsl's `OP`.
@@ -41,6 +44,7 @@ impl Fold {
             Fold::ArgMax => 3,
             Fold::ArgMin => 4,
             Fold::SqDev => 5,
+            Fold::Prod => 6,
         }
     }
 
@@ -53,6 +57,7 @@ impl Fold {
             Fold::ArgMax => "argmax",
             Fold::ArgMin => "argmin",
             Fold::SqDev => "sqdev",
+            Fold::Prod => "prod",
         }
     }
 

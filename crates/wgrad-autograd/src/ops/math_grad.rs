@@ -1,0 +1,206 @@
+//! Backward rules of the [`MathOp`] nodes (`math.rs`), all on the tensor's
+//! own device through existing ops.
+
+use wgrad_core::shape::{normalize_axes, reduced_shape};
+use wgrad_core::{BinaryOp, CompareOp, DType, Result, UnaryOp};
+
+use super::math::{MathOp, mask};
+use crate::storage::Storage;
+
+/// What a rule may read of its node: input `i` (version-checked), the
+/// output, and input `i`'s shape.
+pub(crate) struct Inputs<'a> {
+    /// Input `i`'s data as the forward pass saw it.
+    pub(crate) input: &'a dyn Fn(usize) -> Result<Storage>,
+    /// The node's output as the forward pass made it.
+    pub(crate) output: &'a dyn Fn() -> Result<Storage>,
+    /// Input `i`'s shape.
+    pub(crate) shape: &'a dyn Fn(usize) -> Vec<usize>,
+}
+
+/// The gradient of each input of `op` given the output's gradient `g`.
+pub(crate) fn grads(op: &MathOp, g: &Storage, at: &Inputs<'_>) -> Result<Vec<Option<Storage>>> {
+    Ok(match op {
+        MathOp::ClampTensor { has_min, has_max } => clamp_grads(*has_min, *has_max, g, at)?,
+        MathOp::LogSumExp { axes, keepdim } => {
+            let shape = (at.shape)(0);
+            let out = expand_reduced(&(at.output)()?, &shape, axes, *keepdim)?;
+            let soft = (at.input)(0)?
+                .binary(&out, BinaryOp::Sub)?
+                .unary(UnaryOp::Exp)?;
+            let g = expand_reduced(g, &shape, axes, *keepdim)?;
+            vec![Some(g.binary(&soft, BinaryOp::Mul)?)]
+        }
+        MathOp::Prod { axes, keepdim } => vec![Some(prod_grad(g, at, axes, *keepdim)?)],
+        MathOp::Std {
+            axes,
+            correction,
+            keepdim,
+        } => {
+            let shape = (at.shape)(0);
+            let x = (at.input)(0)?;
+            let n: usize = normalize_axes("std", axes, shape.len())?
+                .iter()
+                .map(|&a| shape[a])
+                .product();
+            let denom = (n as f32 - *correction as f32).max(0.0);
+            // d std = d var / (2 std), and 0 where std is 0 (as PyTorch's
+            // masked_fill); d var / dx = 2 (x - mean) / denom.
+            let scale = masked_ratio(g, &(at.output)()?)?;
+            let scale = expand_reduced(&scale, &shape, axes, *keepdim)?;
+            let centered = x.binary(&x.mean(axes, true)?, BinaryOp::Sub)?;
+            let grad = centered.binary(&scale, BinaryOp::Mul)?.binary_scalar(
+                BinaryOp::Div,
+                denom,
+                false,
+            )?;
+            vec![Some(grad)]
+        }
+        MathOp::Norm { p, axes, keepdim } => vec![Some(norm_grad(*p, g, at, axes, *keepdim)?)],
+    })
+}
+
+/// Broadcasts a reduction's gradient (or output) back over the reduced axes.
+fn expand_reduced(
+    g: &Storage,
+    in_shape: &[usize],
+    axes: &[isize],
+    keepdim: bool,
+) -> Result<Storage> {
+    let axes = normalize_axes("reduce", axes, in_shape.len())?;
+    let kept = if keepdim {
+        g.clone()
+    } else {
+        let keep_shape: Vec<isize> = reduced_shape(in_shape, &axes, true)
+            .iter()
+            .map(|&d| d as isize)
+            .collect();
+        g.reshape(&keep_shape)?
+    };
+    kept.expand(in_shape)
+}
+
+/// `g / d` elementwise, 0 where `d == 0`.
+fn masked_ratio(g: &Storage, d: &Storage) -> Result<Storage> {
+    let zero = Storage::full(&[], 0.0, DType::F32, &g.device())?;
+    let ratio = g.binary(d, BinaryOp::Div)?;
+    Storage::where_cond(&d.compare_scalar(CompareOp::Eq, 0.0)?, &zero, &ratio)
+}
+
+/// `1 - a` elementwise.
+fn not(a: &Storage) -> Result<Storage> {
+    a.binary_scalar(BinaryOp::Sub, 1.0, true)
+}
+
+/// `a + s * b` elementwise (broadcasting).
+fn add_scaled(a: &Storage, s: f32, b: &Storage) -> Result<Storage> {
+    a.binary(&b.binary_scalar(BinaryOp::Mul, s, false)?, BinaryOp::Add)
+}
+
+/// PyTorch 2.15's clamp backward with tensor bounds, as F32 weights of `g`
+/// (checked against torch on every combination of NaN, ties and order):
+/// one bound behaves as `maximum`/`minimum` (ties share half and half, NaN
+/// sends the gradient to both); with both, `x` gets it where neither
+/// `x < min` nor `x > max`, `min` where `x < min <= max`, `max` where
+/// `max < min` or `x > max >= min`, and a tie of `x` with a bound shares
+/// half and half when `min < max`.
+fn clamp_grads(
+    has_min: bool,
+    has_max: bool,
+    g: &Storage,
+    at: &Inputs<'_>,
+) -> Result<Vec<Option<Storage>>> {
+    use CompareOp::{Eq, Gt, Lt};
+    let x = (at.input)(0)?;
+    let weights = match (has_min, has_max) {
+        (true, true) => {
+            let (lo, hi) = ((at.input)(1)?, (at.input)(2)?);
+            let lo_lt_hi = mask(&lo, &hi, Lt)?;
+            let lo_le_hi = mask(&lo, &hi, CompareOp::Le)?;
+            let half_lo = mask(&x, &lo, Eq)?.binary(&lo_lt_hi, BinaryOp::Mul)?;
+            let half_hi = mask(&x, &hi, Eq)?.binary(&lo_lt_hi, BinaryOp::Mul)?;
+            let inside =
+                not(&mask(&x, &lo, Lt)?)?.binary(&not(&mask(&x, &hi, Gt)?)?, BinaryOp::Mul)?;
+            let halves = add_scaled(&half_lo, 1.0, &half_hi)?;
+            let w_x = inside.binary(&add_scaled(&not(&halves)?, 0.5, &halves)?, BinaryOp::Mul)?;
+            let below = mask(&x, &lo, Lt)?.binary(&lo_le_hi, BinaryOp::Mul)?;
+            let w_lo = add_scaled(&below, 0.5, &half_lo)?;
+            let above = mask(&x, &hi, Gt)?.binary(&lo_le_hi, BinaryOp::Mul)?;
+            let w_hi = add_scaled(
+                &mask(&hi, &lo, Lt)?.binary(&above, BinaryOp::Add)?,
+                0.5,
+                &half_hi,
+            )?;
+            vec![w_x, w_lo, w_hi]
+        }
+        (true, false) | (false, true) => {
+            let bound = (at.input)(1)?;
+            // For min: x loses where x < min, the bound where x > min.
+            let (x_loses, b_loses) = if has_min { (Lt, Gt) } else { (Gt, Lt) };
+            let tie = mask(&x, &bound, Eq)?;
+            let w_x = add_scaled(&not(&mask(&x, &bound, x_loses)?)?, -0.5, &tie)?;
+            let w_b = add_scaled(&not(&mask(&x, &bound, b_loses)?)?, -0.5, &tie)?;
+            vec![w_x, w_b]
+        }
+        (false, false) => vec![Storage::full(&[], 1.0, DType::F32, &g.device())?],
+    };
+    weights
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            Ok(Some(
+                g.binary(w, BinaryOp::Mul)?.sum_to_shape(&(at.shape)(i))?,
+            ))
+        })
+        .collect()
+}
+
+/// `prod` backward without dividing by zero: with `P` the product of the
+/// non-zero elements of a group and `z` its count of zeros, element `i`
+/// gets `P / x_i` when `z = 0`, `P` when `z = 1` and `x_i = 0`, else 0.
+fn prod_grad(g: &Storage, at: &Inputs<'_>, axes: &[isize], keepdim: bool) -> Result<Storage> {
+    let shape = (at.shape)(0);
+    let x = (at.input)(0)?;
+    let device = g.device();
+    let one = Storage::full(&[], 1.0, DType::F32, &device)?;
+    let zero = Storage::full(&[], 0.0, DType::F32, &device)?;
+    let is_zero = x.compare_scalar(CompareOp::Eq, 0.0)?;
+    let zeros = is_zero.cast(DType::F32)?.sum(axes, true)?;
+    let nonzero = Storage::where_cond(&is_zero, &one, &x)?;
+    let p = nonzero.prod(axes, true)?;
+    let none = zeros.compare_scalar(CompareOp::Eq, 0.0)?;
+    let one_zero = zeros.compare_scalar(CompareOp::Eq, 1.0)?;
+    let lone = Storage::where_cond(&one_zero, &p, &zero)?;
+    let lone = Storage::where_cond(&is_zero, &lone, &zero)?;
+    let w = Storage::where_cond(&none, &p.binary(&nonzero, BinaryOp::Div)?, &lone)?;
+    expand_reduced(g, &shape, axes, keepdim)?.binary(&w, BinaryOp::Mul)
+}
+
+/// Norm backward (p finite, not 0 or 1): `x / ||x||` for p = 2, else
+/// `sign(x) |x|^(p-1) / ||x||^(p-1)`; 0 where the norm is 0 and, for the
+/// general p, where `x` is 0 (as PyTorch).
+fn norm_grad(
+    p: f32,
+    g: &Storage,
+    at: &Inputs<'_>,
+    axes: &[isize],
+    keepdim: bool,
+) -> Result<Storage> {
+    let shape = (at.shape)(0);
+    let x = (at.input)(0)?;
+    let out = (at.output)()?;
+    if p == 2.0 {
+        let scale = expand_reduced(&masked_ratio(g, &out)?, &shape, axes, keepdim)?;
+        return x.binary(&scale, BinaryOp::Mul);
+    }
+    let denom = out.binary_scalar(BinaryOp::Pow, p - 1.0, false)?;
+    let scale = expand_reduced(&masked_ratio(g, &denom)?, &shape, axes, keepdim)?;
+    let zero = Storage::full(&[], 0.0, DType::F32, &g.device())?;
+    let scaled = x.unary(UnaryOp::Sign)?.binary(
+        &x.unary(UnaryOp::Abs)?
+            .binary_scalar(BinaryOp::Pow, p - 1.0, false)?,
+        BinaryOp::Mul,
+    )?;
+    let scaled = Storage::where_cond(&x.compare_scalar(CompareOp::Eq, 0.0)?, &zero, &scaled)?;
+    scaled.binary(&scale, BinaryOp::Mul)
+}

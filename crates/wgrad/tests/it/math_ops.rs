@@ -1,0 +1,439 @@
+//! Math ops of the transformer issue beyond the unary selectors (which the
+//! `UnaryOp::ALL` loops cover): `clamp_tensor`, `logsumexp`, `prod`, `std`,
+//! `norm`, `max_dim`/`min_dim`, `argmax_all`/`argmin_all`. Finite-difference
+//! gradchecks on the CPU, GPU-vs-CPU parity of values and gradients, edge
+//! cases (0-d, empty, NaN, infinities, non-contiguous views, zeros in prod,
+//! ties) and bad input. PyTorch ground truth: `fixtures_ops.rs`.
+
+use crate::common::{gpu, max_rel_err};
+use wgrad::gradcheck::{GradcheckOptions, gradcheck};
+use wgrad::{DType, Device, Result, Tensor};
+
+fn f(data: &[f32], shape: &[usize], device: &Device) -> Tensor {
+    Tensor::from_vec(data.to_vec(), shape, device).unwrap()
+}
+
+fn leaf(data: &[f32], shape: &[usize], device: &Device) -> Tensor {
+    f(data, shape, device).with_requires_grad(true).unwrap()
+}
+
+/// Deterministic values in about [-2, 2), distinct and away from 0.
+fn values(n: usize, seed: u32) -> Vec<f32> {
+    (0..n)
+        .map(|i| {
+            let k = (i as u32)
+                .wrapping_mul(2_654_435_761)
+                .wrapping_add(seed * 97)
+                % 4000;
+            let v = k as f32 / 1000.0 - 2.0;
+            if v.abs() < 0.05 { v + 0.1 } else { v }
+        })
+        .collect()
+}
+
+type Case = (
+    &'static str,
+    Vec<Vec<usize>>,
+    fn(&[Tensor]) -> Result<Tensor>,
+);
+
+/// Every differentiable case: name, input shapes, the function.
+fn cases() -> Vec<Case> {
+    vec![
+        ("clamp both", vec![vec![3, 4], vec![4], vec![3, 1]], |x| {
+            x[0].clamp_tensor(
+                Some(&x[1].mul_scalar(0.3)?),
+                Some(&x[2].abs()?.add_scalar(0.2)?),
+            )
+        }),
+        ("clamp min", vec![vec![3, 4], vec![3, 4]], |x| {
+            x[0].clamp_tensor(Some(&x[1]), None)
+        }),
+        ("clamp max", vec![vec![2, 3], vec![3]], |x| {
+            x[0].clamp_tensor(None, Some(&x[1]))
+        }),
+        ("logsumexp rows", vec![vec![3, 5]], |x| {
+            x[0].logsumexp(&[1], false)
+        }),
+        ("logsumexp all", vec![vec![2, 3, 2]], |x| {
+            x[0].logsumexp(&[], false)
+        }),
+        ("logsumexp keepdim", vec![vec![2, 3, 4]], |x| {
+            x[0].logsumexp(&[0, 2], true)
+        }),
+        ("prod rows", vec![vec![3, 4]], |x| x[0].prod(&[1], false)),
+        ("prod all", vec![vec![2, 3]], |x| x[0].prod(&[], false)),
+        ("prod dim0 keepdim", vec![vec![3, 2, 2]], |x| {
+            x[0].prod(&[0], true)
+        }),
+        ("std", vec![vec![3, 5]], |x| x[0].std(&[1], 1, false)),
+        ("std all c0", vec![vec![4, 3]], |x| x[0].std(&[], 0, false)),
+        ("norm 2", vec![vec![3, 4]], |x| x[0].norm(2.0, &[1], false)),
+        ("norm 2 all", vec![vec![2, 3]], |x| {
+            x[0].norm(2.0, &[], true)
+        }),
+        ("norm 1", vec![vec![3, 4]], |x| x[0].norm(1.0, &[0], false)),
+        ("norm inf", vec![vec![3, 4]], |x| {
+            x[0].norm(f32::INFINITY, &[1], false)
+        }),
+        ("norm -inf", vec![vec![3, 4]], |x| {
+            x[0].norm(f32::NEG_INFINITY, &[1], true)
+        }),
+        ("norm 3", vec![vec![3, 4]], |x| x[0].norm(3.0, &[1], false)),
+        ("norm 0.5", vec![vec![3, 4]], |x| {
+            x[0].norm(0.5, &[-1], false)
+        }),
+        ("norm -1.5", vec![vec![2, 3]], |x| {
+            x[0].norm(-1.5, &[1], false)
+        }),
+        ("max_dim", vec![vec![3, 4]], |x| {
+            Ok(x[0].max_dim(1, false)?.0)
+        }),
+        ("min_dim keepdim", vec![vec![3, 4]], |x| {
+            Ok(x[0].min_dim(0, true)?.0)
+        }),
+        ("transposed logsumexp", vec![vec![4, 3]], |x| {
+            x[0].t()?.logsumexp(&[1], false)
+        }),
+        ("transposed prod", vec![vec![4, 3]], |x| {
+            x[0].t()?.prod(&[0], false)
+        }),
+        ("transposed norm", vec![vec![4, 3]], |x| {
+            x[0].t()?.norm(2.0, &[1], false)
+        }),
+    ]
+}
+
+fn make_inputs(shapes: &[Vec<usize>], device: &Device) -> Vec<Tensor> {
+    shapes
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let n = s.iter().product();
+            leaf(&values(n, i as u32 + 1), s, device)
+        })
+        .collect()
+}
+
+#[test]
+fn gradcheck_math_ops_on_cpu() {
+    let mut failures = Vec::new();
+    for (name, shapes, func) in cases() {
+        let inputs = make_inputs(&shapes, &Device::Cpu);
+        let report = gradcheck(func, &inputs, GradcheckOptions::default())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        if let Err(e) = report.check() {
+            failures.push(format!("{name}: {e}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn gpu_values_and_gradients_match_cpu() {
+    let Some(gpu) = gpu() else { return };
+    for (name, shapes, func) in cases() {
+        let run = |device: &Device| -> (Vec<f32>, Vec<Vec<f32>>) {
+            let inputs = make_inputs(&shapes, device);
+            let out = func(&inputs).unwrap_or_else(|e| panic!("{name} on {device}: {e}"));
+            let w = Tensor::rand_with(&out.shape(), 0.5, 1.5, 7, device).unwrap();
+            out.mul(&w).unwrap().sum_all().unwrap().backward().unwrap();
+            let grads = inputs
+                .iter()
+                .map(|t| t.grad().unwrap().to_vec_f32().unwrap())
+                .collect();
+            (out.to_vec_f32().unwrap(), grads)
+        };
+        let (cv, cg) = run(&Device::Cpu);
+        let (gv, gg) = run(&gpu);
+        assert!(max_rel_err(&gv, &cv) < 1e-4, "{name}: {gv:?} vs {cv:?}");
+        for (g, c) in gg.iter().zip(&cg) {
+            assert!(max_rel_err(g, c) < 1e-4, "{name} grad: {g:?} vs {c:?}");
+        }
+    }
+}
+
+/// Devices to run the value tests on: the CPU, and the GPU when present.
+fn devices() -> Vec<Device> {
+    let mut d = vec![Device::Cpu];
+    d.extend(gpu());
+    d
+}
+
+fn vals(t: &Tensor) -> Vec<f32> {
+    t.to_vec_f32().unwrap()
+}
+
+#[test]
+fn clamp_tensor_gradients_follow_torch_on_ties_nan_and_crossed_bounds() {
+    let nan = f32::NAN;
+    for d in devices() {
+        // torch 2.15: clamp(x, lo, hi).sum().backward() on each column.
+        let x = leaf(&[1.0, 2.0, 3.0, 0.5, 5.0, 2.0, 2.0, nan, 1.0], &[9], &d);
+        let lo = leaf(&[1.0, 1.0, 1.0, 1.0, 1.0, 2.0, 3.0, 2.0, 2.0], &[9], &d);
+        let hi = leaf(&[3.0, 3.0, 3.0, 3.0, 3.0, 2.0, 1.0, 1.0, nan], &[9], &d);
+        let y = x.clamp_tensor(Some(&lo), Some(&hi)).unwrap();
+        let got = vals(&y);
+        let want = [1.0, 2.0, 3.0, 1.0, 3.0, 2.0, 1.0, nan, nan];
+        for (g, w) in got.iter().zip(want) {
+            assert!(g == &w || (g.is_nan() && w.is_nan()), "{got:?} on {d}");
+        }
+        y.sum_all().unwrap().backward().unwrap();
+        let g = |t: &Tensor| vals(&t.grad().unwrap());
+        assert_eq!(
+            g(&x),
+            [0.5, 1.0, 0.5, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0],
+            "x on {d}"
+        );
+        assert_eq!(
+            g(&lo),
+            [0.5, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+            "lo on {d}"
+        );
+        assert_eq!(
+            g(&hi),
+            [0.0, 0.0, 0.5, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0],
+            "hi on {d}"
+        );
+
+        // One bound: maximum's rule (ties halve, NaN sends it to both).
+        let x = leaf(&[1.0, 0.5, 2.0, nan], &[4], &d);
+        let lo = leaf(&[1.0, 1.0, 1.0, 0.0], &[4], &d);
+        x.clamp_tensor(Some(&lo), None)
+            .unwrap()
+            .sum_all()
+            .unwrap()
+            .backward()
+            .unwrap();
+        assert_eq!(g(&x), [0.5, 0.0, 1.0, 1.0], "x (min only) on {d}");
+        assert_eq!(g(&lo), [0.5, 1.0, 0.0, 1.0], "lo (min only) on {d}");
+    }
+}
+
+#[test]
+fn clamp_tensor_broadcasts_and_rejects_bad_input() {
+    let d = Device::Cpu;
+    let x = f(&[-2.0, 0.0, 2.0, 4.0], &[2, 2], &d);
+    let lo = f(&[-1.0], &[1], &d);
+    let hi = f(&[1.0, 3.0], &[2], &d);
+    let y = x.clamp_tensor(Some(&lo), Some(&hi)).unwrap();
+    assert_eq!(y.shape().to_vec(), vec![2, 2]);
+    assert_eq!(vals(&y), [-1.0, 0.0, 1.0, 3.0]);
+    let e = x.clamp_tensor(None, None).unwrap_err().to_string();
+    assert!(e.contains("clamp") && e.contains("min and max"), "{e}");
+    let bad = f(&[0.0, 0.0, 0.0], &[3], &d);
+    assert!(x.clamp_tensor(Some(&bad), None).is_err());
+    let ints = Tensor::full(&[2], 0.0, DType::I32, &d).unwrap();
+    let e = x.clamp_tensor(Some(&ints), None).unwrap_err().to_string();
+    assert!(e.contains("clamp"), "{e}");
+}
+
+#[test]
+fn logsumexp_edge_cases() {
+    let (inf, nan) = (f32::INFINITY, f32::NAN);
+    for d in devices() {
+        let x = f(
+            &[-inf, -inf, inf, 1.0, nan, 1.0, 1000.0, 1000.0],
+            &[4, 2],
+            &d,
+        );
+        let got = vals(&x.logsumexp(&[1], false).unwrap());
+        assert_eq!(got[0], -inf, "on {d}");
+        assert_eq!(got[1], inf, "on {d}");
+        assert!(got[2].is_nan(), "on {d}");
+        // No overflow: 1000 + ln 2.
+        assert!(
+            (got[3] - (1000.0 + std::f32::consts::LN_2)).abs() < 1e-3,
+            "on {d}"
+        );
+        // Empty reductions give -inf; empty kept dims give an empty result.
+        let empty = f(&[], &[2, 0], &d);
+        assert_eq!(vals(&empty.logsumexp(&[1], false).unwrap()), [-inf, -inf]);
+        assert_eq!(
+            empty.logsumexp(&[0], true).unwrap().shape().to_vec(),
+            vec![1, 0]
+        );
+        // 0-d: itself.
+        let s = f(&[0.5], &[], &d);
+        assert_eq!(vals(&s.logsumexp(&[], false).unwrap()), [0.5]);
+    }
+    let x = f(&[1.0, 2.0], &[2], &Device::Cpu);
+    let e = x.logsumexp(&[1], false).unwrap_err().to_string();
+    assert!(e.contains("logsumexp") && e.contains("axis 1"), "{e}");
+}
+
+#[test]
+fn prod_values_and_gradients_with_zeros() {
+    for d in devices() {
+        // torch: x.prod(1).sum().backward() on [[1, 0, 3], [0, 0, 2], [2, 3, 4]].
+        let x = leaf(&[1.0, 0.0, 3.0, 0.0, 0.0, 2.0, 2.0, 3.0, 4.0], &[3, 3], &d);
+        let y = x.prod(&[1], false).unwrap();
+        assert_eq!(vals(&y), [0.0, 0.0, 24.0], "on {d}");
+        y.sum_all().unwrap().backward().unwrap();
+        assert_eq!(
+            vals(&x.grad().unwrap()),
+            [0.0, 3.0, 0.0, 0.0, 0.0, 0.0, 12.0, 8.0, 6.0],
+            "on {d}"
+        );
+        // Empty products are 1; NaN propagates; 0-d is itself.
+        let empty = f(&[], &[2, 0], &d);
+        assert_eq!(vals(&empty.prod(&[1], false).unwrap()), [1.0, 1.0]);
+        let n = f(&[2.0, f32::NAN], &[2], &d);
+        assert!(vals(&n.prod(&[], false).unwrap())[0].is_nan());
+        assert_eq!(vals(&f(&[3.0], &[], &d).prod(&[], false).unwrap()), [3.0]);
+        // A long row (the GPU splits it into chunks and a second pass).
+        let long: Vec<f32> = (0..20_000)
+            .map(|i| if i % 7 == 0 { -1.0 } else { 1.0 })
+            .collect();
+        let p = vals(&f(&long, &[20_000], &d).prod(&[0], false).unwrap());
+        assert_eq!(
+            p,
+            [if 20_000usize.div_ceil(7) % 2 == 0 {
+                1.0
+            } else {
+                -1.0
+            }]
+        );
+    }
+}
+
+#[test]
+fn std_and_norm_edge_cases() {
+    for d in devices() {
+        // Constant rows: std 0 with gradient 0 (not NaN), as torch.
+        let x = leaf(&[2.0, 2.0, 2.0], &[3], &d);
+        let s = x.std(&[], 1, false).unwrap();
+        assert_eq!(vals(&s), [0.0]);
+        s.backward().unwrap();
+        assert_eq!(vals(&x.grad().unwrap()), [0.0; 3], "on {d}");
+        // The zero vector: norm 0, gradient 0 for p = 2 and general p.
+        for p in [2.0, 1.5, 0.5, -1.0] {
+            let z = leaf(&[0.0, 0.0, 0.0], &[3], &d);
+            let n = z.norm(p, &[], false).unwrap();
+            assert_eq!(vals(&n), [0.0], "p {p} on {d}");
+            n.backward().unwrap();
+            assert_eq!(vals(&z.grad().unwrap()), [0.0; 3], "p {p} on {d}");
+        }
+        // torch.linalg.vector_norm([0, 1, 2], 1.5) and its gradient.
+        let x = leaf(&[0.0, 1.0, 2.0], &[3], &d);
+        let n = x.norm(1.5, &[], false).unwrap();
+        n.backward().unwrap();
+        let g = vals(&x.grad().unwrap());
+        assert!(
+            max_rel_err(&g, &[0.0, 0.639_2, 0.904_0]) < 1e-3,
+            "{g:?} on {d}"
+        );
+        // p = 0 counts non-zeros; inf ties share the gradient.
+        let x = f(&[0.0, 1.0, -2.0, 0.0], &[4], &d);
+        assert_eq!(vals(&x.norm(0.0, &[], false).unwrap()), [2.0]);
+        let x = leaf(&[1.0, -3.0, 3.0], &[3], &d);
+        x.norm(f32::INFINITY, &[], false)
+            .unwrap()
+            .backward()
+            .unwrap();
+        assert_eq!(vals(&x.grad().unwrap()), [0.0, -0.5, 0.5], "on {d}");
+        // Empty: the 2-norm of nothing is 0; std of one element is NaN.
+        assert_eq!(
+            vals(&f(&[], &[0], &d).norm(2.0, &[], false).unwrap()),
+            [0.0]
+        );
+        assert!(vals(&f(&[1.0], &[1], &d).std(&[], 1, false).unwrap())[0].is_nan());
+    }
+    let x = f(&[1.0, 2.0], &[2], &Device::Cpu);
+    let e = x.norm(f32::NAN, &[], false).unwrap_err().to_string();
+    assert!(e.contains("norm") && e.contains("NaN"), "{e}");
+    let e = x.norm(2.0, &[3], false).unwrap_err().to_string();
+    assert!(e.contains("norm") && e.contains("axis 3"), "{e}");
+    let e = x.std(&[-2], 1, false).unwrap_err().to_string();
+    assert!(e.contains("std") && e.contains("-2"), "{e}");
+    let ints = Tensor::full(&[2], 1.0, DType::I32, &Device::Cpu).unwrap();
+    assert!(
+        ints.norm(2.0, &[], false)
+            .unwrap_err()
+            .to_string()
+            .contains("norm")
+    );
+}
+
+#[test]
+fn max_min_dim_pick_the_first_extreme_and_route_the_gradient() {
+    let nan = f32::NAN;
+    for d in devices() {
+        let x = leaf(&[1.0, 3.0, 3.0, 0.0, 5.0, 5.0, -1.0, -1.0], &[2, 4], &d);
+        let (v, i) = x.max_dim(1, false).unwrap();
+        assert_eq!(vals(&v), [3.0, 5.0], "on {d}");
+        assert_eq!(i.to_vec::<i32>().unwrap(), [1, 0], "on {d}");
+        assert_eq!(i.dtype(), DType::I32);
+        v.sum_all().unwrap().backward().unwrap();
+        assert_eq!(
+            vals(&x.grad().unwrap()),
+            [0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0],
+            "on {d}"
+        );
+        let (v, i) = x.min_dim(-1, true).unwrap();
+        assert_eq!(v.shape().to_vec(), vec![2, 1]);
+        assert_eq!(vals(&v), [0.0, -1.0]);
+        assert_eq!(i.to_vec::<i32>().unwrap(), [3, 2], "on {d}");
+        // NaN is the extreme; a transposed view reads through its strides.
+        let y = f(&[1.0, nan, 2.0, 0.0], &[2, 2], &d).t().unwrap();
+        let (v, i) = y.max_dim(0, false).unwrap();
+        let v = vals(&v);
+        assert!(v[0].is_nan() && v[1] == 2.0, "{v:?} on {d}");
+        assert_eq!(i.to_vec::<i32>().unwrap(), [1, 0], "on {d}");
+        // 0-d: the value and index 0.
+        let s = f(&[4.0], &[], &d);
+        let (v, i) = s.max_dim(0, false).unwrap();
+        assert_eq!((vals(&v), i.to_vec::<i32>().unwrap()), (vec![4.0], vec![0]));
+        assert!(i.shape().is_empty());
+        // Over all elements, flattened row-major.
+        let a = f(&[1.0, 3.0, 4.0, 0.0], &[2, 2], &d);
+        let idx = |t: Tensor| t.to_vec::<i32>().unwrap();
+        assert_eq!(idx(a.argmax_all().unwrap()), [2]);
+        assert_eq!(idx(a.argmin_all().unwrap()), [3]);
+        // The transpose flattens to [1, 4, 3, 0].
+        assert_eq!(idx(a.t().unwrap().argmax_all().unwrap()), [1]);
+        // Ties: the first.
+        assert_eq!(
+            idx(f(&[3.0, 1.0, 3.0], &[3], &d).argmax_all().unwrap()),
+            [0]
+        );
+        assert!(a.argmax_all().unwrap().shape().is_empty());
+    }
+    let x = f(&[1.0, 2.0], &[2], &Device::Cpu);
+    let e = x.max_dim(1, false).unwrap_err().to_string();
+    assert!(e.contains("max") && e.contains("axis 1"), "{e}");
+    assert!(f(&[], &[0], &Device::Cpu).argmax_all().is_err());
+    let e = f(&[], &[2, 0], &Device::Cpu)
+        .min_dim(1, false)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("min") && e.contains("empty"), "{e}");
+}
+
+#[test]
+fn math_ops_never_read_back_on_the_gpu() {
+    // A device of its own: other tests read back from the shared one meanwhile.
+    let Some(dev) = wgrad_test_support::own_gpu() else {
+        return;
+    };
+    let gpu = Device::Gpu(dev.clone());
+    let x = leaf(&values(12, 3), &[3, 4], &gpu);
+    let lo = f(&values(4, 5), &[4], &gpu);
+    let before = dev.stats();
+    let y = x
+        .clamp_tensor(Some(&lo), None)
+        .unwrap()
+        .logsumexp(&[1], false)
+        .unwrap()
+        .add(&x.prod(&[1], false).unwrap())
+        .unwrap()
+        .add(&x.std(&[1], 1, false).unwrap())
+        .unwrap()
+        .add(&x.norm(3.0, &[1], false).unwrap())
+        .unwrap()
+        .add(&x.max_dim(1, false).unwrap().0)
+        .unwrap();
+    let upstream = Tensor::full(&y.shape(), 1.0, DType::F32, &gpu).unwrap();
+    y.backward_with(&upstream).unwrap();
+    assert_eq!(dev.stats().since(&before).readbacks, 0);
+}
