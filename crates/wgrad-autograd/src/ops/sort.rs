@@ -64,6 +64,10 @@ impl Tensor {
     /// gather (its backward scatters the gradient back), and the indices.
     fn gathered(&self, values: Storage, dim: isize, indices: Storage) -> (Tensor, Tensor) {
         let index_tensor = Tensor::from_storage_leaf(indices.clone());
+        if values.shape().is_empty() {
+            // A 0-d sort is the identity (a gather needs a dim to scatter along).
+            return (Tensor::record(values, Op::Reshape, &[self]), index_tensor);
+        }
         let values = Tensor::record(
             values,
             Op::Gather {

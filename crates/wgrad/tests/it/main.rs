@@ -9,5 +9,6 @@ mod fixtures_cnn;
 mod fixtures_models;
 mod fixtures_ops;
 mod fixtures_optim;
+mod fixtures_sort;
 mod hardening;
 mod sort;
