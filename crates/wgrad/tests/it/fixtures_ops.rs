@@ -335,7 +335,9 @@ fn apply(op: &str, args: &Value, x: &[Tensor], device: &Device) -> Result<Tensor
         // a new `UnaryOp` needs only its fixture case, not a line here.
         other => match unary_op(other) {
             Some(op) => x[0].unary(op),
-            None => match crate::fixtures_cnn::apply(other, args, x) {
+            None => match crate::fixtures_cnn::apply(other, args, x)
+                .or_else(|| crate::fixtures_structure::apply(other, args, x))
+            {
                 Some(result) => result,
                 None => panic!("no replay for op {other}"),
             },

@@ -10,5 +10,7 @@ mod fixtures_models;
 mod fixtures_ops;
 mod fixtures_optim;
 mod fixtures_sort;
+mod fixtures_structure;
 mod hardening;
 mod sort;
+mod structure;
