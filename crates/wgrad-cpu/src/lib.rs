@@ -29,6 +29,7 @@ macro_rules! with_dtype {
 }
 
 mod alloc;
+mod attention;
 mod backward;
 mod conv;
 mod creation;

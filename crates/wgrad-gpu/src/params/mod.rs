@@ -13,6 +13,7 @@
 
 use wgrad_core::{Error, Layout, MAX_RANK, Result};
 
+mod attention;
 mod backward;
 mod conv;
 mod elementwise;
@@ -26,6 +27,7 @@ mod sort;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use attention::AttentionParams;
 pub(crate) use backward::{ScatterAddParams, SoftmaxBackwardParams, UnaryBackwardParams};
 pub(crate) use conv::{ConvInputGradParams, ConvParams};
 pub(crate) use elementwise::{

@@ -1,5 +1,6 @@
 //! Kernel specs, one module per family (mirroring `kernels/<family>/`).
 
+pub mod attention;
 pub mod backward;
 pub mod conv;
 pub mod elementwise;
@@ -27,6 +28,7 @@ pub fn all() -> Vec<&'static KernelSpec> {
         nn::ALL,
         pool::ALL,
         conv::ALL,
+        attention::ALL,
         sort::ALL,
     ]
     .concat()

@@ -3,6 +3,7 @@
 //! `tests/fixtures/` at the repository root) and hardening cases through the
 //! public API (`hardening`).
 
+mod attention;
 mod cnn_errors;
 mod common;
 mod fixtures_cnn;
@@ -12,5 +13,6 @@ mod fixtures_optim;
 mod fixtures_sort;
 mod fixtures_structure;
 mod hardening;
+mod math_ops;
 mod sort;
 mod structure;

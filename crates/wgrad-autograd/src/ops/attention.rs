@@ -1,0 +1,117 @@
+//! `scaled_dot_product_attention` (PyTorch's
+//! `torch.nn.functional.scaled_dot_product_attention`) and its backward
+//! rule: one fused op on either device (see `wgrad_core::checks::attention`
+//! for the semantics), whose node saves the per-row log-sum-exp so the
+//! backward recomputes the probabilities instead of storing them.
+
+use wgrad_core::Result;
+use wgrad_core::checks::attention::{AttentionArgs, AttentionGeometry, attention_geometry};
+
+use crate::graph::Op;
+use crate::storage::Storage;
+use crate::tensor::{Tensor, next_seed};
+
+impl Tensor {
+    /// Attention of this query `[..., L, E]` over `key` `[..., S, E]` and
+    /// `value` `[..., S, Ev]`: `softmax(q k^T * scale + mask) v`, with the
+    /// batch dims of all three broadcast, as PyTorch's
+    /// `F.scaled_dot_product_attention(q, k, v, attn_mask, dropout_p,
+    /// is_causal, scale)`.
+    ///
+    /// - `attn_mask`: boolean (U32, e.g. from a comparison; true = take
+    ///   part) or additive (F32), broadcastable to `[..., L, S]`; it gets
+    ///   no gradient. Not allowed together with `is_causal`.
+    /// - `dropout_p`: probability of zeroing each attention weight (the
+    ///   rest scaled by `1 / (1 - p)`); applied whenever it is nonzero, as
+    ///   in PyTorch's functional form (modules pass 0 in eval mode).
+    /// - `is_causal`: query `i` sees keys `j <= i` (top-left aligned).
+    /// - `scale`: `None` is `1 / sqrt(E)`.
+    ///
+    /// A query row whose every key is masked gives zeros (PyTorch's safe
+    /// softmax). The GPU runs fused kernels that never store the `L x S`
+    /// scores; the backward recomputes them from the saved log-sum-exp.
+    ///
+    /// ```
+    /// use wgrad::{Device, Tensor};
+    /// let q = Tensor::randn(&[2, 4, 8, 16], &Device::Cpu)?;
+    /// let kv = Tensor::randn(&[2, 4, 8, 16], &Device::Cpu)?;
+    /// let y = q.scaled_dot_product_attention(&kv, &kv, None, 0.0, true, None)?;
+    /// assert_eq!(y.shape(), [2, 4, 8, 16]);
+    /// # Ok::<(), wgrad::Error>(())
+    /// ```
+    pub fn scaled_dot_product_attention(
+        &self,
+        key: &Tensor,
+        value: &Tensor,
+        attn_mask: Option<&Tensor>,
+        dropout_p: f64,
+        is_causal: bool,
+        scale: Option<f64>,
+    ) -> Result<Tensor> {
+        let args = AttentionArgs {
+            dropout_p,
+            is_causal,
+            scale,
+        };
+        let mask_info = attn_mask.map(|m| (m.shape(), m.dtype()));
+        let geometry = attention_geometry(
+            &self.shape(),
+            &key.shape(),
+            &value.shape(),
+            mask_info.as_ref().map(|(s, d)| (&s[..], *d)),
+            &args,
+            if dropout_p > 0.0 { next_seed() } else { 0 },
+        )?;
+        let mask = attn_mask.map(|m| m.storage());
+        let (out, lse) = self.storage().attention_forward(
+            &key.storage(),
+            &value.storage(),
+            mask.as_ref(),
+            &geometry,
+        )?;
+        Ok(Tensor::record(
+            out,
+            Op::Attention(Box::new(AttentionSaved {
+                geometry,
+                mask,
+                lse,
+            })),
+            &[self, key, value],
+        ))
+    }
+}
+
+/// What an attention node keeps besides its inputs and output.
+#[derive(Clone, Debug)]
+pub(crate) struct AttentionSaved {
+    pub geometry: AttentionGeometry,
+    pub mask: Option<Storage>,
+    pub lse: Storage,
+}
+
+/// Gradients of q, k and v (each summed back to its own shape where its
+/// batch dims were broadcast).
+pub(crate) fn attention_grads(
+    g: &Storage,
+    saved: &AttentionSaved,
+    operands: [Storage; 3],
+    out: Storage,
+    shapes: [Vec<usize>; 3],
+) -> Result<Vec<Option<Storage>>> {
+    let [q, k, v] = operands;
+    let (dq, dk, dv) = q.attention_backward(
+        &k,
+        &v,
+        saved.mask.as_ref(),
+        &out,
+        &saved.lse,
+        g,
+        &saved.geometry,
+    )?;
+    let [sq, sk, sv] = shapes;
+    Ok(vec![
+        Some(dq.sum_to_shape(&sq)?),
+        Some(dk.sum_to_shape(&sk)?),
+        Some(dv.sum_to_shape(&sv)?),
+    ])
+}

@@ -1,0 +1,393 @@
+//! `scaled_dot_product_attention`: the fused op against the same attention
+//! composed of matmul, masking and softmax (forward and gradients), the GPU
+//! kernels against the CPU (dropout included: both draw the same mask),
+//! a gradcheck, fully masked rows, and bad input.
+
+use crate::common::{gpu, max_rel_err};
+use wgrad::gradcheck::{GradcheckOptions, gradcheck};
+use wgrad::{CompareOp, DType, Device, Result, Tensor};
+
+/// How a case masks its scores.
+#[derive(Clone, Copy, Debug)]
+enum Masking {
+    None,
+    Causal,
+    Boolean,
+    Additive,
+}
+
+/// One attention configuration: q/k/v shapes and masking.
+struct Case {
+    q: &'static [usize],
+    k: &'static [usize],
+    v: &'static [usize],
+    masking: Masking,
+    /// Shape of the explicit mask (broadcast to `[..., L, S]`).
+    mask: &'static [usize],
+    scale: Option<f64>,
+}
+
+const CASES: &[Case] = &[
+    // Multi-head self-attention, causal.
+    Case {
+        q: &[2, 3, 5, 8],
+        k: &[2, 3, 5, 8],
+        v: &[2, 3, 5, 8],
+        masking: Masking::Causal,
+        mask: &[],
+        scale: None,
+    },
+    // Cross-attention, L != S, Ev != E, unbatched key/value broadcast.
+    Case {
+        q: &[2, 7, 6],
+        k: &[9, 6],
+        v: &[9, 3],
+        masking: Masking::None,
+        mask: &[],
+        scale: Some(0.3),
+    },
+    // Causal with more keys than queries (top-left aligned).
+    Case {
+        q: &[1, 4, 5],
+        k: &[1, 70, 5],
+        v: &[1, 70, 4],
+        masking: Masking::Causal,
+        mask: &[],
+        scale: None,
+    },
+    // Boolean [L, S] mask broadcast over batch and heads, tiles past 64.
+    Case {
+        q: &[2, 2, 67, 16],
+        k: &[2, 2, 80, 16],
+        v: &[2, 2, 80, 12],
+        masking: Masking::Boolean,
+        mask: &[67, 80],
+        scale: None,
+    },
+    // Additive per-head mask, head dim over one 64-column chunk.
+    Case {
+        q: &[1, 2, 10, 70],
+        k: &[1, 2, 11, 70],
+        v: &[1, 2, 11, 66],
+        masking: Masking::Additive,
+        mask: &[2, 1, 11],
+        scale: None,
+    },
+    // Batch dims broadcast between q and k/v.
+    Case {
+        q: &[2, 1, 3, 4],
+        k: &[1, 3, 5, 4],
+        v: &[5, 2],
+        masking: Masking::None,
+        mask: &[],
+        scale: None,
+    },
+];
+
+fn randn(shape: &[usize], seed: u64, d: &Device) -> Tensor {
+    Tensor::randn_with(shape, 0.0, 1.0, seed, d).unwrap()
+}
+
+/// The case's mask on `d` (None for no mask and causal).
+fn make_mask(case: &Case, seed: u64, d: &Device) -> Option<Tensor> {
+    match case.masking {
+        Masking::None | Masking::Causal => None,
+        // About one key in four masked, never a whole row (the composite
+        // reference would give NaN there).
+        Masking::Boolean => {
+            let u = Tensor::rand_with(case.mask, 0.0, 1.0, seed, d).unwrap();
+            let mut keep = u.ge_scalar(0.25).unwrap();
+            let first = Tensor::arange(0.0, case.mask[1] as f64, 1.0, DType::F32, d).unwrap();
+            let first = first.eq_scalar(0.0).unwrap();
+            keep = keep
+                .cast(DType::F32)
+                .unwrap()
+                .maximum(&first.cast(DType::F32).unwrap())
+                .unwrap()
+                .gt_scalar(0.5)
+                .unwrap();
+            Some(keep)
+        }
+        Masking::Additive => Some(randn(case.mask, seed, d)),
+    }
+}
+
+/// The attention composed of differentiable ops (the reference).
+fn composite(
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    mask: Option<&Tensor>,
+    case: &Case,
+) -> Result<Tensor> {
+    let e = *q.shape().last().unwrap();
+    let scale = case.scale.unwrap_or(1.0 / (e as f64).sqrt());
+    let mut s = q.matmul(&k.transpose(-2, -1)?)?.mul_scalar(scale as f32)?;
+    let (l, n) = (s.shape()[s.rank() - 2], s.shape()[s.rank() - 1]);
+    let d = q.device();
+    match case.masking {
+        Masking::None => {}
+        Masking::Causal => {
+            let i =
+                Tensor::arange(0.0, l as f64, 1.0, DType::F32, &d)?.reshape(&[l as isize, 1])?;
+            let j =
+                Tensor::arange(0.0, n as f64, 1.0, DType::F32, &d)?.reshape(&[1, n as isize])?;
+            let allowed = j.compare(&i, CompareOp::Le)?;
+            let ninf = Tensor::full(&[], f64::NEG_INFINITY, DType::F32, &d)?;
+            s = Tensor::where_cond(&allowed, &s, &ninf)?;
+        }
+        Masking::Boolean => {
+            let ninf = Tensor::full(&[], f64::NEG_INFINITY, DType::F32, &d)?;
+            s = Tensor::where_cond(mask.unwrap(), &s, &ninf)?;
+        }
+        Masking::Additive => s = s.add(mask.unwrap())?,
+    }
+    s.softmax(-1)?.matmul(v)
+}
+
+fn fused(
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    mask: Option<&Tensor>,
+    case: &Case,
+    dropout: f64,
+) -> Result<Tensor> {
+    let causal = matches!(case.masking, Masking::Causal);
+    q.scaled_dot_product_attention(k, v, mask, dropout, causal, case.scale)
+}
+
+/// Output and q/k/v gradients under a fixed upstream gradient.
+fn run(
+    f: impl Fn(&Tensor, &Tensor, &Tensor) -> Result<Tensor>,
+    inputs: [&Tensor; 3],
+    upstream_seed: u64,
+) -> (Vec<f32>, [Vec<f32>; 3]) {
+    let leaves: Vec<Tensor> = inputs
+        .iter()
+        .map(|t| t.detach().with_requires_grad(true).unwrap())
+        .collect();
+    let y = f(&leaves[0], &leaves[1], &leaves[2]).unwrap();
+    let g = randn(&y.shape(), upstream_seed, &y.device());
+    y.mul(&g).unwrap().sum_all().unwrap().backward().unwrap();
+    let grad = |t: &Tensor| t.grad().unwrap().to_vec::<f32>().unwrap();
+    (
+        y.to_vec::<f32>().unwrap(),
+        [grad(&leaves[0]), grad(&leaves[1]), grad(&leaves[2])],
+    )
+}
+
+fn assert_close(what: &str, got: &[f32], want: &[f32], tol: f32) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    let err = max_rel_err(got, want);
+    assert!(err <= tol, "{what}: max relative error {err} > {tol}");
+}
+
+#[test]
+fn fused_attention_matches_the_composite_on_the_cpu() {
+    let d = Device::Cpu;
+    for (n, case) in CASES.iter().enumerate() {
+        let s = 100 * n as u64;
+        let (q, k, v) = (
+            randn(case.q, s, &d),
+            randn(case.k, s + 1, &d),
+            randn(case.v, s + 2, &d),
+        );
+        let mask = make_mask(case, s + 3, &d);
+        let m = mask.as_ref();
+        let (y, g) = run(|q, k, v| fused(q, k, v, m, case, 0.0), [&q, &k, &v], s + 4);
+        let (y_ref, g_ref) = run(|q, k, v| composite(q, k, v, m, case), [&q, &k, &v], s + 4);
+        assert_close(&format!("case {n} output"), &y, &y_ref, 1e-5);
+        for (i, name) in ["dq", "dk", "dv"].iter().enumerate() {
+            assert_close(&format!("case {n} {name}"), &g[i], &g_ref[i], 1e-4);
+        }
+    }
+}
+
+#[test]
+fn gpu_attention_matches_the_cpu_with_and_without_dropout() {
+    let Some(gpu) = gpu() else { return };
+    for (n, case) in CASES.iter().enumerate() {
+        for dropout in [0.0, 0.3] {
+            let s = 100 * n as u64;
+            let cpu = Device::Cpu;
+            let (q, k, v) = (
+                randn(case.q, s, &cpu),
+                randn(case.k, s + 1, &cpu),
+                randn(case.v, s + 2, &cpu),
+            );
+            let mask = make_mask(case, s + 3, &cpu);
+            let to = |t: &Tensor| t.to(&gpu).unwrap();
+            let gmask = mask.as_ref().map(to);
+            // The dropout mask comes from the global seed: same on both.
+            wgrad::manual_seed(7);
+            let (y, g) = run(
+                |q, k, v| fused(q, k, v, mask.as_ref(), case, dropout),
+                [&q, &k, &v],
+                s + 4,
+            );
+            wgrad::manual_seed(7);
+            let (gq, gk, gv) = (to(&q), to(&k), to(&v));
+            let (yg, gg) = run(
+                |q, k, v| fused(q, k, v, gmask.as_ref(), case, dropout),
+                [&gq, &gk, &gv],
+                s + 4,
+            );
+            assert_close(&format!("case {n} p={dropout} output"), &yg, &y, 1e-5);
+            for (i, name) in ["dq", "dk", "dv"].iter().enumerate() {
+                assert_close(&format!("case {n} p={dropout} {name}"), &gg[i], &g[i], 1e-4);
+            }
+        }
+    }
+}
+
+#[test]
+fn gpu_attention_reads_transposed_views_in_place() {
+    let Some(gpu) = gpu() else { return };
+    // [B, T, H, D] projections viewed as [B, H, T, D], as MultiheadAttention does.
+    let cpu = Device::Cpu;
+    let base: Vec<Tensor> = (0..3).map(|i| randn(&[2, 9, 3, 8], 50 + i, &cpu)).collect();
+    let run_on = |d: &Device| {
+        let t: Vec<Tensor> = base
+            .iter()
+            .map(|b| b.to(d).unwrap().transpose(1, 2).unwrap())
+            .collect();
+        t[0].scaled_dot_product_attention(&t[1], &t[2], None, 0.0, true, None)
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap()
+    };
+    assert_close("transposed views", &run_on(&gpu), &run_on(&cpu), 1e-5);
+}
+
+#[test]
+fn attention_gradcheck_on_the_cpu() {
+    let d = Device::Cpu;
+    let q = randn(&[2, 3, 4], 1, &d).with_requires_grad(true).unwrap();
+    let k = randn(&[2, 5, 4], 2, &d).with_requires_grad(true).unwrap();
+    let v = randn(&[2, 5, 3], 3, &d).with_requires_grad(true).unwrap();
+    let mask = randn(&[3, 5], 4, &d);
+    for causal in [false, true] {
+        let report = gradcheck(
+            |x| {
+                let m = (!causal).then_some(&mask);
+                x[0].scaled_dot_product_attention(&x[1], &x[2], m, 0.0, causal, Some(0.7))
+            },
+            &[q.clone(), k.clone(), v.clone()],
+            GradcheckOptions::default(),
+        )
+        .unwrap();
+        report.check().unwrap();
+    }
+}
+
+#[test]
+fn fully_masked_rows_give_zeros_and_zero_gradients() {
+    let mut devices = vec![Device::Cpu];
+    devices.extend(gpu());
+    for d in devices {
+        let q = randn(&[3, 4], 1, &d).with_requires_grad(true).unwrap();
+        let k = randn(&[5, 4], 2, &d).with_requires_grad(true).unwrap();
+        let v = randn(&[5, 2], 3, &d).with_requires_grad(true).unwrap();
+        // Row 1 sees no key.
+        let rows = Tensor::from_vec(vec![0.0f32, 1.0, 0.0], &[3, 1], &d).unwrap();
+        let mask = rows.eq_scalar(0.0).unwrap().broadcast_to(&[3, 5]).unwrap();
+        let y = q
+            .scaled_dot_product_attention(&k, &v, Some(&mask), 0.0, false, None)
+            .unwrap();
+        let out = y.to_vec::<f32>().unwrap();
+        assert_eq!(&out[2..4], &[0.0, 0.0], "{d}: masked row");
+        assert!(out.iter().all(|x| x.is_finite()), "{d}: {out:?}");
+        y.sum_all().unwrap().backward().unwrap();
+        let dq = q.grad().unwrap().to_vec::<f32>().unwrap();
+        assert_eq!(&dq[4..8], &[0.0; 4], "{d}: masked row's dq");
+        assert!(dq.iter().all(|x| x.is_finite()));
+    }
+}
+
+#[test]
+fn attention_errors_name_the_op_and_the_shapes() {
+    let mut devices = vec![Device::Cpu];
+    devices.extend(gpu());
+    for d in devices {
+        let z = |s: &[usize]| Tensor::zeros(s, &d).unwrap();
+        let fails = |what: &str, r: Result<Tensor>, needles: &[&str]| {
+            let e = r.expect_err(what).to_string();
+            assert!(e.contains("scaled_dot_product_attention"), "{what}: {e}");
+            for n in needles {
+                assert!(e.contains(n), "{what}: {e:?} lacks {n:?}");
+            }
+        };
+        let q = z(&[2, 3, 4]);
+        fails(
+            "head dim",
+            q.scaled_dot_product_attention(&z(&[2, 5, 3]), &z(&[2, 5, 3]), None, 0.0, false, None),
+            &["[2, 5, 3]"],
+        );
+        fails(
+            "kv length",
+            q.scaled_dot_product_attention(&z(&[2, 5, 4]), &z(&[2, 6, 4]), None, 0.0, false, None),
+            &["[2, 6, 4]"],
+        );
+        fails(
+            "batch",
+            q.scaled_dot_product_attention(&z(&[3, 5, 4]), &z(&[3, 5, 4]), None, 0.0, false, None),
+            &["[3, 5, 4]"],
+        );
+        let kv = z(&[2, 5, 4]);
+        fails(
+            "mask shape",
+            q.scaled_dot_product_attention(&kv, &kv, Some(&z(&[3, 4])), 0.0, false, None),
+            &["[3, 4]"],
+        );
+        fails(
+            "dropout",
+            q.scaled_dot_product_attention(&kv, &kv, None, 1.5, false, None),
+            &["dropout_p", "1.5"],
+        );
+        fails(
+            "mask and causal",
+            q.scaled_dot_product_attention(&kv, &kv, Some(&z(&[3, 5])), 0.0, true, None),
+            &["is_causal"],
+        );
+        let int_mask = z(&[3, 5]).cast(DType::I32).unwrap();
+        fails(
+            "mask dtype",
+            q.scaled_dot_product_attention(&kv, &kv, Some(&int_mask), 0.0, false, None),
+            &["int32"],
+        );
+        fails(
+            "rank",
+            z(&[4]).scaled_dot_product_attention(&kv, &kv, None, 0.0, false, None),
+            &["[4]"],
+        );
+        let int_q = q.cast(DType::I32).unwrap();
+        assert!(
+            int_q
+                .scaled_dot_product_attention(&kv, &kv, None, 0.0, false, None)
+                .is_err()
+        );
+    }
+}
+
+#[test]
+fn empty_attention_shapes_work() {
+    let mut devices = vec![Device::Cpu];
+    devices.extend(gpu());
+    for d in devices {
+        let z = |s: &[usize]| Tensor::zeros(s, &d).unwrap();
+        // No queries, no batch items, no keys.
+        let y = z(&[2, 0, 4])
+            .scaled_dot_product_attention(&z(&[2, 5, 4]), &z(&[2, 5, 3]), None, 0.0, false, None)
+            .unwrap();
+        assert_eq!(y.shape(), [2, 0, 3]);
+        let y = z(&[0, 3, 4])
+            .scaled_dot_product_attention(&z(&[0, 5, 4]), &z(&[0, 5, 3]), None, 0.0, false, None)
+            .unwrap();
+        assert_eq!(y.shape(), [0, 3, 3]);
+        let y = z(&[3, 4])
+            .scaled_dot_product_attention(&z(&[0, 4]), &z(&[0, 2]), None, 0.0, false, None)
+            .unwrap();
+        assert_eq!(y.to_vec::<f32>().unwrap(), vec![0.0; 6]);
+    }
+}
