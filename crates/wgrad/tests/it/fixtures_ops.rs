@@ -5,9 +5,10 @@
 //! input under the stored upstream gradient.
 //!
 //! Tolerances (max of `|wgrad - torch| / max(1, |torch|)`): 1e-5 for
-//! elementwise ops, views, indexing and creation; 1e-4 for reductions,
-//! softmax, matmul and losses (their sums run in another order than
-//! PyTorch's). Integer outputs (masks, arg*, casts) must match exactly.
+//! elementwise ops, views, indexing and creation; 1e-4 for reductions
+//! (logsumexp, prod, std, norm, max/min_dim and tensor-bound clamp, whose
+//! bound gradients are sums, included), softmax, matmul and losses (their
+//! sums run in another order than PyTorch's). Integer outputs (masks, arg*, casts) must match exactly.
 
 use crate::common::{Fixture, array, check_close, gpu, report};
 use serde_json::Value;
@@ -49,6 +50,14 @@ const REDUCING_OPS: &[&str] = &[
     "l1_loss",
     "smooth_l1_loss",
     "bce_with_logits",
+    // The gradient to a broadcast bound is a sum.
+    "clamp_tensor",
+    "logsumexp",
+    "prod",
+    "std",
+    "norm",
+    "max_dim",
+    "min_dim",
 ];
 
 /// The unary op called `name` (every `UnaryOp`, by its `name()`).
@@ -106,6 +115,15 @@ const OP_SET: &[&str] = &[
     "l1_loss",
     "smooth_l1_loss",
     "bce_with_logits",
+    "clamp_tensor",
+    "logsumexp",
+    "prod",
+    "std",
+    "norm",
+    "max_dim",
+    "min_dim",
+    "argmax_all",
+    "argmin_all",
 ];
 
 fn str_arg<'a>(args: &'a Value, key: &str) -> &'a str {
@@ -291,6 +309,14 @@ fn apply(op: &str, args: &Value, x: &[Tensor], device: &Device) -> Result<Tensor
         // unary
         "leaky_relu" => x[0].leaky_relu(f32_arg(args, "slope")),
         "clamp" => x[0].clamp(opt_f32_arg(args, "min"), opt_f32_arg(args, "max")),
+        "softplus" => x[0].softplus(f32_arg(args, "beta"), f32_arg(args, "threshold")),
+        "elu" => x[0].elu(f32_arg(args, "alpha")),
+        "hardtanh" => x[0].hardtanh(f32_arg(args, "min"), f32_arg(args, "max")),
+        "clamp_tensor" => {
+            let min = bool_arg(args, "min").then(|| &x[1]);
+            let max = bool_arg(args, "max").then(|| &x[x.len() - 1]);
+            x[0].clamp_tensor(min, max)
+        }
         "cast" => x[0].cast(dtype_arg(args)),
         // reductions
         "sum" => x[0].sum(&axes(), keepdim()),
@@ -300,6 +326,30 @@ fn apply(op: &str, args: &Value, x: &[Tensor], device: &Device) -> Result<Tensor
         "var" => x[0].var(&axes(), int_arg(args, "correction") as usize, keepdim()),
         "argmax" => x[0].argmax(axis(), keepdim()),
         "argmin" => x[0].argmin(axis(), keepdim()),
+        "logsumexp" => x[0].logsumexp(&axes(), keepdim()),
+        "prod" => x[0].prod(&axes(), keepdim()),
+        "std" => x[0].std(&axes(), int_arg(args, "correction") as usize, keepdim()),
+        "norm" => {
+            let p: f32 = str_arg(args, "p")
+                .parse()
+                .unwrap_or_else(|e| panic!("norm p {args}: {e}"));
+            x[0].norm(p, &axes(), keepdim())
+        }
+        "max_dim" | "min_dim" => {
+            let dim = int_arg(args, "dim") as isize;
+            let (values, indices) = if op == "max_dim" {
+                x[0].max_dim(dim, keepdim())?
+            } else {
+                x[0].min_dim(dim, keepdim())?
+            };
+            match str_arg(args, "part") {
+                "values" => Ok(values),
+                "indices" => Ok(indices),
+                other => panic!("unknown part {other}"),
+            }
+        }
+        "argmax_all" => x[0].argmax_all(),
+        "argmin_all" => x[0].argmin_all(),
         "softmax" => x[0].softmax(axis()),
         "log_softmax" => x[0].log_softmax(axis()),
         // matmul
@@ -332,7 +382,8 @@ fn apply(op: &str, args: &Value, x: &[Tensor], device: &Device) -> Result<Tensor
         }
         "bce_with_logits" => binary_cross_entropy_with_logits(&x[0], &x[1], reduction_arg(args)),
         // Parameterless unary ops replay through the generic entry point, so
-        // a new `UnaryOp` needs only its fixture case, not a line here.
+        // a new `UnaryOp` needs only its fixture case, not a line here
+        // (parameterised ones have their line above).
         other => match unary_op(other) {
             Some(op) => x[0].unary(op),
             None => match crate::fixtures_cnn::apply(other, args, x)
