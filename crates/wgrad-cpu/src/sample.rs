@@ -6,10 +6,10 @@
 
 use wgrad_core::checks::sort::{self as checks, KeyKind, bad_probability};
 use wgrad_core::random::{bits_to_unit, random_bits, seed_keys, uniform_int};
-use wgrad_core::{Error, Result};
+use wgrad_core::{DType, Error, Result};
 
 use crate::alloc::try_vec;
-use crate::tensor::{CpuTensor, checked_numel};
+use crate::tensor::{CpuTensor, checked_numel, expect_dtype};
 
 impl CpuTensor {
     /// I32 values uniform in `[low, high)` (`torch.randint`); element `i`
@@ -49,6 +49,7 @@ impl CpuTensor {
     /// probability outside `[0, 1]` or NaN is an error.
     pub fn bernoulli(&self, seed: u64) -> Result<Self> {
         const OP: &str = "bernoulli";
+        expect_dtype(OP, self, DType::F32)?;
         let probs = self.dense::<f32>(OP)?;
         if let Some(i) = probs.iter().position(|p| !(0.0..=1.0).contains(p)) {
             return Err(bad_probability(i));
@@ -121,7 +122,6 @@ impl CpuTensor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wgrad_core::DType;
 
     #[test]
     fn randperm_is_a_permutation() {

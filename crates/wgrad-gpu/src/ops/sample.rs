@@ -114,9 +114,8 @@ impl GpuTensor {
         } else {
             vec![rows, num_samples]
         };
-        let out = self.empty_like_device(OP, &out_shape, DType::I32)?;
         if rows == 0 || num_samples == 0 {
-            return Ok(out);
+            return self.empty_like_device(OP, &out_shape, DType::I32);
         }
         let w = self.contiguous()?;
         let u = |what, v| to_u32(OP, what, v);
@@ -141,6 +140,7 @@ impl GpuTensor {
             rows as u64,
         )?;
         if replacement {
+            let out = self.empty_like_device(OP, &out_shape, DType::I32)?;
             let cdf = w.cumsum(-1, false)?;
             p.offset = 0;
             kernels.dispatch_1d(

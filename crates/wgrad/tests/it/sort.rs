@@ -6,9 +6,9 @@
 //! PyTorch ground truth: `fixtures_sort.rs`.
 
 use crate::common::{gpu, max_rel_err};
-use wgrad_test_support::seed_lock;
 use wgrad::gradcheck::{GradcheckOptions, gradcheck};
 use wgrad::{DType, Device, Result, Tensor};
+use wgrad_test_support::seed_lock;
 
 fn f(data: &[f32], shape: &[usize], device: &Device) -> Tensor {
     Tensor::from_vec(data.to_vec(), shape, device).unwrap()
@@ -287,7 +287,9 @@ fn run(op: fn(&Tensor) -> Result<Tensor>, x: &Tensor) -> (Vec<f32>, Vec<f32>) {
 #[test]
 fn gradients_on_gpu_equal_cpu_without_readbacks() {
     // A device of its own: other tests read back from the shared one meanwhile.
-    let Some(g) = wgrad_test_support::own_gpu() else { return };
+    let Some(g) = wgrad_test_support::own_gpu() else {
+        return;
+    };
     let device = Device::Gpu(g.clone());
     for (i, (name, shape, op)) in grad_cases().into_iter().enumerate() {
         let cpu = run(op, &spaced(&shape, i as u64, &Device::Cpu));
@@ -584,4 +586,37 @@ fn multinomial_rejects_bad_rows_on_both_devices() {
             );
         }
     }
+}
+
+#[test]
+fn samplers_read_nothing_back_on_gpu() {
+    let Some(g) = wgrad_test_support::own_gpu() else {
+        return;
+    };
+    let device = Device::Gpu(g.clone());
+    let probs = Tensor::full(&[4, 300], 0.5, DType::F32, &device).unwrap();
+    let before = g.stats();
+    let outs = [
+        Tensor::randint_with(0, 9, &[1000], 1, &device).unwrap(),
+        Tensor::randperm_with(3000, 2, &device).unwrap(),
+        probs.bernoulli_with(3).unwrap(),
+        probs.multinomial_with(5, true, 4).unwrap(),
+        probs.multinomial_with(5, false, 5).unwrap(),
+        probs.cumsum(-1).unwrap(),
+        probs.topk(3, 0, true, true).unwrap().0,
+    ];
+    assert_eq!(g.stats().since(&before).readbacks, 0);
+    assert_eq!(outs[4].shape().to_vec(), vec![4, 5]);
+    let e = Tensor::from_vec(vec![1i32, 0], &[2], &device)
+        .unwrap()
+        .bernoulli_with(0)
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("bernoulli"), "{e}");
+    let e = Tensor::from_vec(vec![1i32, 0], &[2], &Device::Cpu)
+        .unwrap()
+        .bernoulli_with(0)
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("bernoulli"), "{e}");
 }
