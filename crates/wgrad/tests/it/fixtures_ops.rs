@@ -25,6 +25,7 @@ const REDUCTION_TOL: f32 = 1e-4;
 
 /// Ops whose outputs and gradients involve sums over several elements.
 const REDUCING_OPS: &[&str] = &[
+    "scaled_dot_product_attention",
     "conv2d",
     "conv2d_same",
     "conv1d",
@@ -388,6 +389,7 @@ fn apply(op: &str, args: &Value, x: &[Tensor], device: &Device) -> Result<Tensor
             Some(op) => x[0].unary(op),
             None => match crate::fixtures_cnn::apply(other, args, x)
                 .or_else(|| crate::fixtures_structure::apply(other, args, x))
+                .or_else(|| crate::fixtures_attention::apply(other, args, x))
             {
                 Some(result) => result,
                 None => panic!("no replay for op {other}"),

@@ -6,6 +6,7 @@
 mod attention;
 mod cnn_errors;
 mod common;
+mod fixtures_attention;
 mod fixtures_cnn;
 mod fixtures_models;
 mod fixtures_ops;
