@@ -6,8 +6,7 @@
 //! `index_put` are composed from them, a write count and `where_cond`, so
 //! they run on either device and differentiate through those rules.
 //! `masked_select` finds each selected element's output slot with a
-//! prefix sum of the mask (blocked matmuls against a triangle of ones, made
-//! on the device) and gathers with `index_select`.
+//! prefix sum (`cumsum`) of the mask and gathers with `index_select`.
 
 use wgrad_core::{BinaryOp, CompareOp, DType, Error, Result, checks, shape};
 
@@ -16,7 +15,8 @@ use crate::ops::structure::{as_isize, bool_mask};
 use crate::storage::Storage;
 use crate::tensor::Tensor;
 
-/// Integer values that f32 holds exactly (prefix sums, wrapped indices).
+/// Integer values that f32 holds exactly (running counts, positions,
+/// wrapped indices).
 const F32_EXACT: usize = 1 << 24;
 
 /// The gradients of `base.index_add(axis, index, source)`: the base's is
@@ -50,49 +50,6 @@ pub(crate) fn scatter_add_grads(
         }
     }
     Ok(vec![Some(g.clone()), Some(part)])
-}
-
-/// The inclusive prefix sum of a 1-D F32 vector of small non-negative
-/// integers (a 0/1 mask), exact while the total stays below 2^24: blocks
-/// of `BLOCK` are summed by a matmul with an upper triangle of ones, the
-/// block totals recursively, so the work is `n * BLOCK` multiply-adds.
-fn inclusive_cumsum(v: &Storage) -> Result<Storage> {
-    const BLOCK: usize = 256;
-    let n = v.shape()[0];
-    let device = v.device();
-    if n <= BLOCK {
-        let upper = upper_ones(n, &device)?;
-        return v
-            .reshape(&[1, n as isize])?
-            .matmul_t(&upper, false, false)?
-            .reshape(&[n as isize]);
-    }
-    let blocks = n.div_ceil(BLOCK);
-    let padded = if blocks * BLOCK > n {
-        let pad = Storage::full(&[blocks * BLOCK - n], 0.0, DType::F32, &device)?;
-        Storage::concat(&[v, &pad], 0)?
-    } else {
-        v.clone()
-    };
-    let within = padded
-        .reshape(&[blocks as isize, BLOCK as isize])?
-        .matmul_t(&upper_ones(BLOCK, &device)?, false, false)?;
-    let totals = within
-        .narrow(1, BLOCK - 1, 1)?
-        .reshape(&[blocks as isize])?;
-    let before = inclusive_cumsum(&totals)?.binary(&totals, BinaryOp::Sub)?;
-    within
-        .binary(&before.reshape(&[blocks as isize, 1])?, BinaryOp::Add)?
-        .reshape(&[-1])?
-        .narrow(0, 0, n)
-}
-
-/// `[n, n]` F32 with 1 where row <= column (made on the device).
-fn upper_ones(n: usize, device: &crate::Device) -> Result<Storage> {
-    let rows =
-        Storage::arange(0.0, n as f64, 1.0, DType::I32, device)?.reshape(&[n as isize, 1])?;
-    let cols = Storage::arange(0.0, n as f64, 1.0, DType::I32, device)?;
-    cols.compare(&rows, CompareOp::Ge)?.cast(DType::F32)
 }
 
 /// I32 indices into a dim of size `n` with negative ones counted from the
@@ -250,7 +207,9 @@ impl Tensor {
             .reshape(&[-1])?
             .cast(DType::I32)?
             .compare_scalar(CompareOp::Ne, 0.0)?;
-        let running = inclusive_cumsum(&hit.cast(DType::F32)?)?;
+        // Inclusive running count of selected elements (the scan is exact in
+        // f32 below 2^24).
+        let running = hit.cast(DType::F32)?.cumsum(0, false)?;
         // The one readback: how many elements are selected.
         let count = running.narrow(0, n - 1, 1)?.to_vec::<f32>()?;
         let count = count.first().copied().unwrap_or(0.0) as usize;

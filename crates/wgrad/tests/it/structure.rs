@@ -422,7 +422,7 @@ fn zero_d_empty_and_other_dtypes_on_gpu() {
     );
     let s = Tensor::scalar(3.0, &device).unwrap();
     assert_eq!(vals(&s.repeat(&[2]).unwrap()), [3.0, 3.0]);
-    // A masked_select large enough for the blocked prefix sum (3 levels).
+    // A masked_select over many scan blocks (the cumsum carries).
     let n = 70_000;
     let x = Tensor::arange(0.0, n as f64, 1.0, DType::F32, &device).unwrap();
     let keep = x
