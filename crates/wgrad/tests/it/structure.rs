@@ -561,3 +561,48 @@ fn out_of_range_indices_fault_on_gpu() {
         Err(Error::IndexOutOfRange { .. })
     ));
 }
+
+/// The causal mask of a GPT: `tril` of ones, `masked_fill(-inf)` above the
+/// diagonal, softmax; masked weights are exactly 0 and the gradient has no
+/// NaN, on both devices.
+#[test]
+fn causal_attention_mask() {
+    let mut devices = vec![Device::Cpu];
+    devices.extend(gpu());
+    for device in devices {
+        let t = 4;
+        let scores = Tensor::randn_with(&[2, t, t], 0.0, 1.0, 7, &device)
+            .unwrap()
+            .with_requires_grad(true)
+            .unwrap();
+        let above = Tensor::ones(&[t, t], &device)
+            .unwrap()
+            .tril(0)
+            .unwrap()
+            .eq_scalar(0.0)
+            .unwrap();
+        let att = scores
+            .masked_fill(&above, f64::NEG_INFINITY)
+            .unwrap()
+            .softmax(-1)
+            .unwrap();
+        let w = vals(&att);
+        for b in 0..2 {
+            for i in 0..t {
+                let row = &w[(b * t + i) * t..(b * t + i + 1) * t];
+                assert!(row[i + 1..].iter().all(|&v| v == 0.0), "{device}: {row:?}");
+                assert!((row.iter().sum::<f32>() - 1.0).abs() < 1e-6);
+            }
+        }
+        att.mul(&att)
+            .unwrap()
+            .sum_all()
+            .unwrap()
+            .backward()
+            .unwrap();
+        let g = vals(&scores.grad().unwrap());
+        assert!(g.iter().all(|v| v.is_finite()), "{device}: {g:?}");
+        // Nothing flows into the masked scores.
+        assert_eq!(g[1], 0.0);
+    }
+}
