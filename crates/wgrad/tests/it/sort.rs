@@ -620,3 +620,25 @@ fn samplers_read_nothing_back_on_gpu() {
         .to_string();
     assert!(e.starts_with("bernoulli"), "{e}");
 }
+
+#[test]
+fn topk_of_zero_and_empty_rows() {
+    let mut devices = vec![Device::Cpu];
+    devices.extend(gpu());
+    for device in &devices {
+        let x = f(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3], device)
+            .with_requires_grad(true)
+            .unwrap();
+        let (v, i) = x.topk(0, -1, true, true).unwrap();
+        assert_eq!(
+            (v.shape().to_vec(), i.shape().to_vec()),
+            (vec![2, 0], vec![2, 0])
+        );
+        v.sum_all().unwrap().backward().unwrap();
+        assert_eq!(x.grad().unwrap().to_vec_f32().unwrap(), [0.0; 6]);
+        let e = f(&[], &[3, 0], device);
+        let (v, _) = e.topk(0, 1, false, true).unwrap();
+        assert_eq!(v.shape().to_vec(), vec![3, 0]);
+        assert_eq!(e.cumsum(1).unwrap().shape().to_vec(), vec![3, 0]);
+    }
+}
