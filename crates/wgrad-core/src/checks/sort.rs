@@ -245,7 +245,10 @@ impl BadWeights {
 /// The first bad row of `[rows, cats]` weights `w` (row-major), if any.
 pub fn check_weights(w: &[f32], cats: usize, num_samples: usize, replacement: bool) -> Result<()> {
     for (r, row) in w.chunks(cats.max(1)).enumerate() {
-        let bad = if row.iter().any(|&x| x.is_nan() || x < 0.0 || x.is_infinite()) {
+        let bad = if row
+            .iter()
+            .any(|&x| x.is_nan() || x < 0.0 || x.is_infinite())
+        {
             Some(BadWeights::NegativeOrNonFinite)
         } else if row.iter().all(|&x| x == 0.0) {
             Some(BadWeights::AllZero)
