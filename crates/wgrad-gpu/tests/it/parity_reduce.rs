@@ -307,6 +307,59 @@ fn split_reductions_match_cpu() {
     check_i32("argmax transposed", g.argmax(1, false), c.argmax(1, false));
 }
 
+/// prod on values near +-1 (so long products stay finite and nonzero),
+/// over contiguous, strided and split rows, with zeros and a NaN.
+#[test]
+fn prod_matches_cpu() {
+    let Some(gpu) = shared_gpu() else { return };
+    let cases: &[(&[usize], &[isize], bool)] = &[
+        (&[3, 5], &[1], false),
+        (&[4, 3, 2], &[0, 2], false),
+        (&[5, 7], &[0], true),
+        (&[3, 40_000], &[1], false),
+        (&[50_000, 4], &[0], false),
+        (&[100_000], &[], false),
+        (&[2, 9_000, 3], &[0, 1], true),
+    ];
+    for (i, &(shape, axes, transposed)) in cases.iter().enumerate() {
+        let n = shape.iter().product();
+        let mut v: Vec<f32> = data(n, 31 + i as u64, false, None)
+            .into_iter()
+            .map(|x| {
+                if x < -3.9 {
+                    -1.0 - x / 400.0
+                } else {
+                    1.0 + x / 400.0
+                }
+            })
+            .collect();
+        for variant in 0..3 {
+            if variant == 1 {
+                v[n / 2] = 0.0;
+            }
+            if variant == 2 {
+                v[n / 3] = f32::NAN;
+            }
+            let (mut c, mut g) = pair(&gpu, v.clone(), shape);
+            if transposed {
+                c = c.transpose(0, -1).unwrap();
+                g = g.transpose(0, -1).unwrap();
+            }
+            for keepdim in [false, true] {
+                let what = format!("prod {shape:?} axes {axes:?} variant {variant}");
+                check_f32(&what, g.prod(axes, keepdim), c.prod(axes, keepdim), 1e-3);
+            }
+        }
+    }
+    // Empty products are 1; a 0-d tensor is its own product.
+    let e = GpuTensor::zeros(&gpu, &[0, 3], DType::F32).unwrap();
+    assert_eq!(gpu_f32(&e.prod(&[0], false).unwrap()), vec![1.0; 3]);
+    assert_eq!(e.prod(&[1], true).unwrap().shape(), &[0, 1]);
+    let x = GpuTensor::from_vec(&gpu, vec![2.5f32], &[]).unwrap();
+    assert_eq!(gpu_f32(&x.prod(&[], false).unwrap()), vec![2.5]);
+    assert!(x.prod(&[1], false).is_err());
+}
+
 #[test]
 fn long_reduction_to_scalar() {
     let Some(gpu) = shared_gpu() else { return };
