@@ -292,9 +292,10 @@ impl UnaryOp {
 
     /// The derivative of [`apply`](Self::apply) at `x`: what reverse-mode
     /// autograd multiplies the upstream gradient by. Kinks follow PyTorch:
-    /// `relu'(0) = 0`, `leaky_relu'(x <= 0) = slope`, `abs'(0) = 0`, and
-    /// `clamp` passes the gradient where `min <= x <= max` (bounds
-    /// included) and blocks it elsewhere, NaN included. The GPU kernel
+    /// `relu'(0) = 0`, `leaky_relu'(x <= 0) = slope`, `abs'(0) = 0`,
+    /// `elu'(0) = alpha`, and `clamp` and `hardtanh` pass the gradient
+    /// strictly inside `(min, max)` (PyTorch 2.15 for scalar bounds) and
+    /// block it elsewhere, NaN included. The GPU kernel
     /// `kernels/backward/unary_backward.wgsl` mirrors this formula by formula.
     pub fn derivative(self, x: f32) -> f32 {
         match self {
