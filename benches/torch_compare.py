@@ -153,6 +153,19 @@ def workloads(device, quick):
             torch.nn.functional.conv2d(x, w, stride=stride, padding=pad).backward(up)
 
         out.append((f"{name} fwd+bwd", conv_step, 3 * flops, "TFLOP/s", 10))
+    b, h, t, d = (1, 2, 128, 64) if quick else (8, 8, 1024, 64)
+    q, k, v = (torch.randn(b, h, t, d, device=device, requires_grad=True) for _ in range(3))
+    up = torch.randn(b, h, t, d, device=device)
+
+    def attention_step():
+        for x in (q, k, v):
+            x.grad = None
+        torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True).backward(up)
+
+    # FlashAttention's FLOP convention (as wgrad-bench): 4*B*H*T^2*D forward,
+    # halved by the causal mask, x3.5 for forward + backward.
+    out.append((f"attention b{b} h{h} t{t} d{d} causal fwd+bwd", attention_step,
+                3.5 * 4 * b * h * t * t * d / 2, "TFLOP/s", 10))
     for cnn_batch in [8] if quick else [64, 128]:
         out.append((f"cnn step b{cnn_batch}", cnn_step(cnn_batch, device, "eager"), 0, "ms", 20))
         if device.type == "cuda":

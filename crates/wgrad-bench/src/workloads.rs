@@ -68,8 +68,38 @@ pub fn all(device: &Device, quick: bool) -> Result<Vec<Workload>> {
         });
     }
     out.extend(convolutions(device, quick)?);
+    out.push(attention(device, quick)?);
     out.extend(training(device, quick)?);
     Ok(out)
+}
+
+/// Causal `scaled_dot_product_attention` forward + backward (B 8, H 8,
+/// T 1024, head dim 64; quick: B 1, H 2, T 128), rated with
+/// FlashAttention's convention: 4·B·H·T²·D FLOPs forward, halved for the
+/// causal mask, times 3.5 for forward + backward.
+pub fn attention(device: &Device, quick: bool) -> Result<Workload> {
+    let (b, h, t, d) = if quick {
+        (1, 2, 128, 64)
+    } else {
+        (8, 8, 1024, 64)
+    };
+    let q = random(&[b, h, t, d], 31, device)?.with_requires_grad(true)?;
+    let k = random(&[b, h, t, d], 32, device)?.with_requires_grad(true)?;
+    let v = random(&[b, h, t, d], 33, device)?.with_requires_grad(true)?;
+    let upstream = random(&[b, h, t, d], 34, device)?;
+    Ok(Workload {
+        name: format!("attention b{b} h{h} t{t} d{d} causal fwd+bwd"),
+        amount: 3.5 * 4.0 * (b * h * t * t * d) as f64 / 2.0,
+        unit: "TFLOP/s",
+        iters: 10,
+        run: Box::new(move || {
+            for x in [&q, &k, &v] {
+                x.zero_grad();
+            }
+            let y = q.scaled_dot_product_attention(&k, &v, None, 0.0, true, None)?;
+            y.backward_with_options(Some(&upstream), Default::default())
+        }),
+    })
 }
 
 /// ResNet conv shapes (batch 32) as `(name, channels in, channels out,

@@ -40,7 +40,7 @@ impl<'a> Operand<'a> {
         expect_dtype(OP, t, DType::F32)?;
         let shape = t.shape();
         let nb = shape.len() - 2;
-        let strides = contiguous_strides(&shape);
+        let strides = contiguous_strides(shape);
         let batch_strides = broadcast_strides(OP, &shape[..nb], &strides[..nb], &g.batch)?;
         Ok(Operand {
             data: t.dense::<f32>(OP)?,
@@ -89,7 +89,7 @@ impl<'a> Mask<'a> {
         };
         let shape = m.shape();
         let target = g.batched(g.q_len, g.kv_len);
-        let strides = broadcast_strides(OP, &shape, &contiguous_strides(&shape), &target)?;
+        let strides = broadcast_strides(OP, shape, &contiguous_strides(shape), &target)?;
         let nb = g.batch.len();
         Ok(Mask {
             data,
@@ -191,14 +191,11 @@ fn split_items(mut v: &mut [f32], items: usize, len: usize) -> Vec<&mut [f32]> {
 
 /// Runs `f` for every batch item with its output chunks, over threads when
 /// `work` is large; the first error wins.
-fn for_each_item<'a, T: Send>(
+fn for_each_item<T: Send>(
     chunks: Vec<T>,
     work: usize,
     f: impl Fn(usize, T) -> Result<()> + Sync,
-) -> Result<()>
-where
-    T: 'a,
-{
+) -> Result<()> {
     if chunks.len() > 1 && parallel::worth_splitting(work) {
         let r = chunks
             .into_par_iter()

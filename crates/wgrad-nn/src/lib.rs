@@ -23,6 +23,7 @@
 #![deny(missing_docs)]
 
 mod activation;
+pub mod attention;
 pub mod batch_norm;
 pub mod checkpoint;
 mod codec;
@@ -40,8 +41,10 @@ mod module;
 pub mod pool;
 mod sequential;
 pub mod state_dict;
+pub mod transformer;
 
 pub use activation::{GELU, LeakyReLU, ReLU, SiLU, Sigmoid, Tanh};
+pub use attention::{AttentionOptions, MultiheadAttention};
 pub use batch_norm::{BatchNorm, BatchNorm1d, BatchNorm2d, BatchNormOptions};
 pub use checkpoint::{OptimizerCheckpoint, OptimizerConfig, OptimizerStateDict, ParamState};
 pub use conv::{Conv1d, Conv2d, Conv2dOptions, ConvTranspose2d};
@@ -55,3 +58,6 @@ pub use loss::{CrossEntropyOptions, Reduction};
 pub use module::{Module, unique_parameters};
 pub use pool::{AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d, Upsample};
 pub use sequential::Sequential;
+pub use transformer::{
+    Activation, LayerMasks, TransformerDecoderLayer, TransformerEncoderLayer, TransformerOptions,
+};

@@ -9,7 +9,7 @@ use wgrad_gpu::GpuTensor;
 use super::{Storage, mismatch};
 
 /// The CPU tensors of `operands`, or `None` if any is elsewhere.
-fn all_cpu<'a, const N: usize>(operands: [&'a Storage; N]) -> Option<[&'a CpuTensor; N]> {
+fn all_cpu<const N: usize>(operands: [&Storage; N]) -> Option<[&CpuTensor; N]> {
     let mut out = Vec::with_capacity(N);
     for s in operands {
         match s {
@@ -21,7 +21,7 @@ fn all_cpu<'a, const N: usize>(operands: [&'a Storage; N]) -> Option<[&'a CpuTen
 }
 
 /// The GPU tensors of `operands`, or `None` if any is elsewhere.
-fn all_gpu<'a, const N: usize>(operands: [&'a Storage; N]) -> Option<[&'a GpuTensor; N]> {
+fn all_gpu<const N: usize>(operands: [&Storage; N]) -> Option<[&GpuTensor; N]> {
     let mut out = Vec::with_capacity(N);
     for s in operands {
         match s {

@@ -13,6 +13,7 @@ mod fixtures_ops;
 mod fixtures_optim;
 mod fixtures_sort;
 mod fixtures_structure;
+mod fixtures_transformer;
 mod hardening;
 mod math_ops;
 mod sort;
