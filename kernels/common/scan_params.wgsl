@@ -4,7 +4,9 @@
 // r % inner + q * inner (the output: the same without offset). With
 // `reverse` the row is scanned from its end (q counts from the last
 // element), which is the backward pass of cumsum.
-// Override KIND: 0 f32 sums, 1 i32 sums (wrapping); elements are raw u32.
+// Override KIND (wgrad_core::checks::sort::ScanKind::code): 0 f32 sums,
+// 1 i32 sums, 2 f32 products, 3 i32 products (i32 wrapping); elements are
+// raw u32.
 
 override KIND: u32 = 0u;
 
@@ -33,8 +35,33 @@ fn scan_at(r: u32, q: u32) -> u32 {
 }
 
 fn combine(a: u32, b: u32) -> u32 {
-    if KIND == 0u {
-        return bitcast<u32>(bitcast<f32>(a) + bitcast<f32>(b));
+    switch KIND {
+        case 0u: {
+            return bitcast<u32>(bitcast<f32>(a) + bitcast<f32>(b));
+        }
+        case 2u: {
+            return bitcast<u32>(bitcast<f32>(a) * bitcast<f32>(b));
+        }
+        case 3u: {
+            return bitcast<u32>(bitcast<i32>(a) * bitcast<i32>(b));
+        }
+        default: {
+            return a + b;
+        }
     }
-    return a + b;
+}
+
+// The identity of `combine`: 0 for sums, 1 for products.
+fn identity() -> u32 {
+    switch KIND {
+        case 2u: {
+            return 0x3f800000u;
+        }
+        case 3u: {
+            return 1u;
+        }
+        default: {
+            return 0u;
+        }
+    }
 }

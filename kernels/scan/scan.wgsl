@@ -1,4 +1,4 @@
-// Inclusive prefix sums of blocks of SCAN_BLOCK elements, one workgroup per
+// Inclusive prefix sums (or products) of blocks of SCAN_BLOCK elements, one workgroup per
 // (row, block): each thread sums its 4 consecutive elements, the workgroup
 // scans the 256 thread totals (Hillis-Steele in workgroup memory), and each
 // thread writes its elements plus the totals before it. The block's total
@@ -25,7 +25,7 @@ fn scan_blocks(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
     let b = g % p.blocks;
     let q0 = b * SCAN_BLOCK + lid * SCAN_PER_THREAD;
     var own: array<u32, 4>;
-    var acc = 0u;
+    var acc = identity();
     for (var e = 0u; e < SCAN_PER_THREAD; e++) {
         let q = q0 + e;
         if q < p.n {
@@ -44,7 +44,7 @@ fn scan_blocks(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
         partial[lid] = v;
         workgroupBarrier();
     }
-    var before = 0u;
+    var before = identity();
     if lid > 0u {
         before = partial[lid - 1u];
     }

@@ -409,6 +409,7 @@ fn input_gradients(saved: &Saved, g: &Storage) -> Result<Vec<Option<Storage>>> {
             )?)]
         }
         Op::Cumsum { axis } => vec![Some(g.cumsum(*axis, true)?)],
+        Op::Cumprod { axis } => vec![Some(g.cumprod_backward(&x(0)?, *axis)?)],
     })
 }
 

@@ -126,6 +126,10 @@ pub(crate) enum Op {
     Cumsum {
         axis: isize,
     },
+    /// Inclusive prefix product along `axis` (backward: `cumprod_backward`).
+    Cumprod {
+        axis: isize,
+    },
 }
 
 impl Op {
@@ -166,6 +170,7 @@ impl Op {
             Op::CrossEntropy { .. } => "cross_entropy",
             Op::Math(m) => m.name(),
             Op::Cumsum { .. } => "cumsum",
+            Op::Cumprod { .. } => "cumprod",
         }
     }
 }

@@ -3,7 +3,7 @@
 //! `sort` and `topk` values are recorded as a gather of the input by their
 //! indices, so the gradient is scattered back through them (the gather's
 //! backward rule); `cumsum`'s gradient is the reverse cumsum of the output
-//! gradient. The samplers make leaves (nothing to differentiate) and take
+//! gradient, `cumprod`'s its own kernel. The samplers make leaves (nothing to differentiate) and take
 //! their seed from the default generator (`manual_seed`), or an explicit
 //! one in the `*_with` forms; equal seeds draw equal numbers on every device.
 
@@ -84,6 +84,14 @@ impl Tensor {
     pub fn cumsum(&self, dim: isize) -> Result<Tensor> {
         let out = self.storage().cumsum(dim, false)?;
         Ok(Tensor::record(out, Op::Cumsum { axis: dim }, &[self]))
+    }
+
+    /// Inclusive prefix products along `dim` (`torch.cumprod`; F32 or I32,
+    /// which keeps I32 and wraps). Differentiable; the gradient is exact
+    /// where the input holds zeros (computed without division).
+    pub fn cumprod(&self, dim: isize) -> Result<Tensor> {
+        let out = self.storage().cumprod(dim)?;
+        Ok(Tensor::record(out, Op::Cumprod { axis: dim }, &[self]))
     }
 
     /// I32 values uniform in `[low, high)` from the default generator

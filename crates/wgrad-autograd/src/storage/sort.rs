@@ -1,11 +1,11 @@
 //! Sorting, scans and random sampling: the CPU/GPU dispatch point of
-//! `sort`, `cumsum`, `randint`, `randperm`, `bernoulli` and `multinomial`.
+//! `sort`, `cumsum`, `cumprod`, `randint`, `randperm`, `bernoulli` and `multinomial`.
 
 use wgrad_core::Result;
 use wgrad_cpu::CpuTensor;
 use wgrad_gpu::GpuTensor;
 
-use super::Storage;
+use super::{Storage, mismatch};
 use crate::Device;
 
 impl Storage {
@@ -37,6 +37,24 @@ impl Storage {
             Storage::Cpu(x) => Storage::Cpu(x.cumsum(axis, reverse)?),
             Storage::Gpu(x) => Storage::Gpu(x.cumsum(axis, reverse)?),
         })
+    }
+
+    /// Inclusive prefix products along `axis`.
+    pub fn cumprod(&self, axis: isize) -> Result<Storage> {
+        Ok(match self {
+            Storage::Cpu(x) => Storage::Cpu(x.cumprod(axis)?),
+            Storage::Gpu(x) => Storage::Gpu(x.cumprod(axis)?),
+        })
+    }
+
+    /// The input gradient of `x.cumprod(axis)`, `self` being the output
+    /// gradient (exact where `x` holds zeros).
+    pub fn cumprod_backward(&self, x: &Storage, axis: isize) -> Result<Storage> {
+        match (self, x) {
+            (Storage::Cpu(g), Storage::Cpu(x)) => Ok(Storage::Cpu(g.cumprod_backward(x, axis)?)),
+            (Storage::Gpu(g), Storage::Gpu(x)) => Ok(Storage::Gpu(g.cumprod_backward(x, axis)?)),
+            (g, x) => Err(mismatch("cumprod_backward", g, x)),
+        }
     }
 
     /// I32 values uniform in `[low, high)`, the same on every device.

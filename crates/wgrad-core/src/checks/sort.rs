@@ -1,6 +1,7 @@
 //! Sorting, scans and random sampling (`sort`, `argsort`, `topk`, `cumsum`,
-//! `randint`, `randperm`, `bernoulli`, `multinomial`): operand checks, the
-//! row geometry both backends walk, and the sort key both backends order by.
+//! `cumprod`, `randint`, `randperm`, `bernoulli`, `multinomial`): operand
+//! checks, the row geometry both backends walk, and the sort key both
+//! backends order by.
 //!
 //! Both backends see a tensor sorted (or scanned) along `axis` as `rows`
 //! independent rows of `n` elements: row `r` starts at
@@ -134,9 +135,49 @@ pub fn topk(k: usize, rows: &Rows, shape: &[usize]) -> Result<()> {
     Ok(())
 }
 
-/// `cumsum` accepts F32 and I32 (I32 sums wrap around, as two's complement).
-pub fn cumsum_dtype(dtype: DType) -> Result<()> {
-    KeyKind::of("cumsum", dtype).map(|_| ())
+/// What a scan kernel folds (WGSL override `KIND` of `kernels/scan/`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScanKind {
+    /// f32 sums (`cumsum`).
+    SumF32,
+    /// i32 sums, wrapping.
+    SumI32,
+    /// f32 products (`cumprod`).
+    ProdF32,
+    /// i32 products, wrapping.
+    ProdI32,
+}
+
+impl ScanKind {
+    /// The code the kernels' `KIND` override takes.
+    pub const fn code(self) -> u32 {
+        match self {
+            ScanKind::SumF32 => 0,
+            ScanKind::SumI32 => 1,
+            ScanKind::ProdF32 => 2,
+            ScanKind::ProdI32 => 3,
+        }
+    }
+
+    /// The scan of `cumsum` (`product` false) or `cumprod` over `dtype`:
+    /// F32 or I32 (I32 results wrap around, as two's complement).
+    pub fn of(dtype: DType, product: bool) -> Result<ScanKind> {
+        let op = if product { "cumprod" } else { "cumsum" };
+        Ok(match (KeyKind::of(op, dtype)?, product) {
+            (KeyKind::I32, false) => ScanKind::SumI32,
+            (KeyKind::I32, true) => ScanKind::ProdI32,
+            (_, false) => ScanKind::SumF32,
+            (_, true) => ScanKind::ProdF32,
+        })
+    }
+
+    /// The op's name.
+    pub const fn op(self) -> &'static str {
+        match self {
+            ScanKind::SumF32 | ScanKind::SumI32 => "cumsum",
+            ScanKind::ProdF32 | ScanKind::ProdI32 => "cumprod",
+        }
+    }
 }
 
 /// `high - low` of `randint` as the u32 range the generator maps into;

@@ -1,4 +1,4 @@
-//! Stable sorts and prefix sums along one dim (`kernels/sort/`,
+//! Stable sorts and prefix sums (and products) along one dim (`kernels/sort/`,
 //! `kernels/scan/`), walking the rows in place (`checks::sort::Rows`): no
 //! dim is moved, a non-contiguous input is made dense first.
 //!
@@ -12,7 +12,7 @@
 //! The scan is one dispatch per row block of `SCAN_BLOCK` elements; longer
 //! rows scan their block totals the same way (recursively) and add them back.
 
-use wgrad_core::checks::sort::{KeyKind, Rows, cumsum_dtype};
+use wgrad_core::checks::sort::{KeyKind, Rows, ScanKind};
 use wgrad_core::{DType, Result};
 use wgrad_device::GpuBuffer;
 use wgrad_kernels::families::sort::{self as specs, SCAN_BLOCK, SORT_TILE};
@@ -103,16 +103,24 @@ impl GpuTensor {
     /// Inclusive prefix sums along `axis` (`torch.cumsum`), from the end of
     /// each row when `reverse` (cumsum's backward). F32 or I32 (wrapping).
     pub fn cumsum(&self, axis: isize, reverse: bool) -> Result<GpuTensor> {
-        const OP: &str = "cumsum";
-        cumsum_dtype(self.dtype())?;
-        let kind = KeyKind::of(OP, self.dtype())?;
-        let rows = Rows::along(OP, self.shape(), axis)?;
+        self.scan(ScanKind::of(self.dtype(), false)?, axis, reverse)
+    }
+
+    /// Inclusive prefix products along `axis` (`torch.cumprod`). F32 or
+    /// I32 (wrapping).
+    pub fn cumprod(&self, axis: isize) -> Result<GpuTensor> {
+        self.scan(ScanKind::of(self.dtype(), true)?, axis, false)
+    }
+
+    fn scan(&self, kind: ScanKind, axis: isize, reverse: bool) -> Result<GpuTensor> {
+        let op = kind.op();
+        let rows = Rows::along(op, self.shape(), axis)?;
         let src = self.contiguous()?;
-        let out = self.empty_like_device(OP, self.shape(), self.dtype())?;
+        let out = self.empty_like_device(op, self.shape(), self.dtype())?;
         if self.numel() == 0 {
             return Ok(out);
         }
-        to_u32(OP, "element count", self.numel())?;
+        to_u32(op, "element count", self.numel())?;
         let scan = Scan {
             kind,
             rows: rows.rows,
@@ -124,11 +132,46 @@ impl GpuTensor {
         scan.run(&src, &out)?;
         Ok(out)
     }
+
+    /// The input gradient of `x.cumprod(axis)`, `self` being the output
+    /// gradient: exact where `x` holds zeros (no division). One thread per
+    /// row walks it twice.
+    pub fn cumprod_backward(&self, x: &GpuTensor, axis: isize) -> Result<GpuTensor> {
+        const OP: &str = "cumprod_backward";
+        self.same_device(OP, x)?;
+        self.expect_dtype(OP, DType::F32)?;
+        x.expect_dtype(OP, DType::F32)?;
+        wgrad_core::checks::same_shape(OP, x.shape(), self.shape())?;
+        let rows = Rows::along(OP, self.shape(), axis)?;
+        let (x, g) = (x.contiguous()?, self.contiguous()?);
+        let out = self.empty_like_device(OP, self.shape(), DType::F32)?;
+        if self.numel() == 0 {
+            return Ok(out);
+        }
+        // contiguous() leaves both dense from element 0 (the kernel has no offsets).
+        let u = |what, v| to_u32(OP, what, v);
+        let p = ScanParams {
+            rows: u("row count", rows.rows)?,
+            n: u("row length", rows.n)?,
+            inner: u("stride", rows.inner)?,
+            offset: 0,
+            blocks: 0,
+            reverse: 0,
+        };
+        self.kernels().dispatch_1d(
+            &specs::CUMPROD_BACKWARD,
+            &[("KIND", f64::from(ScanKind::ProdF32.code()))],
+            &[&x.buffer, &g.buffer, &out.buffer],
+            &p,
+            rows.rows as u64,
+        )?;
+        Ok(out)
+    }
 }
 
 /// One scan over rows of a dense source into a dense output.
 struct Scan {
-    kind: KeyKind,
+    kind: ScanKind,
     rows: usize,
     n: usize,
     inner: usize,
@@ -138,8 +181,8 @@ struct Scan {
 
 impl Scan {
     fn run(&self, src: &GpuTensor, out: &GpuTensor) -> Result<()> {
-        const OP: &str = "cumsum";
-        let u = |what, v| to_u32(OP, what, v);
+        let op = self.kind.op();
+        let u = |what, v| to_u32(op, what, v);
         let blocks = self.n.div_ceil(SCAN_BLOCK);
         let p = ScanParams {
             rows: u("row count", self.rows)?,
@@ -150,7 +193,7 @@ impl Scan {
             reverse: u32::from(self.reverse),
         };
         let constants = [("KIND", f64::from(self.kind.code()))];
-        let totals = src.empty_like_device(OP, &[self.rows * blocks], DType::U32)?;
+        let totals = src.empty_like_device(op, &[self.rows * blocks], DType::U32)?;
         src.kernels().dispatch_groups(
             &specs::SCAN_BLOCKS,
             &constants,
@@ -160,7 +203,7 @@ impl Scan {
         )?;
         if blocks > 1 {
             // Carries: the inclusive scan of each row's block totals.
-            let carries = src.empty_like_device(OP, &[self.rows * blocks], DType::U32)?;
+            let carries = src.empty_like_device(op, &[self.rows * blocks], DType::U32)?;
             Scan {
                 kind: self.kind,
                 rows: self.rows,

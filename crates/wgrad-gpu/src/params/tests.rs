@@ -89,7 +89,7 @@ fn cases() -> Vec<Case> {
             sort::SORT_STEP,
             sort::SORT_WRITE,
         ],
-        ScanParams => [sort::SCAN_BLOCKS, sort::SCAN_CARRY],
+        ScanParams => [sort::SCAN_BLOCKS, sort::SCAN_CARRY, sort::CUMPROD_BACKWARD],
         RandintParams => [random::RANDINT],
         BernoulliParams => [random::BERNOULLI],
         MultinomialParams => [

@@ -1,5 +1,6 @@
 //! `kernels/sort/` and `kernels/scan/`: stable bitonic sorts of rows (by
-//! the keys of `wgrad_core::checks::sort::sort_key`) and prefix sums.
+//! the keys of `wgrad_core::checks::sort::sort_key`), prefix sums and
+//! products.
 //! Every kernel reads and writes raw 32-bit words; the override `KIND`
 //! (`KeyKind::code()`) says what they are.
 
@@ -84,6 +85,14 @@ pub static SCAN_BLOCKS: KernelSpec = spec(
 pub static SCAN_CARRY: KernelSpec =
     spec("scan/scan_carry.wgsl", "scan_carry", &[ReadWrite, Read], 24);
 
+/// The input gradient of cumprod, one thread per row (exact with zeros).
+pub static CUMPROD_BACKWARD: KernelSpec = spec(
+    "scan/cumprod_backward.wgsl",
+    "cumprod_backward",
+    &[Read, Read, ReadWrite],
+    24,
+);
+
 /// Every kernel of this family (what the validation test walks).
 pub static ALL: &[&KernelSpec] = &[
     &SORT_ROWS,
@@ -93,4 +102,5 @@ pub static ALL: &[&KernelSpec] = &[
     &SORT_WRITE,
     &SCAN_BLOCKS,
     &SCAN_CARRY,
+    &CUMPROD_BACKWARD,
 ];

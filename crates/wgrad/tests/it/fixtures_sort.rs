@@ -1,15 +1,15 @@
 //! Replays `tests/fixtures/sort.safetensors` (written by
 //! `tests/fixtures/make_sort_fixtures.py` with PyTorch): sort, argsort,
-//! topk and cumsum, with ties, NaN, negative dims, non-contiguous inputs,
+//! topk, cumsum and cumprod, with ties, NaN, negative dims, non-contiguous inputs,
 //! long rows, and their gradients, on the CPU and the GPU. Sorts and indices
-//! must match exactly (stable sorts have one answer); sums within 1e-4.
+//! must match exactly (stable sorts have one answer); scans within 1e-4.
 
 use serde_json::Value;
 use wgrad::{DType, Device, Result, Tensor};
 
 use crate::common::{Fixture, array, check_close, gpu, report};
 
-/// Tolerance of sums (PyTorch's CPU accumulates cumsum in f64).
+/// Tolerance of scans (PyTorch's CPU accumulates them in f64).
 const SUM_TOL: f32 = 1e-4;
 
 fn view(t: &Tensor, spec: &Value) -> Result<Tensor> {
@@ -32,7 +32,7 @@ fn view(t: &Tensor, spec: &Value) -> Result<Tensor> {
 }
 
 /// `(values, indices)` of the case's op; one of them is `None` for
-/// argsort (indices only) and cumsum (values only).
+/// argsort (indices only) and the scans (values only).
 fn apply(op: &str, args: &Value, x: &Tensor) -> Result<(Option<Tensor>, Option<Tensor>)> {
     let dim = args["dim"].as_i64().expect("dim") as isize;
     let flag = |k: &str| args[k].as_bool().expect("flag");
@@ -48,6 +48,7 @@ fn apply(op: &str, args: &Value, x: &Tensor) -> Result<(Option<Tensor>, Option<T
         }
         "argsort" => (None, Some(x.argsort(dim, flag("descending"))?)),
         "cumsum" => (Some(x.cumsum(dim)?), None),
+        "cumprod" => (Some(x.cumprod(dim)?), None),
         other => panic!("no replay for op {other}"),
     })
 }
@@ -102,7 +103,7 @@ fn run_case(fx: &Fixture, case: &Value, device: &Device) -> std::result::Result<
         x = view(&x, spec).map_err(err)?;
     }
     let (values, indices) = apply(op, &case["args"], &x).map_err(err)?;
-    let tol = if op == "cumsum" { SUM_TOL } else { 0.0 };
+    let tol = if op.starts_with("cum") { SUM_TOL } else { 0.0 };
     let mut failures = Vec::new();
     let both = values.is_some() && indices.is_some();
     if let Some(v) = &values {

@@ -258,11 +258,16 @@ fn grad_cases() -> Vec<Case> {
         ("cumsum", vec![3, 5], |x| x.cumsum(-1)),
         ("cumsum dim 0", vec![4, 3], |x| x.cumsum(0)),
         ("cumsum transposed", vec![3, 4], |x| x.t()?.cumsum(-1)),
+        ("cumprod", vec![3, 5], |x| x.cumprod(-1)),
+        ("cumprod through a zero", vec![4, 4], |x| x.cumprod(1)),
+        ("cumprod dim 0 transposed", vec![3, 4], |x| {
+            x.t()?.cumprod(0)
+        }),
     ]
 }
 
 #[test]
-fn gradcheck_sort_topk_cumsum_on_cpu() {
+fn gradcheck_sort_topk_scans_on_cpu() {
     for (i, (name, shape, op)) in grad_cases().into_iter().enumerate() {
         let x = spaced(&shape, i as u64, &Device::Cpu);
         let report = gradcheck(|xs| op(&xs[0]), &[x], GradcheckOptions::default())
@@ -641,4 +646,49 @@ fn topk_of_zero_and_empty_rows() {
         assert_eq!(v.shape().to_vec(), vec![3, 0]);
         assert_eq!(e.cumsum(1).unwrap().shape().to_vec(), vec![3, 0]);
     }
+}
+
+#[test]
+fn cumprod_on_gpu_equals_cpu_over_many_blocks() {
+    let Some(device) = gpu() else { return };
+    // Values in {-1, 0, 1}: every partial product is exact.
+    for (shape, dim) in [(vec![3, 3000], -1isize), (vec![2500, 2], 0), (vec![], 0)] {
+        let n: usize = shape.iter().product();
+        let data = ties(n, 3, 8);
+        let c = f(&data, &shape, &Device::Cpu).cumprod(dim).unwrap();
+        let g = f(&data, &shape, &device).cumprod(dim).unwrap();
+        assert_eq!(
+            g.to_vec_f32().unwrap(),
+            c.to_vec_f32().unwrap(),
+            "{shape:?}"
+        );
+        let ints: Vec<i32> = data.iter().map(|&v| v as i32 + 2).collect();
+        let ci = Tensor::from_vec(ints.clone(), &shape, &Device::Cpu).unwrap();
+        let gi = Tensor::from_vec(ints, &shape, &device).unwrap();
+        assert_eq!(
+            gi.cumprod(dim).unwrap().to_vec::<i32>().unwrap(),
+            ci.cumprod(dim).unwrap().to_vec::<i32>().unwrap(),
+            "i32 {shape:?}"
+        );
+    }
+    let x = Tensor::rand_with(&[2, 5000], 0.999, 1.001, 6, &Device::Cpu).unwrap();
+    let c = x.cumprod(1).unwrap().to_vec_f32().unwrap();
+    let g = x
+        .to(&device)
+        .unwrap()
+        .cumprod(1)
+        .unwrap()
+        .to_vec_f32()
+        .unwrap();
+    assert!(max_rel_err(&g, &c) <= 1e-5, "{}", max_rel_err(&g, &c));
+    // The gradient through zeros, without NaN.
+    let x = f(&[2.0, 0.0, 3.0, 0.0, 5.0], &[5], &device)
+        .with_requires_grad(true)
+        .unwrap();
+    x.cumprod(0).unwrap().sum_all().unwrap().backward().unwrap();
+    // d/dx_k of sum_j prod_{i<=j} x_i.
+    assert_eq!(
+        x.grad().unwrap().to_vec_f32().unwrap(),
+        [1.0, 8.0, 0.0, 0.0, 0.0]
+    );
 }
