@@ -14,7 +14,7 @@ mod conv;
 mod optim_steps;
 mod pool;
 mod sort;
-pub(crate) use optim_steps::{AdamStepOutcome, SgdStepOutcome};
+pub(crate) use optim_steps::{AdamStepOutcome, SgdStepOutcome, StateStepOutcome};
 
 /// Tensor data on the CPU or on a GPU.
 #[derive(Clone, Debug)]

@@ -38,6 +38,7 @@ mod indexing;
 mod matmul;
 mod nn;
 mod optim;
+mod optim_adaptive;
 mod parallel;
 mod pool;
 mod reduce;

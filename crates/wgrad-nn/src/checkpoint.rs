@@ -20,20 +20,25 @@
 //! * the model's parameters under their PyTorch `state_dict` names, F32, as
 //!   [`state_dict::save`](crate::state_dict::save) writes them;
 //! * per-parameter optimizer state as `optim.state.{i}.{name}`, with `i` the
-//!   parameter's index in the optimizer (PyTorch's `state` keys) and `name`
-//!   as in PyTorch (`momentum_buffer`; `exp_avg`, `exp_avg_sq`,
-//!   `max_exp_avg_sq`), F32 with the parameter's shape (F64, F16 and BF16
-//!   load too, converted to F32 as the parameters are), and Adam's step
-//!   count as the I64 scalar `optim.state.{i}.step`;
-//! * metadata: `optim.type` (`SGD`, `Adam`, `AdamW`), the hyper-parameters
-//!   as `optim.{key}` with PyTorch's `param_groups` keys (`optim.lr`,
-//!   `optim.betas`, ...), `optim.num_params`, `optim.initial_lr` when a
-//!   scheduler set one, `epoch`, and `wgrad.kind = checkpoint`.
+//!   parameter's index in the optimizer (PyTorch's `state` keys: the groups'
+//!   parameters in order) and `name` as in PyTorch (`momentum_buffer`;
+//!   `exp_avg`, `exp_avg_sq`, `max_exp_avg_sq`; `square_avg`, `grad_avg`;
+//!   `sum`), F32 with the parameter's shape (F64, F16 and BF16 load too,
+//!   converted to F32 as the parameters are), and the step count of Adam,
+//!   RMSprop and Adagrad as the I64 scalar `optim.state.{i}.step`;
+//! * metadata: `optim.type` (`SGD`, `Adam`, `AdamW`, `RMSprop`, `Adagrad`),
+//!   the first parameter group's hyper-parameters as `optim.{key}` with
+//!   PyTorch's `param_groups` keys (`optim.lr`, `optim.betas`, ...),
+//!   `optim.num_params`, `optim.initial_lr` when a scheduler set one,
+//!   `epoch`, and `wgrad.kind = checkpoint`. With several groups also
+//!   `optim.num_groups`, `optim.group_sizes` (`[n0, n1, ...]`) and group
+//!   `g >= 1`'s hyper-parameters as `optim.group.{g}.{key}` (and
+//!   `optim.group.{g}.initial_lr`); a one-group file is as it always was.
 //!
-//! Restoring the optimizer sets its learning rate (and `initial_lr`) from
-//! the file, as `optimizer.load_state_dict` does; every other
-//! hyper-parameter is fixed at construction here, so it must match the
-//! file's, or the load fails and says which differ. Loads are
+//! Restoring the optimizer sets every group's learning rate (and
+//! `initial_lr`) from the file, as `optimizer.load_state_dict` does; every
+//! other hyper-parameter must match the file's (build the optimizer with
+//! the saved ones), or the load fails and says which differ. Loads are
 //! all-or-nothing: the model and the optimizer are both checked and their
 //! data staged before either changes.
 
@@ -43,7 +48,8 @@ use std::path::Path;
 use safetensors::Dtype;
 use safetensors::tensor::TensorView;
 use wgrad_autograd::optim::{
-    Adam, AdamConfig, AdamState, AdamW, AdamWConfig, Optimizer, Sgd, SgdConfig, SgdState,
+    Adagrad, AdagradState, Adam, AdamState, AdamW, Optimizer, ParamGroup, RmsProp, RmsPropState,
+    Sgd, SgdState,
 };
 use wgrad_autograd::{Device, Tensor};
 use wgrad_core::{DType, Error, Result};
@@ -55,7 +61,10 @@ use crate::codec::{
     list, metadata_with_format, stage, write_encoded,
 };
 
+mod config;
+mod impls;
 mod state;
+pub use config::OptimizerConfig;
 use state::*;
 
 /// Prefix of the per-parameter state tensors.
@@ -63,164 +72,16 @@ const STATE_PREFIX: &str = "optim.state.";
 /// [`KIND_KEY`]'s value in a file holding optimizer state alone.
 const KIND_OPTIMIZER: &str = "optimizer";
 const EPOCH_KEY: &str = "epoch";
-const TYPE_KEY: &str = "optim.type";
 const NUM_PARAMS_KEY: &str = "optim.num_params";
 const INITIAL_LR_KEY: &str = "optim.initial_lr";
+/// The number of parameter groups (written when there are several).
+const NUM_GROUPS_KEY: &str = "optim.num_groups";
+/// The parameter count of every group, as `[n0, n1, ...]`.
+const GROUP_SIZES_KEY: &str = "optim.group_sizes";
+/// Prefix of group `g >= 1`'s hyper-parameters: `optim.group.{g}.{key}`.
+const GROUP_PREFIX: &str = "optim.group.";
 /// How errors about in-memory optimizer state name their source.
 const MEMORY_SOURCE: &str = "optimizer state";
-
-/// The hyper-parameters of a supported optimizer.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum OptimizerConfig {
-    /// `torch.optim.SGD`.
-    Sgd(SgdConfig),
-    /// `torch.optim.Adam`.
-    Adam(AdamConfig),
-    /// `torch.optim.AdamW`.
-    AdamW(AdamWConfig),
-}
-
-impl OptimizerConfig {
-    /// The optimizer's class name as PyTorch spells it (`SGD`, `Adam`, `AdamW`).
-    pub fn kind(&self) -> &'static str {
-        match self {
-            OptimizerConfig::Sgd(_) => "SGD",
-            OptimizerConfig::Adam(_) => "Adam",
-            OptimizerConfig::AdamW(_) => "AdamW",
-        }
-    }
-
-    /// The learning rate.
-    pub fn lr(&self) -> f64 {
-        match self {
-            OptimizerConfig::Sgd(c) => c.lr,
-            OptimizerConfig::Adam(c) => c.lr,
-            OptimizerConfig::AdamW(c) => c.lr,
-        }
-    }
-
-    /// The same hyper-parameters with learning rate `lr`.
-    fn with_lr(mut self, lr: f64) -> Self {
-        match &mut self {
-            OptimizerConfig::Sgd(c) => c.lr = lr,
-            OptimizerConfig::Adam(c) => c.lr = lr,
-            OptimizerConfig::AdamW(c) => c.lr = lr,
-        }
-        self
-    }
-
-    /// `(optim.{key}, value)` pairs with PyTorch's `param_groups` keys.
-    /// Floats use Rust's shortest round-trip form, so they parse back exactly.
-    fn metadata_pairs(self) -> Vec<(String, String)> {
-        let f = |x: f64| format!("{x:?}");
-        let b = |x: bool| x.to_string();
-        let mut pairs = vec![("type", self.kind().to_string())];
-        match self {
-            OptimizerConfig::Sgd(c) => pairs.extend([
-                ("lr", f(c.lr)),
-                ("momentum", f(c.momentum)),
-                ("dampening", f(c.dampening)),
-                ("nesterov", b(c.nesterov)),
-                ("weight_decay", f(c.weight_decay)),
-                ("maximize", b(c.maximize)),
-            ]),
-            OptimizerConfig::Adam(AdamConfig {
-                lr,
-                betas,
-                eps,
-                weight_decay,
-                amsgrad,
-                maximize,
-            })
-            | OptimizerConfig::AdamW(AdamWConfig {
-                lr,
-                betas,
-                eps,
-                weight_decay,
-                amsgrad,
-                maximize,
-            }) => pairs.extend([
-                ("lr", f(lr)),
-                ("betas", format!("[{}, {}]", f(betas.0), f(betas.1))),
-                ("eps", f(eps)),
-                ("weight_decay", f(weight_decay)),
-                ("amsgrad", b(amsgrad)),
-                ("maximize", b(maximize)),
-            ]),
-        }
-        pairs
-            .into_iter()
-            .map(|(k, v)| (format!("{PREFIX}{k}"), v))
-            .collect()
-    }
-
-    /// Reads the hyper-parameters back from file metadata.
-    fn from_metadata(meta: &HashMap<String, String>) -> std::result::Result<Self, String> {
-        let get = |key: &str| {
-            meta.get(&format!("{PREFIX}{key}"))
-                .ok_or_else(|| format!("metadata lacks '{PREFIX}{key}'"))
-        };
-        let float = |key: &str| -> std::result::Result<f64, String> {
-            let v = get(key)?;
-            v.trim()
-                .parse()
-                .map_err(|_| format!("metadata '{PREFIX}{key}' = {v:?} is not a number"))
-        };
-        let flag = |key: &str| -> std::result::Result<bool, String> {
-            let v = get(key)?;
-            v.trim()
-                .parse()
-                .map_err(|_| format!("metadata '{PREFIX}{key}' = {v:?} is not true/false"))
-        };
-        let betas = || -> std::result::Result<(f64, f64), String> {
-            let v = get("betas")?;
-            let inner = v
-                .trim()
-                .trim_start_matches(['[', '('])
-                .trim_end_matches([']', ')']);
-            let parts: Vec<f64> = inner
-                .split(',')
-                .map(|x| x.trim().parse::<f64>())
-                .collect::<std::result::Result<_, _>>()
-                .map_err(|_| format!("metadata '{PREFIX}betas' = {v:?} is not two numbers"))?;
-            match parts[..] {
-                [b1, b2] => Ok((b1, b2)),
-                _ => Err(format!(
-                    "metadata '{PREFIX}betas' = {v:?} is not two numbers"
-                )),
-            }
-        };
-        match get("type")?.as_str() {
-            "SGD" => Ok(OptimizerConfig::Sgd(SgdConfig {
-                lr: float("lr")?,
-                momentum: float("momentum")?,
-                dampening: float("dampening")?,
-                nesterov: flag("nesterov")?,
-                weight_decay: float("weight_decay")?,
-                maximize: flag("maximize")?,
-            })),
-            "Adam" => Ok(OptimizerConfig::Adam(AdamConfig {
-                lr: float("lr")?,
-                betas: betas()?,
-                eps: float("eps")?,
-                weight_decay: float("weight_decay")?,
-                amsgrad: flag("amsgrad")?,
-                maximize: flag("maximize")?,
-            })),
-            "AdamW" => Ok(OptimizerConfig::AdamW(AdamWConfig {
-                lr: float("lr")?,
-                betas: betas()?,
-                eps: float("eps")?,
-                weight_decay: float("weight_decay")?,
-                amsgrad: flag("amsgrad")?,
-                maximize: flag("maximize")?,
-            })),
-            other => Err(format!(
-                "metadata '{TYPE_KEY}' = {other:?} is not an optimizer wgrad has (SGD, Adam, AdamW)"
-            )),
-        }
-    }
-}
 
 /// The state of one parameter (PyTorch's `optimizer.state[p]`).
 #[derive(Clone, Debug, Default)]
@@ -232,19 +93,52 @@ pub struct ParamState {
     pub buffers: Vec<(String, Tensor)>,
 }
 
+/// One parameter group's settings (an entry of PyTorch's
+/// `state_dict()["param_groups"]`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParamGroupState {
+    /// The group's hyper-parameters, with its current learning rate.
+    pub config: OptimizerConfig,
+    /// The group's `initial_lr`, when a scheduler set one.
+    pub initial_lr: Option<f64>,
+    /// How many parameters the group holds (its `params`, which are the
+    /// next indices of the flat parameter order).
+    pub num_params: usize,
+}
+
 /// An optimizer's complete state (`optimizer.state_dict()` in PyTorch).
 #[derive(Clone, Debug)]
 pub struct OptimizerStateDict {
-    /// The hyper-parameters, with the current learning rate.
+    /// The hyper-parameters (the first group's), with the current learning rate.
     pub config: OptimizerConfig,
-    /// The learning rate schedulers started from, when one was attached.
+    /// The learning rate schedulers started from (the first group's), when
+    /// one was attached.
     pub initial_lr: Option<f64>,
     /// One entry per parameter, in the optimizer's parameter order.
     pub state: Vec<ParamState>,
+    /// Every parameter group, in order. Empty means one group described by
+    /// `config` and `initial_lr` (a state dict built by hand); when present
+    /// it is what loads, and `config`/`initial_lr` mirror its first entry.
+    pub param_groups: Vec<ParamGroupState>,
+}
+
+impl OptimizerStateDict {
+    /// The groups: `param_groups`, or the single group `config` describes.
+    pub fn groups(&self) -> Vec<ParamGroupState> {
+        if self.param_groups.is_empty() {
+            vec![ParamGroupState {
+                config: self.config,
+                initial_lr: self.initial_lr,
+                num_params: self.state.len(),
+            }]
+        } else {
+            self.param_groups.clone()
+        }
+    }
 }
 
 /// An optimizer whose state can be saved and restored ([`Sgd`], [`Adam`],
-/// [`AdamW`]).
+/// [`AdamW`], [`RmsProp`], [`Adagrad`]).
 pub trait OptimizerCheckpoint: Optimizer {
     /// A snapshot of the state: hyper-parameters and copies of every state
     /// buffer (on the parameters' devices), which later steps leave alone.
@@ -252,98 +146,13 @@ pub trait OptimizerCheckpoint: Optimizer {
 
     /// Restores `state` (as from [`optimizer_state_dict`](Self::optimizer_state_dict),
     /// on any device): all-or-nothing. The optimizer type, the number of
-    /// parameters, every buffer's presence, dtype (F32) and shape, and every
-    /// hyper-parameter but the learning rate must match, else this is an
-    /// `InvalidArgument` listing each problem and nothing changes. Sets the
-    /// learning rate (and `initial_lr` when `state` has one); buffers are
-    /// copied onto their parameters' devices.
+    /// parameters and of groups and each group's size, every buffer's
+    /// presence, dtype (F32) and shape, and every group's hyper-parameters
+    /// but the learning rate must match, else this is an `InvalidArgument`
+    /// listing each problem and nothing changes. Sets every group's learning
+    /// rate (and `initial_lr` when `state` has one); buffers are copied onto
+    /// their parameters' devices.
     fn load_optimizer_state_dict(&mut self, state: &OptimizerStateDict) -> Result<()>;
-}
-
-impl OptimizerCheckpoint for Sgd {
-    fn optimizer_state_dict(&self) -> Result<OptimizerStateDict> {
-        let state = self
-            .state()
-            .iter()
-            .map(|s| {
-                let buffers = match &s.momentum_buffer {
-                    Some(b) => vec![("momentum_buffer".to_string(), snapshot(b)?)],
-                    None => Vec::new(),
-                };
-                Ok(ParamState {
-                    step: None,
-                    buffers,
-                })
-            })
-            .collect::<Result<_>>()?;
-        Ok(OptimizerStateDict {
-            config: OptimizerConfig::Sgd(*self.config()),
-            initial_lr: self.initial_lr(),
-            state,
-        })
-    }
-
-    fn load_optimizer_state_dict(&mut self, state: &OptimizerStateDict) -> Result<()> {
-        let own = OptimizerConfig::Sgd(*self.config());
-        let momentum = self.config().momentum;
-        let staged = stage_state(self.params(), own, state, |ps| {
-            if ps.step.is_some() {
-                return Err("SGD keeps no step count".to_string());
-            }
-            // The buffer appears after the first step with momentum on.
-            let has_buffer = ps.buffers.iter().any(|(n, _)| n == "momentum_buffer");
-            Ok(if momentum != 0.0 && has_buffer {
-                vec!["momentum_buffer"]
-            } else {
-                vec![]
-            })
-        })?;
-        for (slot, (_, mut buffers)) in self.state_mut().iter_mut().zip(staged) {
-            *slot = SgdState {
-                momentum_buffer: buffers.pop(),
-            };
-        }
-        set_lrs(self, state);
-        Ok(())
-    }
-}
-
-impl OptimizerCheckpoint for Adam {
-    fn optimizer_state_dict(&self) -> Result<OptimizerStateDict> {
-        Ok(OptimizerStateDict {
-            config: OptimizerConfig::Adam(*self.config()),
-            initial_lr: self.initial_lr(),
-            state: adam_export(self.state())?,
-        })
-    }
-
-    fn load_optimizer_state_dict(&mut self, state: &OptimizerStateDict) -> Result<()> {
-        let own = OptimizerConfig::Adam(*self.config());
-        let amsgrad = self.config().amsgrad;
-        let staged = stage_state(self.params(), own, state, |ps| adam_names(ps, amsgrad))?;
-        adam_import(self.state_mut(), staged);
-        set_lrs(self, state);
-        Ok(())
-    }
-}
-
-impl OptimizerCheckpoint for AdamW {
-    fn optimizer_state_dict(&self) -> Result<OptimizerStateDict> {
-        Ok(OptimizerStateDict {
-            config: OptimizerConfig::AdamW(self.config()),
-            initial_lr: self.initial_lr(),
-            state: adam_export(self.state())?,
-        })
-    }
-
-    fn load_optimizer_state_dict(&mut self, state: &OptimizerStateDict) -> Result<()> {
-        let own = OptimizerConfig::AdamW(self.config());
-        let amsgrad = self.config().amsgrad;
-        let staged = stage_state(self.params(), own, state, |ps| adam_names(ps, amsgrad))?;
-        adam_import(self.state_mut(), staged);
-        set_lrs(self, state);
-        Ok(())
-    }
 }
 
 /// Writes `opt`'s state to a safetensors file (`optim.state.{i}.*` tensors

@@ -46,7 +46,9 @@ pub mod transformer;
 pub use activation::{GELU, LeakyReLU, ReLU, SiLU, Sigmoid, Tanh};
 pub use attention::{AttentionOptions, MultiheadAttention};
 pub use batch_norm::{BatchNorm, BatchNorm1d, BatchNorm2d, BatchNormOptions};
-pub use checkpoint::{OptimizerCheckpoint, OptimizerConfig, OptimizerStateDict, ParamState};
+pub use checkpoint::{
+    OptimizerCheckpoint, OptimizerConfig, OptimizerStateDict, ParamGroupState, ParamState,
+};
 pub use conv::{Conv1d, Conv2d, Conv2dOptions, ConvTranspose2d};
 pub use dropout::{Dropout, Dropout2d};
 pub use embedding::Embedding;

@@ -3,8 +3,9 @@
 
 use wgrad_core::{Error, Result};
 
+use super::group::{GroupConfig, Groups, group_accessors, group_methods};
 use super::{
-    Optimizer, check_non_negative, check_params, device_mismatch, param_operand, state_operand,
+    Optimizer, ParamGroup, check_non_negative, device_mismatch, param_operand, state_operand,
     zeros_state,
 };
 use crate::storage::AdamStepOutcome;
@@ -86,15 +87,80 @@ pub struct AdamState {
     pub max_exp_avg_sq: Option<Tensor>,
 }
 
-/// Adam (`torch.optim.Adam`).
-pub struct Adam {
-    params: Vec<Tensor>,
-    config: AdamConfig,
-    /// AdamW's decoupled weight decay instead of an L2 term in the gradient.
-    decoupled: bool,
-    state: Vec<Option<AdamState>>,
-    initial_lr: Option<f64>,
+/// The defaults of [`AdamConfig`], as a constant.
+const ADAM_DEFAULT: AdamConfig = AdamConfig {
+    lr: 1e-3,
+    betas: (0.9, 0.999),
+    eps: 1e-8,
+    weight_decay: 0.0,
+    amsgrad: false,
+    maximize: false,
+};
+
+impl From<AdamWConfig> for AdamConfig {
+    fn from(c: AdamWConfig) -> AdamConfig {
+        let AdamWConfig {
+            lr,
+            betas,
+            eps,
+            weight_decay,
+            amsgrad,
+            maximize,
+        } = c;
+        AdamConfig {
+            lr,
+            betas,
+            eps,
+            weight_decay,
+            amsgrad,
+            maximize,
+        }
+    }
 }
+
+impl From<AdamConfig> for AdamWConfig {
+    fn from(c: AdamConfig) -> AdamWConfig {
+        let AdamConfig {
+            lr,
+            betas,
+            eps,
+            weight_decay,
+            amsgrad,
+            maximize,
+        } = c;
+        AdamWConfig {
+            lr,
+            betas,
+            eps,
+            weight_decay,
+            amsgrad,
+            maximize,
+        }
+    }
+}
+
+/// [`GroupConfig`] for the two Adam configurations (beta1 is the momentum
+/// that `OneCycleLR` cycles).
+macro_rules! adam_group_config {
+    ($t:ty) => {
+        impl GroupConfig for $t {
+            fn lr(&self) -> f64 {
+                self.lr
+            }
+            fn set_lr(&mut self, lr: f64) {
+                self.lr = lr;
+            }
+            fn momentum(&self) -> Option<f64> {
+                Some(self.betas.0)
+            }
+            fn set_momentum(&mut self, momentum: f64) {
+                self.betas.0 = momentum;
+            }
+        }
+    };
+}
+adam_group_config!(AdamConfig);
+adam_group_config!(AdamWConfig);
 
 /// Validates Adam's hyper-parameters the way torch does (`ValueError` there).
 fn check_config(op: &'static str, c: &AdamConfig) -> Result<()> {
@@ -111,261 +177,191 @@ fn check_config(op: &'static str, c: &AdamConfig) -> Result<()> {
     check_non_negative(op, "weight_decay value", c.weight_decay)
 }
 
-impl Adam {
-    /// An optimizer over `params` (F32 leaves). Invalid hyper-parameters are
-    /// `InvalidArgument`, as torch raises `ValueError`.
-    pub fn new(params: Vec<Tensor>, config: AdamConfig) -> Result<Adam> {
-        Adam::build("Adam", params, config, false)
-    }
-
-    fn build(
-        op: &'static str,
-        params: Vec<Tensor>,
-        config: AdamConfig,
-        decoupled: bool,
-    ) -> Result<Adam> {
-        check_params(op, &params)?;
-        check_config(op, &config)?;
-        let state = vec![None; params.len()];
-        Ok(Adam {
-            params,
-            config,
-            decoupled,
-            state,
-            initial_lr: None,
-        })
-    }
-
-    fn op(&self) -> &'static str {
-        if self.decoupled { "AdamW" } else { "Adam" }
-    }
-
-    /// The hyper-parameters.
-    pub fn config(&self) -> &AdamConfig {
-        &self.config
-    }
-
-    /// Per-parameter state, in parameter order (`None` before the first
-    /// step that found a gradient for that parameter).
-    pub fn state(&self) -> &[Option<AdamState>] {
-        &self.state
-    }
-
-    /// Mutable per-parameter state (to restore a checkpoint). Restored
-    /// tensors must be F32 with their parameter's shape and device.
-    pub fn state_mut(&mut self) -> &mut [Option<AdamState>] {
-        &mut self.state
-    }
-
-    /// Updates one parameter with gradient storage `grad`.
-    fn update(&self, param: &Tensor, grad: Storage, slot: &mut Option<AdamState>) -> Result<()> {
-        let op = self.op();
-        let c = &self.config;
-        let param_storage = param.storage();
-        if !param_storage.device().same(&grad.device()) {
-            return Err(device_mismatch(op, &param_storage, &grad));
-        }
-        // Lazy state, as torch creates it on the first step with a gradient;
-        // kept aside until the update succeeded.
-        let fresh = match slot {
-            Some(_) => None,
-            None => Some(AdamState {
-                step: 0,
-                exp_avg: zeros_state(&param_storage)?,
-                exp_avg_sq: zeros_state(&param_storage)?,
-                max_exp_avg_sq: if c.amsgrad {
-                    Some(zeros_state(&param_storage)?)
-                } else {
-                    None
-                },
-            }),
-        };
-        let state = slot
-            .as_ref()
-            .or(fresh.as_ref())
-            .ok_or_else(|| Error::invalid(op, "optimizer state missing"))?;
-        if c.amsgrad && state.max_exp_avg_sq.is_none() {
-            return Err(Error::invalid(
-                op,
-                "amsgrad is on but the state has no max_exp_avg_sq (restored from a run without amsgrad?)",
-            ));
-        }
-        let max_sq = if c.amsgrad {
-            state.max_exp_avg_sq.as_ref()
-        } else {
-            None
-        };
-        let step = state.step + 1;
-        let p = param_operand(param, param_storage)?;
-        let m = state_operand(op, &p, &state.exp_avg)?;
-        let v = state_operand(op, &p, &state.exp_avg_sq)?;
-        let vmax = max_sq.map(|t| state_operand(op, &p, t)).transpose()?;
-        let outcome = p.adam_step(
-            op,
-            &grad,
-            &m,
-            &v,
-            vmax.as_ref(),
-            step,
-            c.lr,
-            c.betas,
-            c.eps,
-            c.weight_decay,
-            self.decoupled,
-            c.maximize,
-        )?;
-        match outcome {
-            AdamStepOutcome::Replaced {
-                param: new_param,
-                exp_avg,
-                exp_avg_sq,
-                max_exp_avg_sq,
-            } => {
-                param.set_storage(new_param)?;
-                state.exp_avg.set_storage(exp_avg)?;
-                state.exp_avg_sq.set_storage(exp_avg_sq)?;
-                if let (Some(t), Some(x)) = (max_sq, max_exp_avg_sq) {
-                    t.set_storage(x)?;
-                }
-            }
-            // Updated in place: graphs that saved the parameter are stale.
-            AdamStepOutcome::InPlace => param.bump_version(),
-        }
-        if let Some(s) = fresh {
-            *slot = Some(s);
-        }
-        if let Some(s) = slot.as_mut() {
-            s.step = step;
-        }
-        Ok(())
-    }
+/// [`check_config`] for AdamW's groups.
+fn check_config_w(op: &'static str, c: &AdamWConfig) -> Result<()> {
+    check_config(op, &AdamConfig::from(*c))
 }
 
-impl Optimizer for Adam {
-    fn step(&mut self) -> Result<()> {
-        let mut state = std::mem::take(&mut self.state);
-        let result = self
-            .params
-            .iter()
-            .zip(&mut state)
-            .try_for_each(|(param, slot)| match param.grad() {
-                Some(grad) => self.update(param, grad.storage(), slot),
-                None => Ok(()),
-            });
-        self.state = state;
-        result
+/// Updates one parameter with gradient storage `grad` (`decoupled`: AdamW).
+fn update(
+    op: &'static str,
+    decoupled: bool,
+    c: &AdamConfig,
+    param: &Tensor,
+    grad: Storage,
+    slot: &mut Option<AdamState>,
+) -> Result<()> {
+    let param_storage = param.storage();
+    if !param_storage.device().same(&grad.device()) {
+        return Err(device_mismatch(op, &param_storage, &grad));
     }
-
-    fn zero_grad(&mut self) {
-        for p in &self.params {
-            p.zero_grad();
+    // Lazy state, as torch creates it on the first step with a gradient;
+    // kept aside until the update succeeded.
+    let fresh = match slot {
+        Some(_) => None,
+        None => Some(AdamState {
+            step: 0,
+            exp_avg: zeros_state(&param_storage)?,
+            exp_avg_sq: zeros_state(&param_storage)?,
+            max_exp_avg_sq: if c.amsgrad {
+                Some(zeros_state(&param_storage)?)
+            } else {
+                None
+            },
+        }),
+    };
+    let state = slot
+        .as_ref()
+        .or(fresh.as_ref())
+        .ok_or_else(|| Error::invalid(op, "optimizer state missing"))?;
+    if c.amsgrad && state.max_exp_avg_sq.is_none() {
+        return Err(Error::invalid(
+            op,
+            "amsgrad is on but the state has no max_exp_avg_sq (restored from a run without amsgrad?)",
+        ));
+    }
+    let max_sq = if c.amsgrad {
+        state.max_exp_avg_sq.as_ref()
+    } else {
+        None
+    };
+    let step = state.step + 1;
+    let p = param_operand(param, param_storage)?;
+    let m = state_operand(op, &p, &state.exp_avg)?;
+    let v = state_operand(op, &p, &state.exp_avg_sq)?;
+    let vmax = max_sq.map(|t| state_operand(op, &p, t)).transpose()?;
+    let outcome = p.adam_step(
+        op,
+        &grad,
+        &m,
+        &v,
+        vmax.as_ref(),
+        step,
+        c.lr,
+        c.betas,
+        c.eps,
+        c.weight_decay,
+        decoupled,
+        c.maximize,
+    )?;
+    match outcome {
+        AdamStepOutcome::Replaced {
+            param: new_param,
+            exp_avg,
+            exp_avg_sq,
+            max_exp_avg_sq,
+        } => {
+            param.set_storage(new_param)?;
+            state.exp_avg.set_storage(exp_avg)?;
+            state.exp_avg_sq.set_storage(exp_avg_sq)?;
+            if let (Some(t), Some(x)) = (max_sq, max_exp_avg_sq) {
+                t.set_storage(x)?;
+            }
         }
+        // Updated in place: graphs that saved the parameter are stale.
+        AdamStepOutcome::InPlace => param.bump_version(),
     }
+    if let Some(s) = fresh {
+        *slot = Some(s);
+    }
+    if let Some(s) = slot.as_mut() {
+        s.step = step;
+    }
+    Ok(())
+}
 
-    fn lr(&self) -> f64 {
-        self.config.lr
-    }
-
-    fn set_lr(&mut self, lr: f64) {
-        self.config.lr = lr;
-    }
-
-    fn initial_lr(&self) -> Option<f64> {
-        self.initial_lr
-    }
-
-    fn set_initial_lr(&mut self, lr: f64) {
-        self.initial_lr = Some(lr);
-    }
-
-    fn params(&self) -> &[Tensor] {
-        &self.params
-    }
+/// Adam (`torch.optim.Adam`).
+pub struct Adam {
+    groups: Groups<AdamConfig>,
+    state: Vec<Option<AdamState>>,
 }
 
 /// AdamW (`torch.optim.AdamW`): Adam whose weight decay shrinks the
 /// parameter directly (`param *= 1 - lr * weight_decay`) instead of adding
 /// an L2 term to the gradient.
 pub struct AdamW {
-    inner: Adam,
+    groups: Groups<AdamWConfig>,
+    state: Vec<Option<AdamState>>,
+}
+
+/// The constructors, state accessors and [`Optimizer`] impl of `$t` (Adam
+/// or AdamW) over groups of `$config`.
+macro_rules! adam_optimizer {
+    ($t:ident, $config:ty, $op:literal, $decoupled:expr, $check:expr) => {
+        impl $t {
+            /// An optimizer over `params` (F32 leaves) in one group. Invalid
+            /// hyper-parameters are `InvalidArgument`, as torch raises `ValueError`.
+            pub fn new(params: Vec<Tensor>, config: $config) -> Result<$t> {
+                $t::with_groups(vec![ParamGroup::new(params, config)])
+            }
+
+            /// An optimizer over several parameter groups, each with its
+            /// own hyper-parameters (e.g. weight decay on matrices only).
+            pub fn with_groups(groups: Vec<ParamGroup<$config>>) -> Result<$t> {
+                let groups = Groups::new($op, groups, $check)?;
+                let state = vec![None; groups.params().len()];
+                Ok($t { groups, state })
+            }
+
+            /// Per-parameter state, in parameter order (`None` before the
+            /// first step that found a gradient for that parameter).
+            pub fn state(&self) -> &[Option<AdamState>] {
+                &self.state
+            }
+
+            /// Mutable per-parameter state (to restore a checkpoint). Restored
+            /// tensors must be F32 with their parameter's shape and device.
+            pub fn state_mut(&mut self) -> &mut [Option<AdamState>] {
+                &mut self.state
+            }
+
+            group_accessors!($config, $op, $check, None);
+        }
+
+        impl Optimizer for $t {
+            fn step(&mut self) -> Result<()> {
+                self.groups.check($op, $check)?;
+                let mut state = std::mem::take(&mut self.state);
+                let result =
+                    self.groups
+                        .iter()
+                        .zip(&mut state)
+                        .try_for_each(|((config, param), slot)| match param.grad() {
+                            Some(grad) => update(
+                                $op,
+                                $decoupled,
+                                &AdamConfig::from(*config),
+                                param,
+                                grad.storage(),
+                                slot,
+                            ),
+                            None => Ok(()),
+                        });
+                self.state = state;
+                result
+            }
+
+            group_methods!();
+        }
+    };
+}
+
+adam_optimizer!(Adam, AdamConfig, "Adam", false, check_config);
+adam_optimizer!(AdamW, AdamWConfig, "AdamW", true, check_config_w);
+
+impl Adam {
+    /// The hyper-parameters (the first group's).
+    pub fn config(&self) -> &AdamConfig {
+        self.groups.first().unwrap_or(&ADAM_DEFAULT)
+    }
 }
 
 impl AdamW {
-    /// An optimizer over `params` (F32 leaves). Invalid hyper-parameters are
-    /// `InvalidArgument`.
-    pub fn new(params: Vec<Tensor>, config: AdamWConfig) -> Result<AdamW> {
-        let AdamWConfig {
-            lr,
-            betas,
-            eps,
-            weight_decay,
-            amsgrad,
-            maximize,
-        } = config;
-        let config = AdamConfig {
-            lr,
-            betas,
-            eps,
-            weight_decay,
-            amsgrad,
-            maximize,
-        };
-        Ok(AdamW {
-            inner: Adam::build("AdamW", params, config, true)?,
-        })
-    }
-
-    /// The hyper-parameters.
+    /// The hyper-parameters (the first group's).
     pub fn config(&self) -> AdamWConfig {
-        let AdamConfig {
-            lr,
-            betas,
-            eps,
-            weight_decay,
-            amsgrad,
-            maximize,
-        } = self.inner.config;
-        AdamWConfig {
-            lr,
-            betas,
-            eps,
-            weight_decay,
-            amsgrad,
-            maximize,
-        }
-    }
-
-    /// Per-parameter state, in parameter order.
-    pub fn state(&self) -> &[Option<AdamState>] {
-        self.inner.state()
-    }
-
-    /// Mutable per-parameter state (to restore a checkpoint).
-    pub fn state_mut(&mut self) -> &mut [Option<AdamState>] {
-        self.inner.state_mut()
-    }
-}
-
-impl Optimizer for AdamW {
-    fn step(&mut self) -> Result<()> {
-        self.inner.step()
-    }
-    fn zero_grad(&mut self) {
-        self.inner.zero_grad();
-    }
-    fn lr(&self) -> f64 {
-        self.inner.lr()
-    }
-    fn set_lr(&mut self, lr: f64) {
-        self.inner.set_lr(lr);
-    }
-    fn initial_lr(&self) -> Option<f64> {
-        self.inner.initial_lr()
-    }
-    fn set_initial_lr(&mut self, lr: f64) {
-        self.inner.set_initial_lr(lr);
-    }
-    fn params(&self) -> &[Tensor] {
-        self.inner.params()
+        self.groups
+            .first()
+            .copied()
+            .unwrap_or_else(|| ADAM_DEFAULT.into())
     }
 }

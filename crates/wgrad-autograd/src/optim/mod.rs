@@ -21,18 +21,30 @@
 //! A GPU step records one fused update dispatch per parameter that writes
 //! the parameter's buffer and its state in place and never reads back; a
 //! CPU step computes new tensors and swaps them in with
-//! [`Tensor::set_storage`]. There is a single parameter group per optimizer.
+//! [`Tensor::set_storage`].
+//!
+//! Parameters come in [`ParamGroup`]s (PyTorch's `param_groups`), each with
+//! its own hyper-parameters; `new` builds one group, `with_groups` several.
+//! Schedulers drive every group's rate from that group's own base rate.
 
+mod adagrad;
 mod adam;
 mod clip;
+mod group;
+mod rmsprop;
 mod scheduler;
 mod sgd;
 
+pub use adagrad::{Adagrad, AdagradConfig, AdagradState};
 pub use adam::{Adam, AdamConfig, AdamState, AdamW, AdamWConfig};
 pub use clip::{clip_grad_norm_, clip_grad_value_};
+pub use group::{GroupConfig, ParamGroup};
+pub use rmsprop::{RmsProp, RmsPropConfig, RmsPropState};
 pub use scheduler::{
-    ChainedScheduler, CosineAnnealingLR, ExponentialLR, LinearLR, LinearWarmup, LrScheduler,
-    SequentialLR, StepLR,
+    AnnealStrategy, ChainedScheduler, CosineAnnealingLR, CosineAnnealingWarmRestarts,
+    ExponentialLR, LambdaLR, LinearLR, LinearWarmup, LrScheduler, MultiStepLR, OneCycleConfig,
+    OneCycleLR, PlateauMode, ReduceLROnPlateau, ReduceLROnPlateauConfig, SequentialLR, StepLR,
+    ThresholdMode,
 };
 pub use sgd::{Sgd, SgdConfig, SgdState};
 
@@ -40,24 +52,62 @@ use wgrad_core::{DType, Error, Result};
 
 use crate::{Device, Storage, Tensor};
 
-/// What every optimizer does (`torch.optim.Optimizer` for one parameter group).
+/// What every optimizer does (`torch.optim.Optimizer`).
+///
+/// The `group_*` methods see every parameter group; their defaults describe
+/// an optimizer with a single group through the single-rate methods, so an
+/// optimizer written outside this crate needs only those.
 pub trait Optimizer {
     /// Applies one update to every parameter that has a gradient
     /// (parameters whose grad is `None` are skipped, as in PyTorch).
     fn step(&mut self) -> Result<()>;
     /// Drops every parameter's gradient (PyTorch's default `set_to_none=True`).
     fn zero_grad(&mut self);
-    /// The current learning rate.
+    /// The current learning rate (the first group's).
     fn lr(&self) -> f64;
-    /// Sets the learning rate (what schedulers do between steps).
+    /// Sets the learning rate of every group.
     fn set_lr(&mut self, lr: f64);
     /// The learning rate the first scheduler found (PyTorch's
-    /// `group["initial_lr"]`), shared by every scheduler of this optimizer.
+    /// `group["initial_lr"]`, the first group's), shared by every scheduler
+    /// of this optimizer.
     fn initial_lr(&self) -> Option<f64>;
-    /// Records `initial_lr` (schedulers call this once, on construction).
+    /// Records `initial_lr` for every group.
     fn set_initial_lr(&mut self, lr: f64);
-    /// The parameters, in the order given to the constructor.
+    /// The parameters of every group, in order (the indices of the
+    /// per-parameter state, as in PyTorch's `state_dict`).
     fn params(&self) -> &[Tensor];
+    /// The number of parameter groups.
+    fn num_param_groups(&self) -> usize {
+        1
+    }
+    /// Each group's learning rate (`[g["lr"] for g in param_groups]`).
+    fn group_lrs(&self) -> Vec<f64> {
+        vec![self.lr()]
+    }
+    /// Sets each group's learning rate (schedulers do this between steps);
+    /// `lrs[i]` goes to group `i`, extra values are ignored.
+    fn set_group_lrs(&mut self, lrs: &[f64]) {
+        if let Some(&lr) = lrs.first() {
+            self.set_lr(lr);
+        }
+    }
+    /// Each group's `initial_lr`.
+    fn group_initial_lrs(&self) -> Vec<Option<f64>> {
+        vec![self.initial_lr()]
+    }
+    /// Records each group's `initial_lr` (schedulers do this on construction).
+    fn set_group_initial_lrs(&mut self, lrs: &[f64]) {
+        if let Some(&lr) = lrs.first() {
+            self.set_initial_lr(lr);
+        }
+    }
+    /// Each group's momentum as `OneCycleLR` cycles it (SGD's and RMSprop's
+    /// `momentum`, Adam's `beta1`); `None` when the optimizer has none.
+    fn group_momentums(&self) -> Option<Vec<f64>> {
+        None
+    }
+    /// Sets each group's momentum (see [`group_momentums`](Self::group_momentums)).
+    fn set_group_momentums(&mut self, _momentums: &[f64]) {}
 }
 
 /// Validates the parameter list the way `torch.optim.Optimizer` does.

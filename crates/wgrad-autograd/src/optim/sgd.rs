@@ -2,11 +2,21 @@
 
 use wgrad_core::Result;
 
-use super::{Optimizer, check_non_negative, check_params, param_operand, state_operand};
+use super::group::{GroupConfig, Groups, group_accessors, group_methods};
+use super::{Optimizer, ParamGroup, check_non_negative, param_operand, state_operand};
 use crate::storage::SgdStepOutcome;
 use crate::{Storage, Tensor};
 
 const OP: &str = "SGD";
+/// What [`Sgd::config`] would show for an optimizer without groups.
+const DEFAULT: SgdConfig = SgdConfig {
+    lr: 1e-3,
+    momentum: 0.0,
+    dampening: 0.0,
+    nesterov: false,
+    weight_decay: 0.0,
+    maximize: false,
+};
 
 /// Hyper-parameters of [`Sgd`], with `torch.optim.SGD`'s defaults
 /// (`lr = 1e-3`, everything else off).
@@ -57,41 +67,64 @@ pub struct SgdState {
     pub momentum_buffer: Option<Tensor>,
 }
 
+impl GroupConfig for SgdConfig {
+    fn lr(&self) -> f64 {
+        self.lr
+    }
+    fn set_lr(&mut self, lr: f64) {
+        self.lr = lr;
+    }
+    fn momentum(&self) -> Option<f64> {
+        Some(self.momentum)
+    }
+    fn set_momentum(&mut self, momentum: f64) {
+        self.momentum = momentum;
+    }
+}
+
+/// Validates SGD's hyper-parameters the way torch does (`ValueError` there).
+fn check_config(op: &'static str, config: &SgdConfig) -> Result<()> {
+    check_non_negative(op, "learning rate", config.lr)?;
+    check_non_negative(op, "momentum value", config.momentum)?;
+    check_non_negative(op, "weight_decay value", config.weight_decay)?;
+    if config.nesterov && (config.momentum <= 0.0 || config.dampening != 0.0) {
+        return Err(wgrad_core::Error::invalid(
+            op,
+            "Nesterov momentum requires a momentum and zero dampening",
+        ));
+    }
+    Ok(())
+}
+
 /// Stochastic gradient descent (`torch.optim.SGD`).
 pub struct Sgd {
-    params: Vec<Tensor>,
-    config: SgdConfig,
+    groups: Groups<SgdConfig>,
     state: Vec<SgdState>,
-    initial_lr: Option<f64>,
 }
 
 impl Sgd {
-    /// An optimizer over `params` (F32 leaves). Invalid hyper-parameters are
-    /// `InvalidArgument`, as `torch.optim.SGD` raises `ValueError`.
+    /// An optimizer over `params` (F32 leaves) in one group. Invalid
+    /// hyper-parameters are `InvalidArgument`, as `torch.optim.SGD` raises
+    /// `ValueError`.
     pub fn new(params: Vec<Tensor>, config: SgdConfig) -> Result<Sgd> {
-        check_params(OP, &params)?;
-        check_non_negative(OP, "learning rate", config.lr)?;
-        check_non_negative(OP, "momentum value", config.momentum)?;
-        check_non_negative(OP, "weight_decay value", config.weight_decay)?;
-        if config.nesterov && (config.momentum <= 0.0 || config.dampening != 0.0) {
-            return Err(wgrad_core::Error::invalid(
-                OP,
-                "Nesterov momentum requires a momentum and zero dampening",
-            ));
-        }
-        let state = vec![SgdState::default(); params.len()];
-        Ok(Sgd {
-            params,
-            config,
-            state,
-            initial_lr: None,
-        })
+        Sgd::with_groups(vec![ParamGroup::new(params, config)])
     }
 
-    /// The hyper-parameters.
-    pub fn config(&self) -> &SgdConfig {
-        &self.config
+    /// An optimizer over several parameter groups, each with its own
+    /// hyper-parameters (`torch.optim.SGD([{"params": ..., "lr": ...}, ...])`).
+    pub fn with_groups(groups: Vec<ParamGroup<SgdConfig>>) -> Result<Sgd> {
+        let groups = Groups::new(OP, groups, check_config)?;
+        let state = vec![SgdState::default(); groups.params().len()];
+        Ok(Sgd { groups, state })
     }
+
+    /// The hyper-parameters (the first group's).
+    pub fn config(&self) -> &SgdConfig {
+        // A Groups always has a group; the default is never seen.
+        self.groups.first().unwrap_or(&DEFAULT)
+    }
+
+    group_accessors!(SgdConfig, OP, check_config, SgdState::default());
 
     /// Per-parameter state, in parameter order.
     pub fn state(&self) -> &[SgdState] {
@@ -162,36 +195,13 @@ impl Sgd {
 
 impl Optimizer for Sgd {
     fn step(&mut self) -> Result<()> {
-        for (param, state) in self.params.iter().zip(&mut self.state) {
+        self.groups.check(OP, check_config)?;
+        for ((config, param), state) in self.groups.iter().zip(&mut self.state) {
             let Some(grad) = param.grad() else { continue };
-            Sgd::update(&self.config, param, grad.storage(), state)?;
+            Sgd::update(config, param, grad.storage(), state)?;
         }
         Ok(())
     }
 
-    fn zero_grad(&mut self) {
-        for p in &self.params {
-            p.zero_grad();
-        }
-    }
-
-    fn lr(&self) -> f64 {
-        self.config.lr
-    }
-
-    fn set_lr(&mut self, lr: f64) {
-        self.config.lr = lr;
-    }
-
-    fn initial_lr(&self) -> Option<f64> {
-        self.initial_lr
-    }
-
-    fn set_initial_lr(&mut self, lr: f64) {
-        self.initial_lr = Some(lr);
-    }
-
-    fn params(&self) -> &[Tensor] {
-        &self.params
-    }
+    group_methods!();
 }

@@ -6,6 +6,7 @@
 //! bumps the parameter's version), which is why such operands must be dense
 //! ([`Storage::dense_for_in_place_step`]).
 
+use wgrad_core::checks::optim::{AdagradCoefficients, RmsPropCoefficients};
 use wgrad_core::{DType, Result};
 use wgrad_cpu::CpuTensor;
 use wgrad_gpu::GpuTensor;
@@ -41,6 +42,16 @@ pub(crate) enum AdamStepOutcome {
         exp_avg_sq: Storage,
         max_exp_avg_sq: Option<Storage>,
     },
+    /// GPU: the parameter and every state buffer were updated in place.
+    InPlace,
+}
+
+/// What [`Storage::rmsprop_step`] and [`Storage::adagrad_step`] did.
+#[derive(Debug)]
+pub(crate) enum StateStepOutcome {
+    /// CPU: nothing was written; the new parameter and state tensors (in
+    /// the order the state was given) are to be swapped in.
+    Replaced { param: Storage, state: Vec<Storage> },
     /// GPU: the parameter and every state buffer were updated in place.
     InPlace,
 }
@@ -238,6 +249,91 @@ impl Storage {
                 Ok(AdamStepOutcome::InPlace)
             }
             (p, g) => Err(mismatch(op, p, g)),
+        }
+    }
+
+    /// One `torch.optim.RMSprop` update of this parameter with gradient
+    /// `grad` and state `square_avg`, `grad_avg` (given exactly when
+    /// centered) and `momentum_buffer` (given exactly when momentum > 0).
+    /// See [`StateStepOutcome`]; the CPU's new state comes back in that
+    /// order. Operands on another backend are `DeviceMismatch` naming `op`.
+    pub(crate) fn rmsprop_step(
+        &self,
+        op: &'static str,
+        grad: &Storage,
+        square_avg: &Storage,
+        grad_avg: Option<&Storage>,
+        momentum_buffer: Option<&Storage>,
+        k: &RmsPropCoefficients,
+    ) -> Result<StateStepOutcome> {
+        match (self, grad) {
+            (Storage::Cpu(p), Storage::Cpu(g)) => {
+                let v = cpu_operand(op, self, square_avg)?;
+                let ga = grad_avg.map(|t| cpu_operand(op, self, t)).transpose()?;
+                let buf = momentum_buffer
+                    .map(|t| cpu_operand(op, self, t))
+                    .transpose()?;
+                let (param, v, ga, buf) = p.rmsprop_step(g, v, ga, buf, k)?;
+                let mut state = vec![Storage::Cpu(v)];
+                state.extend(ga.map(Storage::Cpu));
+                state.extend(buf.map(Storage::Cpu));
+                Ok(StateStepOutcome::Replaced {
+                    param: Storage::Cpu(param),
+                    state,
+                })
+            }
+            (Storage::Gpu(p), Storage::Gpu(g)) => {
+                let v = gpu_operand(op, self, square_avg)?;
+                let ga = grad_avg.map(|t| gpu_operand(op, self, t)).transpose()?;
+                let buf = momentum_buffer
+                    .map(|t| gpu_operand(op, self, t))
+                    .transpose()?;
+                p.rmsprop_step_(g, v, ga, buf, k)?;
+                Ok(StateStepOutcome::InPlace)
+            }
+            (p, g) => Err(mismatch(op, p, g)),
+        }
+    }
+
+    /// One `torch.optim.Adagrad` update of this parameter with gradient
+    /// `grad` and state `sum`. See [`StateStepOutcome`]. Operands on another
+    /// backend are `DeviceMismatch` naming `op`.
+    pub(crate) fn adagrad_step(
+        &self,
+        op: &'static str,
+        grad: &Storage,
+        sum: &Storage,
+        k: &AdagradCoefficients,
+    ) -> Result<StateStepOutcome> {
+        match (self, grad) {
+            (Storage::Cpu(p), Storage::Cpu(g)) => {
+                let s = cpu_operand(op, self, sum)?;
+                let (param, s) = p.adagrad_step(g, s, k)?;
+                Ok(StateStepOutcome::Replaced {
+                    param: Storage::Cpu(param),
+                    state: vec![Storage::Cpu(s)],
+                })
+            }
+            (Storage::Gpu(p), Storage::Gpu(g)) => {
+                let s = gpu_operand(op, self, sum)?;
+                p.adagrad_step_(g, s, k)?;
+                Ok(StateStepOutcome::InPlace)
+            }
+            (p, g) => Err(mismatch(op, p, g)),
+        }
+    }
+
+    /// F32 tensor shaped like this parameter, on its device, filled with
+    /// `value` (Adagrad's `full_like(param, initial_accumulator_value)`).
+    pub(crate) fn optimizer_full(&self, value: f64) -> Result<Storage> {
+        match self {
+            Storage::Cpu(t) => Ok(Storage::Cpu(CpuTensor::full(t.shape(), value, DType::F32)?)),
+            Storage::Gpu(t) => Ok(Storage::Gpu(GpuTensor::full(
+                t.device(),
+                t.shape(),
+                value,
+                DType::F32,
+            )?)),
         }
     }
 }

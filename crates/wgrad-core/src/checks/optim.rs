@@ -1,5 +1,6 @@
-//! Optimizer steps (`torch.optim.SGD`, `Adam`/`AdamW`): operand shapes and
-//! the f32 coefficients both backends' update loops use.
+//! Optimizer steps (`torch.optim.SGD`, `Adam`/`AdamW`, `RMSprop`,
+//! `Adagrad`): operand shapes and the f32 coefficients both backends'
+//! update loops use.
 //!
 //! The coefficients are computed in f64 (as Python does) and rounded to f32
 //! where PyTorch's kernels round them, so CPU and GPU start from the very
@@ -112,6 +113,88 @@ impl AdamCoefficients {
     }
 }
 
+/// The f32 coefficients of one RMSprop step (`torch.optim.RMSprop`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RmsPropCoefficients {
+    /// `-lr`.
+    pub neg_lr: f32,
+    /// Decay of the square average (`square_avg *= alpha`).
+    pub alpha: f32,
+    /// `1 - alpha`: weight of `grad^2` in the square average (and of the
+    /// gradient in the centered gradient average).
+    pub one_minus_alpha: f32,
+    /// Added to the root of the (centered) square average before dividing.
+    pub eps: f32,
+    /// L2 penalty added to the gradient as `weight_decay * param` (0: none).
+    pub weight_decay: f32,
+    /// Momentum factor (used only with a momentum buffer).
+    pub momentum: f32,
+    /// Maximize the objective (the gradient is negated first).
+    pub maximize: bool,
+}
+
+impl RmsPropCoefficients {
+    /// Rounds RMSprop's hyper-parameters to f32 as torch's kernels do
+    /// (`1 - alpha` in f64 first, as Python computes it); no validation.
+    pub fn new(
+        lr: f64,
+        alpha: f64,
+        eps: f64,
+        weight_decay: f64,
+        momentum: f64,
+        maximize: bool,
+    ) -> Self {
+        RmsPropCoefficients {
+            neg_lr: (-lr) as f32,
+            alpha: alpha as f32,
+            one_minus_alpha: (1.0 - alpha) as f32,
+            eps: eps as f32,
+            weight_decay: weight_decay as f32,
+            momentum: momentum as f32,
+            maximize,
+        }
+    }
+}
+
+/// The f32 coefficients of one Adagrad step (`torch.optim.Adagrad`) at step `t`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AdagradCoefficients {
+    /// `-clr` with `clr = lr / (1 + (t - 1) * lr_decay)`, computed in f64.
+    pub neg_clr: f32,
+    /// Added to the root of the sum of squares before dividing.
+    pub eps: f32,
+    /// L2 penalty added to the gradient as `weight_decay * param` (0: none).
+    pub weight_decay: f32,
+    /// Maximize the objective (the gradient is negated first).
+    pub maximize: bool,
+}
+
+impl AdagradCoefficients {
+    /// The coefficients at `step` (1-based, already incremented for this
+    /// update; 0 is an error); no other validation.
+    pub fn new(
+        op: &'static str,
+        step: u64,
+        lr: f64,
+        lr_decay: f64,
+        eps: f64,
+        weight_decay: f64,
+        maximize: bool,
+    ) -> Result<Self> {
+        if step == 0 {
+            return Err(Error::invalid(op, "step counts from 1"));
+        }
+        // torch keeps the step as a float tensor and reads it with .item().
+        let clr = lr / (1.0 + (step as f64 - 1.0) * lr_decay);
+        Ok(AdagradCoefficients {
+            neg_clr: (-clr) as f32,
+            eps: eps as f32,
+            weight_decay: weight_decay as f32,
+            maximize,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,6 +214,16 @@ mod tests {
         assert_eq!(c.neg_lr, -0.1f32);
         assert_eq!(c.one_minus_dampening, 0.75);
         assert_eq!(c.weight_decay, 1e-4f32);
+    }
+
+    #[test]
+    fn adagrad_decays_the_rate_per_step() {
+        assert!(AdagradCoefficients::new("adagrad_step", 0, 0.1, 0.0, 1e-10, 0.0, false).is_err());
+        let c = AdagradCoefficients::new("adagrad_step", 3, 0.1, 0.5, 1e-10, 0.0, false).unwrap();
+        assert_eq!(c.neg_clr, (-(0.1f64 / 2.0)) as f32);
+        let r = RmsPropCoefficients::new(0.01, 0.99, 1e-8, 0.0, 0.9, false);
+        assert_eq!(r.one_minus_alpha, (1.0f64 - 0.99) as f32);
+        assert_eq!(r.neg_lr, -0.01f32);
     }
 
     #[test]

@@ -6,12 +6,16 @@
 //! training step allocates nothing and every tensor sharing the parameter's
 //! buffer sees the new values (as with PyTorch's in-place `param.add_`).
 
-use wgrad_core::checks::optim::{AdamCoefficients, SgdCoefficients};
+use wgrad_core::checks::optim::{
+    AdagradCoefficients, AdamCoefficients, RmsPropCoefficients, SgdCoefficients,
+};
 use wgrad_core::{DType, Error, Result, checks};
 use wgrad_kernels::families;
 
 use crate::GpuTensor;
-use crate::params::{self, AdamAmsgradParams, AdamParams, SgdMomentumParams, SgdParams};
+use crate::params::{
+    self, AdagradParams, AdamAmsgradParams, AdamParams, RmsPropParams, SgdMomentumParams, SgdParams,
+};
 
 const MAXIMIZE: u32 = 1;
 const WEIGHT_DECAY: u32 = 2;
@@ -19,6 +23,10 @@ const WEIGHT_DECAY: u32 = 2;
 const NESTEROV_OR_DECOUPLED: u32 = 4;
 /// SGD: the momentum buffer is new and becomes the gradient.
 const FIRST: u32 = 8;
+/// RMSprop: centered (a `grad_avg` state).
+const CENTERED: u32 = 4;
+/// RMSprop: momentum (a momentum buffer state).
+const MOMENTUM: u32 = 8;
 
 /// Checks one operand of an update: F32, the parameter's shape and device.
 fn check_operand(op: &'static str, param: &GpuTensor, t: &GpuTensor) -> Result<()> {
@@ -248,5 +256,115 @@ impl GpuTensor {
                 self.kernels().dispatch_1d(spec, &[], &buffers, &p, threads)
             }
         }
+    }
+
+    /// One `torch.optim.RMSprop` update of this parameter in place, with one
+    /// fused dispatch (no readback): the parameter, `square_avg` and, when
+    /// given, `grad_avg` (centered) and `momentum_buffer` (momentum > 0) are
+    /// updated in place. Semantics as `CpuTensor::rmsprop_step`.
+    ///
+    /// The parameter and state must be contiguous F32 tensors of the same
+    /// shape on this device, in distinct buffers; the gradient may be strided.
+    pub fn rmsprop_step_(
+        &self,
+        grad: &GpuTensor,
+        square_avg: &GpuTensor,
+        grad_avg: Option<&GpuTensor>,
+        momentum_buffer: Option<&GpuTensor>,
+        k: &RmsPropCoefficients,
+    ) -> Result<()> {
+        const OP: &str = "rmsprop_step";
+        check_operand(OP, self, grad)?;
+        let mut written: Vec<&GpuTensor> = vec![self, square_avg];
+        written.extend(grad_avg);
+        written.extend(momentum_buffer);
+        let names = ["the parameter", "square_avg"]
+            .into_iter()
+            .chain(grad_avg.map(|_| "grad_avg"))
+            .chain(momentum_buffer.map(|_| "momentum_buffer"));
+        let mut offsets = Vec::with_capacity(written.len());
+        for (t, what) in written.iter().zip(names) {
+            check_operand(OP, self, t)?;
+            offsets.push(check_writable(OP, what, t)?);
+        }
+        check_distinct(OP, &written)?;
+        let g = dense_grad(OP, grad, &written)?;
+        let numel = params::to_u32(OP, "element count", self.numel())?;
+        let (centered, momentum) = (grad_avg.is_some(), momentum_buffer.is_some());
+        let ga_offset = if centered { offsets[2] } else { 0 };
+        let buf_offset = if momentum {
+            offsets[offsets.len() - 1]
+        } else {
+            0
+        };
+        let p = RmsPropParams {
+            numel,
+            flags: flag(k.maximize, MAXIMIZE)
+                | flag(k.weight_decay != 0.0, WEIGHT_DECAY)
+                | flag(centered, CENTERED)
+                | flag(momentum, MOMENTUM),
+            grad_offset: params::to_u32(OP, "offset", g.layout.offset())?,
+            param_offset: offsets[0],
+            v_offset: offsets[1],
+            ga_offset,
+            buf_offset,
+            alpha: k.alpha,
+            one_minus_alpha: k.one_minus_alpha,
+            eps: k.eps,
+            weight_decay: k.weight_decay,
+            momentum: k.momentum,
+            neg_lr: k.neg_lr,
+        };
+        if numel == 0 {
+            return Ok(());
+        }
+        let spec = match written.len() {
+            2 => &families::optim::RMSPROP,
+            3 => &families::optim::RMSPROP_AUX,
+            _ => &families::optim::RMSPROP_FULL,
+        };
+        let mut buffers = vec![&g.buffer];
+        buffers.extend(written.iter().map(|t| &t.buffer));
+        self.kernels()
+            .dispatch_1d(spec, &[], &buffers, &p, u64::from(numel))
+    }
+
+    /// One `torch.optim.Adagrad` update of this parameter and its `sum`
+    /// state in place, with one fused dispatch (no readback). Semantics as
+    /// `CpuTensor::adagrad_step`; operands as for [`rmsprop_step_`](Self::rmsprop_step_).
+    pub fn adagrad_step_(
+        &self,
+        grad: &GpuTensor,
+        sum: &GpuTensor,
+        k: &AdagradCoefficients,
+    ) -> Result<()> {
+        const OP: &str = "adagrad_step";
+        check_operand(OP, self, grad)?;
+        check_operand(OP, self, sum)?;
+        let param_offset = check_writable(OP, "the parameter", self)?;
+        let sum_offset = check_writable(OP, "sum", sum)?;
+        check_distinct(OP, &[self, sum])?;
+        let g = dense_grad(OP, grad, &[self, sum])?;
+        let numel = params::to_u32(OP, "element count", self.numel())?;
+        let p = AdagradParams {
+            numel,
+            flags: flag(k.maximize, MAXIMIZE) | flag(k.weight_decay != 0.0, WEIGHT_DECAY),
+            grad_offset: params::to_u32(OP, "offset", g.layout.offset())?,
+            param_offset,
+            sum_offset,
+            eps: k.eps,
+            weight_decay: k.weight_decay,
+            neg_clr: k.neg_clr,
+        };
+        if numel == 0 {
+            return Ok(());
+        }
+        self.kernels().dispatch_1d(
+            &families::optim::ADAGRAD,
+            &[],
+            &[&g.buffer, &self.buffer, &sum.buffer],
+            &p,
+            u64::from(numel),
+        )
     }
 }

@@ -39,7 +39,9 @@ pub(crate) use movement::{
     RandomParams,
 };
 pub(crate) use nn::CrossEntropyParams;
-pub(crate) use optim::{AdamAmsgradParams, AdamParams, SgdMomentumParams, SgdParams};
+pub(crate) use optim::{
+    AdagradParams, AdamAmsgradParams, AdamParams, RmsPropParams, SgdMomentumParams, SgdParams,
+};
 pub(crate) use pool::Pool2dParams;
 pub(crate) use reduce::{ReduceParams, SoftmaxParams, SoftmaxSplitParams};
 pub(crate) use sort::{BernoulliParams, MultinomialParams, RandintParams, ScanParams, SortParams};

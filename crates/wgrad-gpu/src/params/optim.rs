@@ -137,3 +137,57 @@ impl AdamParams {
         }
     }
 }
+
+immediates! {
+    /// `RmsPropParams` of `common/rmsprop.wgsl` (every `optim/rmsprop*.wgsl`).
+    RmsPropParams {
+        /// Elements of the parameter.
+        numel: u32,
+        /// Option flags.
+        flags: u32,
+        /// Offset of the gradient.
+        grad_offset: u32,
+        /// Offset of the parameter.
+        param_offset: u32,
+        /// Offset of `square_avg`.
+        v_offset: u32,
+        /// Offset of `grad_avg` (centered).
+        ga_offset: u32,
+        /// Offset of the momentum buffer.
+        buf_offset: u32,
+        /// `alpha`.
+        alpha: f32,
+        /// `1 - alpha`.
+        one_minus_alpha: f32,
+        /// `eps`.
+        eps: f32,
+        /// The weight decay.
+        weight_decay: f32,
+        /// The momentum.
+        momentum: f32,
+        /// `-lr`.
+        neg_lr: f32,
+    }
+}
+
+immediates! {
+    /// `AdagradParams` of `optim/adagrad.wgsl`.
+    AdagradParams {
+        /// Elements of the parameter.
+        numel: u32,
+        /// Option flags.
+        flags: u32,
+        /// Offset of the gradient.
+        grad_offset: u32,
+        /// Offset of the parameter.
+        param_offset: u32,
+        /// Offset of the sum of squares.
+        sum_offset: u32,
+        /// `eps`.
+        eps: f32,
+        /// The weight decay.
+        weight_decay: f32,
+        /// `-clr`.
+        neg_clr: f32,
+    }
+}

@@ -61,6 +61,8 @@ fn cases() -> Vec<Case> {
         SgdMomentumParams => [optim::SGD_MOMENTUM],
         AdamParams => [optim::ADAM],
         AdamAmsgradParams => [optim::ADAM_AMSGRAD],
+        RmsPropParams => [optim::RMSPROP, optim::RMSPROP_AUX, optim::RMSPROP_FULL],
+        AdagradParams => [optim::ADAGRAD],
         CrossEntropyParams => [nn::CROSS_ENTROPY, nn::CROSS_ENTROPY_BACKWARD],
         Pool2dParams => [
             pool::MAX_POOL2D,

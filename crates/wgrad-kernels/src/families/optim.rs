@@ -60,5 +60,64 @@ pub static ADAM_AMSGRAD: KernelSpec = KernelSpec {
     selector: None,
 };
 
+/// RMSprop without extra state. Bindings: grad, param (rw), square_avg (rw).
+/// Immediates (all RMSprop kernels): numel, flags, grad/param/square_avg/
+/// grad_avg/buffer offsets, alpha, one_minus_alpha, eps, weight_decay,
+/// momentum, neg_lr.
+pub static RMSPROP: KernelSpec = KernelSpec {
+    file: "optim/rmsprop.wgsl",
+    entry: "rmsprop",
+    bindings: &[Read, ReadWrite, ReadWrite],
+    immediate_bytes: 52,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
+/// RMSprop with one extra state (rw): `grad_avg` (centered) or the
+/// momentum buffer, as the flags say. Bindings: grad, param, square_avg, state.
+pub static RMSPROP_AUX: KernelSpec = KernelSpec {
+    file: "optim/rmsprop_aux.wgsl",
+    entry: "rmsprop_aux",
+    bindings: &[Read, ReadWrite, ReadWrite, ReadWrite],
+    immediate_bytes: 52,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
+/// Centered RMSprop with momentum. Bindings: grad, param, square_avg,
+/// grad_avg, momentum buffer (all but grad rw).
+pub static RMSPROP_FULL: KernelSpec = KernelSpec {
+    file: "optim/rmsprop_full.wgsl",
+    entry: "rmsprop_full",
+    bindings: &[Read, ReadWrite, ReadWrite, ReadWrite, ReadWrite],
+    immediate_bytes: 52,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
+/// Adagrad. Bindings: grad, param (rw), sum (rw). Immediates: numel, flags,
+/// grad/param/sum offsets, eps, weight_decay, neg_clr.
+pub static ADAGRAD: KernelSpec = KernelSpec {
+    file: "optim/adagrad.wgsl",
+    entry: "adagrad",
+    bindings: &[Read, ReadWrite, ReadWrite],
+    immediate_bytes: 32,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
 /// Every kernel of this family.
-pub static ALL: &[&KernelSpec] = &[&SGD, &SGD_MOMENTUM, &ADAM, &ADAM_AMSGRAD];
+pub static ALL: &[&KernelSpec] = &[
+    &SGD,
+    &SGD_MOMENTUM,
+    &ADAM,
+    &ADAM_AMSGRAD,
+    &RMSPROP,
+    &RMSPROP_AUX,
+    &RMSPROP_FULL,
+    &ADAGRAD,
+];

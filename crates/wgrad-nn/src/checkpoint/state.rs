@@ -64,48 +64,138 @@ pub(super) fn adam_import(
     }
 }
 
-/// Sets the learning rate (and `initial_lr`) from `state`.
+/// Sets every group's learning rate (and `initial_lr`) from `state`.
 pub(super) fn set_lrs(opt: &mut dyn Optimizer, state: &OptimizerStateDict) {
-    opt.set_lr(state.config.lr());
-    if let Some(lr) = state.initial_lr {
-        opt.set_initial_lr(lr);
+    let groups = state.groups();
+    let lrs: Vec<f64> = groups.iter().map(|g| g.config.lr()).collect();
+    opt.set_group_lrs(&lrs);
+    // Groups without a saved initial_lr keep theirs (as a file without
+    // one always did).
+    let initial: Vec<f64> = opt
+        .group_initial_lrs()
+        .into_iter()
+        .zip(&groups)
+        .map(|(mine, g)| g.initial_lr.or(mine).unwrap_or(g.config.lr()))
+        .collect();
+    if groups.iter().any(|g| g.initial_lr.is_some()) {
+        opt.set_group_initial_lrs(&initial);
     }
 }
 
-/// Validates `state` against the optimizer (`own` hyper-parameters over
-/// `params`) and copies every buffer onto its parameter's device. `names`
-/// says which buffers a parameter state must hold, in the order they are
-/// returned. Nothing is changed; the caller installs the result.
-pub(super) fn stage_state(
-    params: &[Tensor],
-    own: OptimizerConfig,
-    state: &OptimizerStateDict,
-    names: impl Fn(&ParamState) -> std::result::Result<Vec<&'static str>, String>,
-) -> Result<Vec<(Option<u64>, Vec<Tensor>)>> {
-    const OP: &str = "load_state_dict";
+/// The groups of an optimizer as [`ParamGroupState`]s (`wrap` makes each
+/// group's hyper-parameters an [`OptimizerConfig`]).
+pub(super) fn own_groups<C: Copy>(
+    groups: &[ParamGroup<C>],
+    wrap: impl Fn(C) -> OptimizerConfig,
+) -> Vec<ParamGroupState> {
+    groups
+        .iter()
+        .map(|g| ParamGroupState {
+            config: wrap(g.config),
+            initial_lr: g.initial_lr,
+            num_params: g.params().len(),
+        })
+        .collect()
+}
+
+/// An [`OptimizerStateDict`] of `groups` (at least one) and `state`.
+pub(super) fn state_dict(
+    groups: Vec<ParamGroupState>,
+    state: Vec<ParamState>,
+) -> Result<OptimizerStateDict> {
+    let first = groups
+        .first()
+        .ok_or_else(|| Error::invalid("state_dict", "the optimizer has no parameter group"))?;
+    Ok(OptimizerStateDict {
+        config: first.config,
+        initial_lr: first.initial_lr,
+        state,
+        param_groups: groups,
+    })
+}
+
+/// Each parameter's group hyper-parameters, in flat parameter order.
+fn per_param(groups: &[ParamGroupState]) -> Vec<OptimizerConfig> {
+    groups
+        .iter()
+        .flat_map(|g| std::iter::repeat_n(g.config, g.num_params))
+        .collect()
+}
+
+/// The problems of `state`'s groups against the optimizer's `own` groups:
+/// type, group count and sizes, hyper-parameters but the learning rate.
+fn group_problems(own: &[ParamGroupState], state: &OptimizerStateDict) -> Vec<String> {
+    let theirs = state.groups();
     let mut problems = Vec::new();
-    if own.kind() != state.config.kind() {
+    let (Some(mine0), Some(theirs0)) = (own.first(), theirs.first()) else {
+        return vec!["has no parameter group".to_string()];
+    };
+    if mine0.config.kind() != theirs0.config.kind() {
         problems.push(format!(
             "holds {} state, the optimizer is {}",
-            state.config.kind(),
-            own.kind()
+            theirs0.config.kind(),
+            mine0.config.kind()
         ));
+        return problems;
+    }
+    let sizes = |gs: &[ParamGroupState]| gs.iter().map(|g| g.num_params).collect::<Vec<_>>();
+    if sizes(own) != sizes(&theirs) {
+        problems.push(format!(
+            "has {} parameter group(s) of sizes {:?}, the optimizer has {} of sizes {:?}",
+            theirs.len(),
+            sizes(&theirs),
+            own.len(),
+            sizes(own)
+        ));
+        return problems;
+    }
+    for (g, (mine, theirs)) in own.iter().zip(&theirs).enumerate() {
+        let differing: Vec<String> = mine
+            .config
+            .with_lr(theirs.config.lr())
+            .metadata_pairs()
+            .into_iter()
+            .zip(theirs.config.metadata_pairs())
+            .filter(|((_, mine), (_, theirs))| mine != theirs)
+            .map(|((key, mine), (_, theirs))| {
+                format!("{key} = {theirs} (the optimizer has {mine})")
+            })
+            .collect();
+        if !differing.is_empty() {
+            let group = if own.len() > 1 {
+                format!("param group {g}: ")
+            } else {
+                String::new()
+            };
+            problems.push(format!(
+                "{group}hyper-parameters differ from the optimizer's: {}; build the optimizer with the saved ones",
+                differing.join(", ")
+            ));
+        }
+    }
+    problems
+}
+
+/// Validates `state` against the optimizer (`own` groups over `params`)
+/// and copies every buffer onto its parameter's device. `names` says which
+/// buffers a parameter state must hold (given the parameter's group
+/// hyper-parameters), in the order they are returned. Nothing is changed;
+/// the caller installs the result.
+pub(super) fn stage_state(
+    params: &[Tensor],
+    own: &[ParamGroupState],
+    state: &OptimizerStateDict,
+    names: impl Fn(&ParamState, &OptimizerConfig) -> std::result::Result<Vec<&'static str>, String>,
+) -> Result<Vec<(Option<u64>, Vec<Tensor>)>> {
+    const OP: &str = "load_state_dict";
+    let mut problems = group_problems(own, state);
+    if problems
+        .iter()
+        .any(|p| !p.contains("hyper-parameters differ"))
+    {
         return fail_if_any(OP, MEMORY_SOURCE, problems).map(|()| Vec::new());
     }
-    let differing: Vec<String> = own
-        .with_lr(state.config.lr())
-        .metadata_pairs()
-        .into_iter()
-        .zip(state.config.metadata_pairs())
-        .filter(|((_, mine), (_, theirs))| mine != theirs)
-        .map(|((key, mine), (_, theirs))| format!("{key} = {theirs} (the optimizer has {mine})"))
-        .collect();
-    if !differing.is_empty() {
-        problems.push(format!(
-            "hyper-parameters differ from the optimizer's: {}; build the optimizer with the saved ones",
-            differing.join(", ")
-        ));
-    }
+    let configs = per_param(own);
     if state.state.len() != params.len() {
         problems.push(format!(
             "has state for {} parameter(s), the optimizer has {}",
@@ -119,8 +209,8 @@ pub(super) fn stage_state(
     let mut expected = Vec::new();
     let mut incoming = Vec::new();
     let mut wanted = Vec::with_capacity(params.len());
-    for (i, (param, ps)) in params.iter().zip(&state.state).enumerate() {
-        let want = match names(ps) {
+    for (i, ((param, ps), config)) in params.iter().zip(&state.state).zip(&configs).enumerate() {
+        let want = match names(ps, config) {
             Ok(w) => w,
             Err(e) => {
                 problems.push(format!("parameter {i}: {e}"));
@@ -182,10 +272,26 @@ pub(super) type OptimizerPart = (Vec<(String, Encoded)>, Vec<(String, String)>);
 
 /// Encodes the optimizer part of a file: its tensors and `optim.*` metadata.
 pub(super) fn encode_optimizer(sd: &OptimizerStateDict) -> Result<OptimizerPart> {
+    let groups = sd.groups();
     let mut meta = sd.config.metadata_pairs();
     meta.push((NUM_PARAMS_KEY.to_string(), sd.state.len().to_string()));
     if let Some(lr) = sd.initial_lr {
         meta.push((INITIAL_LR_KEY.to_string(), format!("{lr:?}")));
+    }
+    if groups.len() > 1 {
+        let sizes: Vec<String> = groups.iter().map(|g| g.num_params.to_string()).collect();
+        meta.push((NUM_GROUPS_KEY.to_string(), groups.len().to_string()));
+        meta.push((
+            GROUP_SIZES_KEY.to_string(),
+            format!("[{}]", sizes.join(", ")),
+        ));
+        for (g, group) in groups.iter().enumerate().skip(1) {
+            let prefix = format!("{GROUP_PREFIX}{g}.");
+            meta.extend(group.config.hyper_pairs(&prefix));
+            if let Some(lr) = group.initial_lr {
+                meta.push((format!("{prefix}initial_lr"), format!("{lr:?}")));
+            }
+        }
     }
     let mut tensors = Vec::new();
     for (i, ps) in sd.state.iter().enumerate() {
@@ -231,14 +337,8 @@ pub(super) fn decode_optimizer(
             "{MEMORY_SOURCE}: has state for {count} parameter(s), the optimizer has {num_params}"
         )));
     }
-    let initial_lr = match meta.get(INITIAL_LR_KEY) {
-        None => None,
-        Some(v) => Some(v.trim().parse::<f64>().map_err(|_| {
-            fail(format!(
-                "metadata '{INITIAL_LR_KEY}' = {v:?} is not a number"
-            ))
-        })?),
-    };
+    let initial_lr = optional_float(meta, INITIAL_LR_KEY).map_err(&fail)?;
+    let param_groups = decode_groups(meta, config, initial_lr, count).map_err(&fail)?;
     let mut state = vec![ParamState::default(); count];
     let mut problems = Vec::new();
     for (name, view) in tensors {
@@ -289,5 +389,78 @@ pub(super) fn decode_optimizer(
         config,
         initial_lr,
         state,
+        param_groups,
     })
+}
+
+/// The float under metadata `key`, if there is one.
+fn optional_float(
+    meta: &HashMap<String, String>,
+    key: &str,
+) -> std::result::Result<Option<f64>, String> {
+    meta.get(key)
+        .map(|v| {
+            v.trim()
+                .parse::<f64>()
+                .map_err(|_| format!("metadata '{key}' = {v:?} is not a number"))
+        })
+        .transpose()
+}
+
+/// The parameter groups of a file: one (`first`, over all `count`
+/// parameters) unless `optim.num_groups` says more.
+fn decode_groups(
+    meta: &HashMap<String, String>,
+    first: OptimizerConfig,
+    initial_lr: Option<f64>,
+    count: usize,
+) -> std::result::Result<Vec<ParamGroupState>, String> {
+    let Some(n) = meta.get(NUM_GROUPS_KEY) else {
+        return Ok(vec![ParamGroupState {
+            config: first,
+            initial_lr,
+            num_params: count,
+        }]);
+    };
+    let n: usize = n
+        .trim()
+        .parse()
+        .map_err(|_| format!("metadata '{NUM_GROUPS_KEY}' = {n:?} is not a count"))?;
+    let sizes_text = meta
+        .get(GROUP_SIZES_KEY)
+        .ok_or_else(|| format!("metadata lacks '{GROUP_SIZES_KEY}'"))?;
+    let sizes: Vec<usize> = sizes_text
+        .trim()
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .split(',')
+        .map(|x| x.trim().parse::<usize>())
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|_| {
+            format!("metadata '{GROUP_SIZES_KEY}' = {sizes_text:?} is not a list of counts")
+        })?;
+    if sizes.len() != n || sizes.iter().sum::<usize>() != count {
+        return Err(format!(
+            "metadata '{GROUP_SIZES_KEY}' = {sizes_text:?} does not split {count} parameter(s) into {n} group(s)"
+        ));
+    }
+    sizes
+        .iter()
+        .enumerate()
+        .map(|(g, &num_params)| {
+            if g == 0 {
+                return Ok(ParamGroupState {
+                    config: first,
+                    initial_lr,
+                    num_params,
+                });
+            }
+            let prefix = format!("{GROUP_PREFIX}{g}.");
+            Ok(ParamGroupState {
+                config: OptimizerConfig::from_metadata_with(meta, &prefix, first.kind())?,
+                initial_lr: optional_float(meta, &format!("{prefix}initial_lr"))?,
+                num_params,
+            })
+        })
+        .collect()
 }

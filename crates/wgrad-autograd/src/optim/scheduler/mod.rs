@@ -6,8 +6,14 @@
 //! (the new rate is computed from the optimizer's current rate, so several
 //! schedulers can act on one optimizer, see [`ChainedScheduler`]), and
 //! [`SequentialLR`] switches between schedulers at milestones, restarting
-//! each one from its closed form at epoch 0. `base_lr` is the optimizer's
-//! `initial_lr`, recorded by the first scheduler built on it.
+//! each one from its closed form at epoch 0. Every scheduler acts on every
+//! parameter group, from that group's own `base_lr` (its `initial_lr`,
+//! recorded by the first scheduler built on the optimizer, as PyTorch's
+//! `base_lrs`).
+//!
+//! Beyond those: [`MultiStepLR`], [`LambdaLR`], [`CosineAnnealingWarmRestarts`],
+//! [`OneCycleLR`] and [`ReduceLROnPlateau`] (which steps on a metric, so it
+//! has its own `step` instead of [`LrScheduler`]'s).
 //!
 //! Warm-up then cosine decay:
 //!
@@ -33,13 +39,26 @@ use wgrad_core::{Error, Result};
 
 use super::Optimizer;
 
+mod combine;
+mod extra;
+mod one_cycle;
+mod plateau;
+
+pub use combine::{ChainedScheduler, SequentialLR};
+pub use extra::{CosineAnnealingWarmRestarts, LambdaLR, MultiStepLR};
+pub use one_cycle::{AnnealStrategy, OneCycleConfig, OneCycleLR};
+pub use plateau::{PlateauMode, ReduceLROnPlateau, ReduceLROnPlateauConfig, ThresholdMode};
+
 /// A learning-rate schedule driving an [`Optimizer`]'s rate.
 pub trait LrScheduler {
     /// Advances one epoch and writes the new rate into `opt` (call it after
     /// `opt.step()`, as in PyTorch).
     fn step(&mut self, opt: &mut dyn Optimizer);
-    /// The rate this scheduler set last.
+    /// The rate this scheduler set last (the first group's).
     fn get_last_lr(&self) -> f64;
+    /// The rates this scheduler set last, one per parameter group
+    /// (PyTorch's `get_last_lr()`).
+    fn get_last_lrs(&self) -> Vec<f64>;
     /// The epoch counter (PyTorch's `last_epoch`: 0 after construction).
     fn last_epoch(&self) -> i64;
     /// Jumps to `epoch` and sets the closed-form rate there (PyTorch's
@@ -55,70 +74,101 @@ pub trait LrScheduler {
 /// What every single scheduler tracks (PyTorch's `LRScheduler` fields).
 #[derive(Clone, Debug)]
 struct Core {
-    base_lr: f64,
+    /// Each group's base rate (PyTorch's `base_lrs`).
+    base_lrs: Vec<f64>,
     last_epoch: i64,
-    last_lr: f64,
+    last_lrs: Vec<f64>,
+}
+
+/// Each group's `initial_lr`, or its current rate where none was recorded.
+fn initial_or_current(opt: &dyn Optimizer) -> Vec<f64> {
+    opt.group_lrs()
+        .into_iter()
+        .zip(opt.group_initial_lrs())
+        .map(|(lr, initial)| initial.unwrap_or(lr))
+        .collect()
 }
 
 impl Core {
-    /// Records the optimizer's `initial_lr` if no scheduler did yet
-    /// (`group.setdefault("initial_lr", group["lr"])`) and uses it as base.
+    /// Records each group's `initial_lr` where no scheduler did yet
+    /// (`group.setdefault("initial_lr", group["lr"])`) and uses them as bases.
     fn new(opt: &mut dyn Optimizer) -> Core {
-        let base_lr = match opt.initial_lr() {
-            Some(lr) => lr,
-            None => {
-                let lr = opt.lr();
-                opt.set_initial_lr(lr);
-                lr
-            }
-        };
+        let base_lrs = initial_or_current(opt);
+        if opt.group_initial_lrs().iter().any(Option::is_none) {
+            opt.set_group_initial_lrs(&base_lrs);
+        }
         Core {
-            base_lr,
+            base_lrs,
             last_epoch: -1,
-            last_lr: opt.lr(),
+            last_lrs: opt.group_lrs(),
         }
     }
 
-    fn apply(&mut self, opt: &mut dyn Optimizer, lr: f64) {
-        opt.set_lr(lr);
-        self.last_lr = opt.lr();
+    fn apply(&mut self, opt: &mut dyn Optimizer, lrs: &[f64]) {
+        opt.set_group_lrs(lrs);
+        self.last_lrs = opt.group_lrs();
+    }
+
+    fn last_lr(&self) -> f64 {
+        self.last_lrs.first().copied().unwrap_or(0.0)
     }
 }
 
 /// Implements [`LrScheduler`] for a type with a `core: Core` field and the
-/// methods `chainable(&self, lr, initial) -> f64` (PyTorch's `get_lr` at
-/// `core.last_epoch` given the current rate; `initial` is PyTorch's
-/// `_is_initial`) and `closed_form(&self) -> f64`.
+/// methods `chainable(&self, group, lr, base_lr, initial) -> f64` (PyTorch's
+/// `get_lr` for one group at `core.last_epoch` given its current rate;
+/// `initial` is PyTorch's `_is_initial`) and
+/// `closed_form(&self, group, base_lr) -> f64`.
 macro_rules! single_scheduler {
     ($t:ty) => {
+        impl $t {
+            /// Each group's new rate from `rule(group, lr, base_lr)`.
+            fn each(
+                &self,
+                opt: &dyn Optimizer,
+                rule: impl Fn(&Self, usize, f64, f64) -> f64,
+            ) -> Vec<f64> {
+                opt.group_lrs()
+                    .into_iter()
+                    .zip(&self.core.base_lrs)
+                    .enumerate()
+                    .map(|(g, (lr, &base))| rule(self, g, lr, base))
+                    .collect()
+            }
+        }
+
         impl LrScheduler for $t {
             fn step(&mut self, opt: &mut dyn Optimizer) {
                 self.core.last_epoch += 1;
-                let lr = self.chainable(opt.lr(), false);
-                self.core.apply(opt, lr);
+                let lrs = self.each(opt, |s, g, lr, base| s.chainable(g, lr, base, false));
+                self.core.apply(opt, &lrs);
             }
             fn get_last_lr(&self) -> f64 {
-                self.core.last_lr
+                self.core.last_lr()
+            }
+            fn get_last_lrs(&self) -> Vec<f64> {
+                self.core.last_lrs.clone()
             }
             fn last_epoch(&self) -> i64 {
                 self.core.last_epoch
             }
             fn step_to(&mut self, opt: &mut dyn Optimizer, epoch: i64) {
                 self.core.last_epoch = epoch;
-                let lr = self.closed_form();
-                self.core.apply(opt, lr);
+                let lrs = self.each(opt, |s, g, _, base| s.closed_form(g, base));
+                self.core.apply(opt, &lrs);
             }
             fn undo_initial_step(&mut self) {
                 self.core.last_epoch -= 1;
             }
             fn initial_step(&mut self, opt: &mut dyn Optimizer) {
                 self.core.last_epoch += 1;
-                let lr = self.chainable(opt.lr(), true);
-                self.core.apply(opt, lr);
+                let lrs = self.each(opt, |s, g, lr, base| s.chainable(g, lr, base, true));
+                self.core.apply(opt, &lrs);
             }
         }
     };
 }
+use single_scheduler;
 
 /// Builds a scheduler: the core, then the initial step.
 fn construct<S: LrScheduler>(opt: &mut dyn Optimizer, make: impl FnOnce(Core) -> S) -> S {
@@ -151,7 +201,7 @@ impl StepLR {
         }))
     }
 
-    fn chainable(&self, lr: f64, _initial: bool) -> f64 {
+    fn chainable(&self, _group: usize, lr: f64, _base_lr: f64, _initial: bool) -> f64 {
         let e = self.core.last_epoch;
         if e == 0 || e.rem_euclid(self.step_size as i64) != 0 {
             lr
@@ -160,9 +210,9 @@ impl StepLR {
         }
     }
 
-    fn closed_form(&self) -> f64 {
+    fn closed_form(&self, _group: usize, base_lr: f64) -> f64 {
         let k = self.core.last_epoch.div_euclid(self.step_size as i64);
-        self.core.base_lr * self.gamma.powf(k as f64)
+        base_lr * self.gamma.powf(k as f64)
     }
 }
 single_scheduler!(StepLR);
@@ -182,12 +232,12 @@ impl ExponentialLR {
         Ok(construct(opt, |core| ExponentialLR { gamma, core }))
     }
 
-    fn chainable(&self, lr: f64, initial: bool) -> f64 {
+    fn chainable(&self, _group: usize, lr: f64, _base_lr: f64, initial: bool) -> f64 {
         if initial { lr } else { lr * self.gamma }
     }
 
-    fn closed_form(&self) -> f64 {
-        self.core.base_lr * self.gamma.powf(self.core.last_epoch as f64)
+    fn closed_form(&self, _group: usize, base_lr: f64) -> f64 {
+        base_lr * self.gamma.powf(self.core.last_epoch as f64)
     }
 }
 single_scheduler!(ExponentialLR);
@@ -221,13 +271,8 @@ impl CosineAnnealingLR {
         }))
     }
 
-    fn chainable(&self, lr: f64, initial: bool) -> f64 {
-        let (e, t, base, eta_min) = (
-            self.core.last_epoch,
-            self.t_max as i64,
-            self.core.base_lr,
-            self.eta_min,
-        );
+    fn chainable(&self, _group: usize, lr: f64, base: f64, initial: bool) -> f64 {
+        let (e, t, eta_min) = (self.core.last_epoch, self.t_max as i64, self.eta_min);
         let t_f = t as f64;
         if initial {
             lr
@@ -242,10 +287,9 @@ impl CosineAnnealingLR {
         }
     }
 
-    fn closed_form(&self) -> f64 {
+    fn closed_form(&self, _group: usize, base_lr: f64) -> f64 {
         let e = self.core.last_epoch as f64;
-        self.eta_min
-            + (self.core.base_lr - self.eta_min) * (1.0 + (PI * e / self.t_max as f64).cos()) / 2.0
+        self.eta_min + (base_lr - self.eta_min) * (1.0 + (PI * e / self.t_max as f64).cos()) / 2.0
     }
 }
 single_scheduler!(CosineAnnealingLR);
@@ -300,7 +344,7 @@ impl LinearLR {
         }))
     }
 
-    fn chainable(&self, lr: f64, initial: bool) -> f64 {
+    fn chainable(&self, _group: usize, lr: f64, _base_lr: f64, initial: bool) -> f64 {
         let e = self.core.last_epoch;
         let total = self.total_iters as i64;
         let (start, end) = (self.start_factor, self.end_factor);
@@ -313,178 +357,10 @@ impl LinearLR {
         }
     }
 
-    fn closed_form(&self) -> f64 {
+    fn closed_form(&self, _group: usize, base_lr: f64) -> f64 {
         let total = self.total_iters as f64;
         let e = self.core.last_epoch.min(self.total_iters as i64) as f64;
-        self.core.base_lr * (self.start_factor + (self.end_factor - self.start_factor) * e / total)
+        base_lr * (self.start_factor + (self.end_factor - self.start_factor) * e / total)
     }
 }
 single_scheduler!(LinearLR);
-
-/// `torch.optim.lr_scheduler.SequentialLR`: runs `schedulers[i]` from
-/// `milestones[i - 1]` on (the first from the start), restarting each at
-/// its closed-form epoch 0 when its milestone is reached.
-pub struct SequentialLR {
-    schedulers: Vec<Box<dyn LrScheduler>>,
-    milestones: Vec<i64>,
-    last_epoch: i64,
-    last_lr: f64,
-}
-
-impl SequentialLR {
-    /// Takes over `schedulers` (already attached to `opt`): resets the rate
-    /// to the optimizer's `initial_lr`, undoes their initial steps and
-    /// redoes the first one's. Needs one milestone fewer than schedulers,
-    /// strictly increasing.
-    pub fn new(
-        opt: &mut dyn Optimizer,
-        mut schedulers: Vec<Box<dyn LrScheduler>>,
-        milestones: Vec<usize>,
-    ) -> Result<SequentialLR> {
-        const OP: &str = "SequentialLR";
-        if schedulers.is_empty() {
-            return Err(Error::invalid(OP, "expects at least one scheduler"));
-        }
-        if milestones.len() + 1 != schedulers.len() {
-            return Err(Error::invalid(
-                OP,
-                format!(
-                    "expects one milestone fewer than schedulers, got {} schedulers and {} milestones",
-                    schedulers.len(),
-                    milestones.len()
-                ),
-            ));
-        }
-        if milestones.windows(2).any(|w| w[0] >= w[1]) {
-            return Err(Error::invalid(
-                OP,
-                format!("milestones must be strictly increasing, got {milestones:?}"),
-            ));
-        }
-        let initial = opt.initial_lr().unwrap_or_else(|| opt.lr());
-        opt.set_lr(initial);
-        for s in &mut schedulers {
-            s.undo_initial_step();
-        }
-        schedulers[0].initial_step(opt);
-        let last_lr = schedulers[0].get_last_lr();
-        let milestones = milestones.into_iter().map(|m| m as i64).collect();
-        Ok(SequentialLR {
-            schedulers,
-            milestones,
-            last_epoch: 0,
-            last_lr,
-        })
-    }
-
-    /// The index of the scheduler in charge at `epoch` (Python's `bisect_right`).
-    fn current(&self, epoch: i64) -> usize {
-        self.milestones.partition_point(|&m| m <= epoch)
-    }
-}
-
-impl LrScheduler for SequentialLR {
-    fn step(&mut self, opt: &mut dyn Optimizer) {
-        self.last_epoch += 1;
-        let idx = self.current(self.last_epoch);
-        let scheduler = &mut self.schedulers[idx];
-        if idx > 0 && self.milestones[idx - 1] == self.last_epoch {
-            scheduler.step_to(opt, 0);
-        } else {
-            scheduler.step(opt);
-        }
-        self.last_lr = scheduler.get_last_lr();
-    }
-    fn get_last_lr(&self) -> f64 {
-        self.last_lr
-    }
-    fn last_epoch(&self) -> i64 {
-        self.last_epoch
-    }
-    /// Hands `epoch` to the scheduler in charge then, counted from its milestone.
-    fn step_to(&mut self, opt: &mut dyn Optimizer, epoch: i64) {
-        self.last_epoch = epoch;
-        let idx = self.current(epoch);
-        let start = if idx == 0 {
-            0
-        } else {
-            self.milestones[idx - 1]
-        };
-        self.schedulers[idx].step_to(opt, epoch - start);
-        self.last_lr = self.schedulers[idx].get_last_lr();
-    }
-    fn undo_initial_step(&mut self) {
-        for s in &mut self.schedulers {
-            s.undo_initial_step();
-        }
-    }
-    fn initial_step(&mut self, opt: &mut dyn Optimizer) {
-        self.last_epoch = 0;
-        self.schedulers[0].initial_step(opt);
-        self.last_lr = self.schedulers[0].get_last_lr();
-    }
-}
-
-/// `torch.optim.lr_scheduler.ChainedScheduler`: steps every scheduler each
-/// epoch, so their (chainable) effects multiply.
-pub struct ChainedScheduler {
-    schedulers: Vec<Box<dyn LrScheduler>>,
-    last_lr: f64,
-}
-
-impl ChainedScheduler {
-    /// Chains `schedulers` (already attached to `opt`).
-    pub fn new(
-        opt: &dyn Optimizer,
-        schedulers: Vec<Box<dyn LrScheduler>>,
-    ) -> Result<ChainedScheduler> {
-        if schedulers.is_empty() {
-            return Err(Error::invalid(
-                "ChainedScheduler",
-                "expects at least one scheduler",
-            ));
-        }
-        Ok(ChainedScheduler {
-            schedulers,
-            last_lr: opt.lr(),
-        })
-    }
-}
-
-impl LrScheduler for ChainedScheduler {
-    fn step(&mut self, opt: &mut dyn Optimizer) {
-        for s in &mut self.schedulers {
-            s.step(opt);
-        }
-        self.last_lr = opt.lr();
-    }
-    fn get_last_lr(&self) -> f64 {
-        self.last_lr
-    }
-    fn last_epoch(&self) -> i64 {
-        self.schedulers
-            .iter()
-            .map(|s| s.last_epoch())
-            .max()
-            .unwrap_or(0)
-    }
-    /// Jumps every scheduler to `epoch` in order (closed forms do not
-    /// compose, so the last scheduler's rate is the one that stays).
-    fn step_to(&mut self, opt: &mut dyn Optimizer, epoch: i64) {
-        for s in &mut self.schedulers {
-            s.step_to(opt, epoch);
-        }
-        self.last_lr = opt.lr();
-    }
-    fn undo_initial_step(&mut self) {
-        for s in &mut self.schedulers {
-            s.undo_initial_step();
-        }
-    }
-    fn initial_step(&mut self, opt: &mut dyn Optimizer) {
-        for s in &mut self.schedulers {
-            s.initial_step(opt);
-        }
-        self.last_lr = opt.lr();
-    }
-}

@@ -1,0 +1,39 @@
+// Fused torch.optim.RMSprop update with one extra state, in place, one thread
+// per element: CENTERED (the state is grad_avg) or MOMENTUM (the state is the
+// momentum buffer); the arithmetic is in common/rmsprop.wgsl.
+// Bindings: 0 grad (read), 1 param, 2 square_avg, 3 state (read_write).
+// Immediates: RmsPropParams (the state's offset in ga_offset or buf_offset).
+
+//! include common/rmsprop.wgsl
+
+@group(0) @binding(0) var<storage, read> grad: array<f32>;
+@group(0) @binding(1) var<storage, read_write> param: array<f32>;
+@group(0) @binding(2) var<storage, read_write> square_avg: array<f32>;
+@group(0) @binding(3) var<storage, read_write> state: array<f32>;
+
+@compute @workgroup_size(256)
+fn rmsprop_aux(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let i = rmsprop_index(wid, nwg, lid);
+    if i >= p.numel {
+        return;
+    }
+    let pi = p.param_offset + i;
+    let vi = p.v_offset + i;
+    let w = param[pi];
+    let g = rmsprop_grad(grad[p.grad_offset + i], w);
+    let v = rmsprop_square(square_avg[vi], g);
+    square_avg[vi] = v;
+    if (p.flags & RMSPROP_CENTERED) != 0u {
+        let ai = p.ga_offset + i;
+        let ga = rmsprop_lerp(state[ai], g);
+        state[ai] = ga;
+        let avg = sqrt(v - ga * ga) + p.eps;
+        param[pi] = w + p.neg_lr * g / avg;
+    } else {
+        let bi = p.buf_offset + i;
+        let avg = sqrt(v) + p.eps;
+        let b = state[bi] * p.momentum + g / avg;
+        state[bi] = b;
+        param[pi] = w + p.neg_lr * b;
+    }
+}
