@@ -17,8 +17,10 @@ fn pair_less(ka: u32, ia: u32, kb: u32, ib: u32) -> bool {
 
 // One step of the network on the first `len` pairs: pairs i and i + j
 // (i without bit j) are put in ascending order where the pair's position in
-// the whole sequence, base + i, has bit k clear, else descending.
-fn tile_step(len: u32, base: u32, k: u32, j: u32, lid: u32) {
+// its row, (base + i) & row_mask, has bit k clear, else descending. A tile
+// may hold several rows of row_mask + 1 pairs (a power of two): masking the
+// position makes each row's last stage ascending, so each row ends sorted.
+fn tile_step(len: u32, base: u32, row_mask: u32, k: u32, j: u32, lid: u32) {
     for (var t = lid; t < len / 2u; t += SORT_THREADS) {
         let i = 2u * t - (t & (j - 1u));
         let l = i + j;
@@ -26,7 +28,7 @@ fn tile_step(len: u32, base: u32, k: u32, j: u32, lid: u32) {
         let ia = tile_idx[i];
         let kb = tile_key[l];
         let ib = tile_idx[l];
-        let ascending = ((base + i) & k) == 0u;
+        let ascending = ((base + i) & row_mask & k) == 0u;
         if pair_less(kb, ib, ka, ia) == ascending {
             tile_key[i] = kb;
             tile_idx[i] = ib;
@@ -39,7 +41,7 @@ fn tile_step(len: u32, base: u32, k: u32, j: u32, lid: u32) {
 
 // Stages k_lo, 2 k_lo, ..., k_hi of the network; the first stage starts at
 // step j_first (the steps above it ran elsewhere), later ones at k / 2.
-fn tile_sort(len: u32, base: u32, k_lo: u32, k_hi: u32, j_first: u32, lid: u32) {
+fn tile_sort(len: u32, base: u32, row_mask: u32, k_lo: u32, k_hi: u32, j_first: u32, lid: u32) {
     var k = k_lo;
     var j0 = j_first;
     loop {
@@ -47,7 +49,7 @@ fn tile_sort(len: u32, base: u32, k_lo: u32, k_hi: u32, j_first: u32, lid: u32) 
             break;
         }
         for (var j = j0; j > 0u; j = j >> 1u) {
-            tile_step(len, base, k, j, lid);
+            tile_step(len, base, row_mask, k, j, lid);
         }
         k = k << 1u;
         j0 = k >> 1u;

@@ -52,9 +52,9 @@ fn sort_tiles(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     }
     workgroupBarrier();
     if p.k == 0u {
-        tile_sort(SORT_TILE, base, 2u, SORT_TILE, 1u, lid);
+        tile_sort(SORT_TILE, base, p.padded - 1u, 2u, SORT_TILE, 1u, lid);
     } else {
-        tile_sort(SORT_TILE, base, p.k, p.k, SORT_TILE / 2u, lid);
+        tile_sort(SORT_TILE, base, p.padded - 1u, p.k, p.k, SORT_TILE / 2u, lid);
     }
     for (var t = lid; t < SORT_TILE; t += SORT_THREADS) {
         pairs[start + t] = vec2<u32>(tile_key[t], tile_idx[t]);

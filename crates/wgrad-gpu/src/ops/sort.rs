@@ -2,12 +2,13 @@
 //! `kernels/scan/`), walking the rows in place (`checks::sort::Rows`): no
 //! dim is moved, a non-contiguous input is made dense first.
 //!
-//! Rows of up to `SORT_TILE` elements sort in one dispatch, one workgroup
-//! per row, in workgroup memory. Longer rows run the same bitonic network
-//! over (key, index) pairs in a scratch buffer: each tile sorted in
-//! workgroup memory, then for each later stage its long steps one dispatch
-//! each and its short steps again within tiles: `log2(P / T)` stages of at
-//! most `log2(P / T) + 1` dispatches for rows padded to `P`.
+//! Rows of up to `SORT_TILE` elements sort in one dispatch in workgroup
+//! memory, one row per workgroup (short rows: `SORT_TILE / padded` rows).
+//! Longer rows run the same bitonic network over (key, index) pairs in a
+//! scratch buffer: each tile sorted in workgroup memory, then for each later
+//! stage its long steps one dispatch each and its short steps again within
+//! tiles: `log2(P / T)` stages of at most `log2(P / T) + 1` dispatches for
+//! rows padded to `P`.
 //!
 //! The scan is one dispatch per row block of `SCAN_BLOCK` elements; longer
 //! rows scan their block totals the same way (recursively) and add them back.
@@ -65,12 +66,14 @@ impl GpuTensor {
         let constants = [("KIND", f64::from(kind.code()))];
         let kernels = self.kernels();
         if padded <= SORT_TILE {
+            // Short rows share a workgroup (the kernel's SORT_TILE / padded).
+            let per_group = SORT_TILE / padded;
             kernels.dispatch_groups(
                 &specs::SORT_ROWS,
                 &constants,
                 &[&src.buffer, &values.buffer, &indices.buffer],
                 &p,
-                rows.rows as u64,
+                rows.rows.div_ceil(per_group) as u64,
             )?;
             return Ok((values, indices));
         }

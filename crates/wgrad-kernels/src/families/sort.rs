@@ -29,8 +29,8 @@ const fn spec(
     }
 }
 
-/// One workgroup sorts one row of up to [`SORT_TILE`] elements: src ->
-/// values, I32 indices. Immediates: `SortParams` (32 bytes).
+/// Rows of up to [`SORT_TILE`] elements in workgroup memory (one per
+/// workgroup; `SORT_TILE / padded` when shorter): src -> values, I32 indices. Immediates: `SortParams` (32 bytes).
 pub static SORT_ROWS: KernelSpec = spec(
     "sort/sort_rows.wgsl",
     "sort_rows",

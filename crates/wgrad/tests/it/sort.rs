@@ -94,6 +94,9 @@ fn sort_cases() -> Vec<(&'static str, Vec<usize>, isize, bool, bool)> {
         ("global stages", vec![2, 10_000], 1, false, false),
         ("global strided", vec![5000, 2], 0, false, false),
         ("one element", vec![4, 1], -1, false, false),
+        ("many short rows", vec![1000, 5], -1, false, false),
+        ("short rows descending", vec![300, 17], 1, true, false),
+        ("short strided rows", vec![33, 700], 0, false, false),
         ("empty", vec![0, 4], -1, false, false),
         ("empty dim", vec![3, 0], -1, false, false),
     ]
