@@ -52,29 +52,40 @@ fn sech2_f32(v: f32) -> f32 {
     return 4.0 * e / ((1.0 + e) * (1.0 + e));
 }
 
-// ln(1 + v) accurate near 0 (WGSL has no log1p): with u = 1 + v rounded,
-// log(u) * v / (u - 1) cancels the rounding of u (Goldberg, 1991).
+// ln(1 + v) accurate near 0 (WGSL has no log1p, its log() is only
+// absolutely accurate near 1, and compilers may fold (1 + v) - 1 to v, so
+// no correction of the rounded 1 + v survives): for |v| < 0.4 the series
+// ln(1 + v) = 2 atanh(s) = 2 (s + s^3/3 + ...) with s = v / (2 + v),
+// |s| <= 1/4 (terms to s^13, relative error below 1e-8); beyond, log(1 + v)
+// is at least 0.33 in magnitude, where log()'s error is relatively small.
 fn log1p_f32(v: f32) -> f32 {
     if is_nan(v) { return v; }
     if v < -1.0 { return bitcast<f32>(NAN_BITS); }
     if v == -1.0 { return -bitcast<f32>(INF_BITS); }
-    if v == bitcast<f32>(INF_BITS) { return v; }
-    let u = 1.0 + v;
-    if u == 1.0 { return v; }
-    return log(u) * (v / (u - 1.0));
+    if abs(v) >= 0.4 { return log(1.0 + v); }
+    let s = v / (2.0 + v);
+    let z = s * s;
+    let series = 1.0 + z * (1.0 / 3.0 + z * (1.0 / 5.0 + z * (1.0 / 7.0 + z * (1.0 / 9.0
+        + z * (1.0 / 11.0 + z * (1.0 / 13.0))))));
+    return 2.0 * s * series;
 }
 
-// e^v - 1 accurate near 0 (Kahan): with u = e^v rounded, (u - 1) * v / log(u)
-// cancels the rounding of u.
+// e^v - 1 accurate near 0: for |v| < 0.35 the Taylor series to v^10 (nested,
+// relative error below 1e-10); beyond, e^v is at least 1.4 or at most 0.71
+// away from 1, so e^v - 1 loses at most a couple of bits.
 fn expm1_f32(v: f32) -> f32 {
     if is_nan(v) { return v; }
-    // e^v - 1 = e^v in f32 here, up to overflow (inf / inf below would be NaN).
-    if v > 20.0 { return exp(v); }
-    let u = exp(v);
-    if u == 1.0 { return v; }
-    let um1 = u - 1.0;
-    if um1 == -1.0 { return -1.0; }
-    return um1 * v / log(u);
+    if abs(v) >= 0.35 { return exp(v) - 1.0; }
+    var q = 1.0 + v * (1.0 / 10.0);
+    q = 1.0 + v * (1.0 / 9.0) * q;
+    q = 1.0 + v * (1.0 / 8.0) * q;
+    q = 1.0 + v * (1.0 / 7.0) * q;
+    q = 1.0 + v * (1.0 / 6.0) * q;
+    q = 1.0 + v * (1.0 / 5.0) * q;
+    q = 1.0 + v * (1.0 / 4.0) * q;
+    q = 1.0 + v * (1.0 / 3.0) * q;
+    q = 1.0 + v * 0.5 * q;
+    return v * q;
 }
 
 // torch softplus: v where beta * v > threshold, else log1p(e^(beta v)) / beta.

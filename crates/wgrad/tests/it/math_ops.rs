@@ -432,3 +432,127 @@ fn math_ops_never_read_back_on_the_gpu() {
     y.backward_with(&upstream).unwrap();
     assert_eq!(dev.stats().since(&before).readbacks, 0);
 }
+
+#[test]
+fn log1p_and_expm1_keep_relative_precision_near_zero() {
+    let xs = [1e-7f32, -1e-6, 3e-5, -1e-4, 1e-3, -0.3, 0.7, 5.0];
+    for d in devices() {
+        let x = f(&xs, &[xs.len()], &d);
+        let l = vals(&x.log1p().unwrap());
+        let e = vals(&x.expm1().unwrap());
+        for (i, &v) in xs.iter().enumerate() {
+            let v64 = f64::from(v);
+            let (wl, we) = (v64.ln_1p(), v64.exp_m1());
+            let rel = |got: f32, want: f64| ((f64::from(got) - want) / want).abs();
+            // exp(x) - 1 would be off by up to 100% at 1e-7.
+            assert!(rel(l[i], wl) < 2e-6, "log1p({v}) = {} on {d}", l[i]);
+            assert!(rel(e[i], we) < 2e-6, "expm1({v}) = {} on {d}", e[i]);
+        }
+        let edge = vals(
+            &f(
+                &[-1.0, -2.0, f32::INFINITY, f32::NEG_INFINITY, 100.0],
+                &[5],
+                &d,
+            )
+            .expm1()
+            .unwrap(),
+        );
+        assert!(max_rel_err(&edge[..2], &[(-1.0f32).exp_m1(), (-2.0f32).exp_m1()]) < 1e-6);
+        assert_eq!(edge[2], f32::INFINITY, "on {d}");
+        assert_eq!(edge[3], -1.0, "on {d}");
+        assert_eq!(edge[4], f32::INFINITY, "on {d}");
+        let edge = vals(
+            &f(&[-1.0, -2.0, f32::INFINITY, 0.0], &[4], &d)
+                .log1p()
+                .unwrap(),
+        );
+        assert_eq!(edge[0], f32::NEG_INFINITY, "on {d}");
+        assert!(edge[1].is_nan(), "on {d}");
+        assert_eq!(edge[2], f32::INFINITY, "on {d}");
+        assert_eq!(edge[3], 0.0, "on {d}");
+    }
+}
+
+#[test]
+fn gelu_with_picks_the_approximation_and_rejects_others() {
+    for d in devices() {
+        let x = f(&[-1.0, 0.5, 2.0], &[3], &d);
+        let exact = vals(&x.gelu_with("none").unwrap());
+        assert_eq!(exact, vals(&x.gelu().unwrap()));
+        // torch.nn.functional.gelu(x, approximate='tanh')
+        let tanh = vals(&x.gelu_with("tanh").unwrap());
+        assert!(
+            max_rel_err(&tanh, &[-0.158_808, 0.345_714, 1.954_598]) < 2e-6,
+            "{tanh:?} on {d}"
+        );
+        // The parameterised methods reach their variants.
+        let y = f(&[-2.0, 0.25, 3.0], &[3], &d);
+        assert_eq!(vals(&y.hardtanh(-0.5, 2.0).unwrap()), [-0.5, 0.25, 2.0]);
+        assert_eq!(vals(&y.elu(0.0).unwrap()), [0.0, 0.25, 3.0]);
+        assert_eq!(vals(&y.softplus(1.0, 0.0).unwrap())[1..], [0.25, 3.0]);
+    }
+    let x = f(&[1.0], &[1], &Device::Cpu);
+    let e = x.gelu_with("erf").unwrap_err().to_string();
+    assert!(e.contains("gelu") && e.contains("erf"), "{e}");
+}
+
+#[test]
+fn zero_d_inputs_take_axis_0_and_minus_1() {
+    for d in devices() {
+        let s = leaf(&[-1.5], &[], &d);
+        for axes in [&[][..], &[0], &[-1]] {
+            assert_eq!(vals(&s.logsumexp(axes, false).unwrap()), [-1.5]);
+            assert_eq!(vals(&s.prod(axes, true).unwrap()), [-1.5]);
+            assert_eq!(vals(&s.norm(2.0, axes, false).unwrap()), [1.5]);
+            assert!(max_rel_err(&vals(&s.norm(3.0, axes, false).unwrap()), &[1.5]) < 1e-6);
+            assert_eq!(vals(&s.std(axes, 0, false).unwrap()), [0.0]);
+            assert!(vals(&s.std(axes, 1, false).unwrap())[0].is_nan());
+        }
+        assert!(s.prod(&[1], false).is_err());
+        let y = s
+            .prod(&[0], false)
+            .unwrap()
+            .add(&s.norm(2.0, &[], false).unwrap())
+            .unwrap();
+        y.backward().unwrap();
+        assert_eq!(vals(&s.grad().unwrap()), [0.0], "1 + (-1) on {d}");
+        assert_eq!(s.argmax_all().unwrap().to_vec::<i32>().unwrap(), [0]);
+    }
+}
+
+/// The messages docs/ERRORS.md quotes.
+#[test]
+fn errors_name_the_op_and_the_bad_value() {
+    let d = Device::Cpu;
+    let x = f(&[1.0, 2.0], &[2], &d);
+    let msg = |r: Result<Tensor>| r.unwrap_err().to_string();
+    assert_eq!(
+        msg(x.clamp_tensor(None, None)),
+        "clamp: at least one of min and max must be given"
+    );
+    assert_eq!(
+        msg(x.norm(f32::NAN, &[], false)),
+        "norm: the order p must be a number, got NaN"
+    );
+    assert_eq!(
+        msg(x.logsumexp(&[1], false)),
+        "logsumexp: axis 1 is out of range for a tensor of rank 1 (valid: -1 to 0)"
+    );
+    assert_eq!(
+        msg(f(&[], &[2, 0], &d).min_dim(1, false).map(|r| r.0)),
+        "min: cannot reduce dim 1 of shape [2, 0]: it is empty"
+    );
+    assert_eq!(
+        msg(x.gelu_with("erf")),
+        "gelu: approximate must be 'none' or 'tanh', got \"erf\""
+    );
+    assert_eq!(
+        msg(f(&[], &[0], &d).argmax_all()),
+        "argmax: cannot reduce shape [0] over axes [0]: the reduction is empty"
+    );
+    let ints = Tensor::full(&[2], 1.0, DType::I32, &d).unwrap();
+    assert_eq!(
+        msg(ints.std(&[], 1, false)),
+        "std: expected dtype float32, got int32"
+    );
+}
