@@ -213,17 +213,23 @@ impl Tensor {
         // The one readback: how many elements are selected.
         let count = running.narrow(0, n - 1, 1)?.to_vec::<f32>()?;
         let count = count.first().copied().unwrap_or(0.0) as usize;
-        // Selected element p goes to slot running[p] - 1; the others to a
-        // spare slot `count` that is cut off below.
-        let spare = Storage::full(&[], count as f64, DType::F32, &device)?;
+        // A stable partition: selected element p goes to slot running[p] - 1,
+        // unselected p to count + (p - running[p]) (its rank among the
+        // unselected), so every slot is written exactly once (no atomic
+        // contention) and the first `count` slots hold the selection.
+        let positions = Storage::arange(0.0, n as f64, 1.0, DType::F32, &device)?;
+        let unselected_slot = positions.binary(&running, BinaryOp::Sub)?.binary_scalar(
+            BinaryOp::Add,
+            count as f32,
+            false,
+        )?;
         let slot = Storage::where_cond(
             &hit,
             &running.binary_scalar(BinaryOp::Sub, 1.0, false)?,
-            &spare,
+            &unselected_slot,
         )?
         .cast(DType::I32)?;
-        let positions = Storage::arange(0.0, n as f64, 1.0, DType::F32, &device)?;
-        let source = Storage::full(&[count + 1], 0.0, DType::F32, &device)?
+        let source = Storage::full(&[n], 0.0, DType::F32, &device)?
             .scatter_add(0, &slot, &positions)?
             .narrow(0, 0, count)?
             .cast(DType::I32)?;
