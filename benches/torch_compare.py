@@ -187,6 +187,7 @@ def main():
     p.add_argument("--quick", action="store_true")
     p.add_argument("--repeats", type=int, default=7)
     p.add_argument("--compare", help="wgrad-bench JSON to print ratios against")
+    p.add_argument("--only", help="run only the workloads whose name contains this")
     args = p.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -195,6 +196,8 @@ def main():
     print(f"torch {torch.__version__} on {name}")
     rows = []
     for label, fn, amount, unit, iters in workloads(device, args.quick):
+        if args.only and args.only not in label:
+            continue
         med, lo, hi = timed(fn, device, iters, args.repeats)
         rate = None
         if unit == "GB/s":

@@ -84,6 +84,29 @@ const EXAMPLES: &[Example] = &[
         takes_device: true,
         needs_gpu: false,
     },
+    Example {
+        name: "gpt",
+        args: &[
+            "--steps",
+            "20",
+            "--block-size",
+            "16",
+            "--n-layer",
+            "1",
+            "--n-head",
+            "2",
+            "--n-embd",
+            "32",
+            "--batch-size",
+            "8",
+            "--eval-interval",
+            "10",
+            "--sample-len",
+            "40",
+        ],
+        takes_device: true,
+        needs_gpu: false,
+    },
 ];
 
 const USAGE: &str = "\

@@ -80,7 +80,7 @@ impl MultiheadAttention {
         batch_first: bool,
         device: &Device,
     ) -> Result<Self> {
-        if num_heads == 0 || embed_dim % num_heads != 0 {
+        if num_heads == 0 || !embed_dim.is_multiple_of(num_heads) {
             return Err(Error::invalid(
                 OP,
                 format!("embed_dim ({embed_dim}) must be divisible by num_heads ({num_heads})"),

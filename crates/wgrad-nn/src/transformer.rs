@@ -97,7 +97,7 @@ impl FeedForward {
         self.linear2.train(on);
     }
 
-    fn to_device(&mut self, device: &Device) -> Result<()> {
+    fn move_to(&mut self, device: &Device) -> Result<()> {
         self.linear1.to_device(device)?;
         self.linear2.to_device(device)
     }
@@ -227,7 +227,7 @@ impl Module for TransformerEncoderLayer {
 
     fn to_device(&mut self, device: &Device) -> Result<()> {
         self.self_attn.to_device(device)?;
-        self.ff.to_device(device)?;
+        self.ff.move_to(device)?;
         self.norm1.to_device(device)?;
         self.norm2.to_device(device)
     }
@@ -352,7 +352,7 @@ impl Module for TransformerDecoderLayer {
     fn to_device(&mut self, device: &Device) -> Result<()> {
         self.self_attn.to_device(device)?;
         self.multihead_attn.to_device(device)?;
-        self.ff.to_device(device)?;
+        self.ff.move_to(device)?;
         self.norm1.to_device(device)?;
         self.norm2.to_device(device)?;
         self.norm3.to_device(device)
