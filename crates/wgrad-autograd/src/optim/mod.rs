@@ -42,9 +42,9 @@ pub use group::{GroupConfig, ParamGroup};
 pub use rmsprop::{RmsProp, RmsPropConfig, RmsPropState};
 pub use scheduler::{
     AnnealStrategy, ChainedScheduler, CosineAnnealingLR, CosineAnnealingWarmRestarts,
-    ExponentialLR, LambdaLR, LinearLR, LinearWarmup, LrScheduler, MultiStepLR, OneCycleConfig,
-    OneCycleLR, PlateauMode, ReduceLROnPlateau, ReduceLROnPlateauConfig, SequentialLR, StepLR,
-    ThresholdMode,
+    ExponentialLR, LambdaLR, LinearLR, LinearWarmup, LrLambda, LrScheduler, MultiStepLR,
+    OneCycleConfig, OneCycleLR, PlateauMode, ReduceLROnPlateau, ReduceLROnPlateauConfig,
+    SequentialLR, StepLR, ThresholdMode,
 };
 pub use sgd::{Sgd, SgdConfig, SgdState};
 

@@ -11,6 +11,7 @@ mod fixtures_cnn;
 mod fixtures_models;
 mod fixtures_ops;
 mod fixtures_optim;
+mod fixtures_optim2;
 mod fixtures_sort;
 mod fixtures_structure;
 mod fixtures_transformer;

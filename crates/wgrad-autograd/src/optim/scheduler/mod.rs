@@ -45,7 +45,7 @@ mod one_cycle;
 mod plateau;
 
 pub use combine::{ChainedScheduler, SequentialLR};
-pub use extra::{CosineAnnealingWarmRestarts, LambdaLR, MultiStepLR};
+pub use extra::{CosineAnnealingWarmRestarts, LambdaLR, LrLambda, MultiStepLR};
 pub use one_cycle::{AnnealStrategy, OneCycleConfig, OneCycleLR};
 pub use plateau::{PlateauMode, ReduceLROnPlateau, ReduceLROnPlateauConfig, ThresholdMode};
 
