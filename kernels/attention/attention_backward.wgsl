@@ -19,154 +19,217 @@
 
 //! include common/attention.wgsl
 
-fn row_lse(item: u32, i: u32) -> f32 {
+// (log-sum-exp, delta) of query row i; (-inf, 0) past the last row.
+fn row_stats(item: u32, i: u32) -> vec2<f32> {
     if i >= p.q_len {
-        return neg_inf();
+        return vec2<f32>(neg_inf(), 0.0);
     }
-    return stats[item * p.q_len + i].x;
+    return stats[item * p.q_len + i];
 }
 
-fn row_delta(item: u32, i: u32) -> f32 {
-    if i >= p.q_len {
-        return 0.0;
-    }
-    return stats[item * p.q_len + i].y;
+// The probabilities of biased scores given their rows' log-sum-exps.
+fn prob4(s: vec4<f32>, lse: vec4<f32>) -> vec4<f32> {
+    return select(exp(s - lse), vec4<f32>(0.0), lse == vec4<f32>(neg_inf()));
 }
 
-// The probability of a biased score given its row's log-sum-exp.
-fn prob(s: f32, row_lse: f32) -> f32 {
-    return select(exp(s - row_lse), 0.0, row_lse == neg_inf());
+// Writes x * scale to columns col..col+4 of row `row` of a contiguous
+// [items, rows, width] output (out0 or out1).
+fn write_grad(to1: bool, item: u32, row: u32, rows: u32, width: u32, col: u32, x: vec4<f32>, scale: f32) {
+    if row >= rows {
+        return;
+    }
+    let base = (item * rows + row) * width;
+    for (var c = 0u; c < 4u; c++) {
+        if col + c < width {
+            if to1 {
+                out1[base + col + c] = x[c] * scale;
+            } else {
+                out0[base + col + c] = x[c] * scale;
+            }
+        }
+    }
 }
 
 @compute @workgroup_size(256)
 fn attention_backward_dq(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) local: u32) {
     thread_ids(local);
-    let g = wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y;
-    if g >= p.blocks * p.chunks * p.items {
+    let t = tile_of(wid, nwg);
+    if t.w == 0u {
         return;
     }
-    let block = g % p.blocks;
-    let chunk = (g / p.blocks) % p.chunks;
-    let item = g / (p.blocks * p.chunks);
+    let item = t.z;
     let b = item_base(item);
-    let i0 = block * 64u;
-    let c0 = chunk * 64u;
-    let dout_base = item * p.q_len * p.v_dim;
+    let i0 = t.x * 64u;
+    let col0 = t.y * 64u;
     var kv_end = p.kv_len;
     if (p.flags & FLAG_CAUSAL) != 0u {
         kv_end = min(p.kv_len, i0 + 64u);
     }
     let dropout = (p.flags & FLAG_DROPOUT) != 0u;
-    var lse_r: vec4<f32>;
-    var delta_r: vec4<f32>;
-    for (var r = 0u; r < 4u; r++) {
-        lse_r[r] = row_lse(item, i0 + ty * 4u + r);
-        delta_r[r] = row_delta(item, i0 + ty * 4u + r);
-    }
+    let qm = Mat(SRC_Q, b.q, p.q_row, p.q_len, p.head_dim);
+    let km = Mat(SRC_K, b.k, p.k_row, p.kv_len, p.head_dim);
+    let vm = Mat(SRC_V, b.v, p.v_row, p.kv_len, p.v_dim);
+    let dom = Mat(SRC_DOUT, item * p.q_len * p.v_dim, p.v_dim, p.q_len, p.v_dim);
+    let row = i0 + ty * 4u;
+    let st0 = row_stats(item, row);
+    let st1 = row_stats(item, row + 1u);
+    let st2 = row_stats(item, row + 2u);
+    let st3 = row_stats(item, row + 3u);
+    let lse = vec4<f32>(st0.x, st1.x, st2.x, st3.x);
+    let delta = vec4<f32>(st0.y, st1.y, st2.y, st3.y);
 
-    var acc = array<vec4<f32>, 4>(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
+    var a0 = vec4<f32>(0.0);
+    var a1 = vec4<f32>(0.0);
+    var a2 = vec4<f32>(0.0);
+    var a3 = vec4<f32>(0.0);
     for (var j0 = 0u; j0 < kv_end; j0 += 64u) {
-        let raw = tile_dot(SRC_Q, b.q, p.q_row, i0, p.q_len, SRC_K, b.k, p.k_row, j0, p.kv_len, p.head_dim);
-        let dp_raw = tile_dot(SRC_DOUT, dout_base, p.v_dim, i0, p.q_len, SRC_V, b.v, p.v_row, j0, p.kv_len, p.v_dim);
-        var ds: array<vec4<f32>, 4>;
-        for (var r = 0u; r < 4u; r++) {
-            let i = i0 + ty * 4u + r;
-            for (var c = 0u; c < 4u; c++) {
-                let j = j0 + tx * 4u + c;
-                let pr = prob(biased(raw[r][c], i, j, b.mask), lse_r[r]);
-                var dp = dp_raw[r][c];
-                if dropout {
-                    dp = select(0.0, dp * keep_scale(), keep(item, i, j));
-                }
-                ds[r][c] = pr * (dp - delta_r[r]);
-            }
+        dot_loop(qm, i0, km, j0, p.head_dim);
+        let s0 = c0;
+        let s1 = c1;
+        let s2 = c2;
+        let s3 = c3;
+        dot_loop(dom, i0, vm, j0, p.v_dim);
+        pv_prefetch(km, j0, col0);
+        let full = !tile_needs_mask(i0, j0);
+        let col = j0 + tx * 4u;
+        var dp0 = c0;
+        var dp1 = c1;
+        var dp2 = c2;
+        var dp3 = c3;
+        if dropout {
+            dp0 = dropped4(dp0, item, row, col);
+            dp1 = dropped4(dp1, item, row + 1u, col);
+            dp2 = dropped4(dp2, item, row + 2u, col);
+            dp3 = dropped4(dp3, item, row + 3u, col);
         }
+        let ds0 = prob4(biased4(s0, row, col, b.mask, full), vec4<f32>(lse.x)) * (dp0 - delta.x);
+        let ds1 = prob4(biased4(s1, row + 1u, col, b.mask, full), vec4<f32>(lse.y)) * (dp1 - delta.y);
+        let ds2 = prob4(biased4(s2, row + 2u, col, b.mask, full), vec4<f32>(lse.z)) * (dp2 - delta.z);
+        let ds3 = prob4(biased4(s3, row + 3u, col, b.mask, full), vec4<f32>(lse.w)) * (dp3 - delta.w);
+        // The dot loop's reads end before the P tile overwrites them.
         workgroupBarrier();
-        store_p(ds);
-        workgroupBarrier();
-        accumulate_p_times(&acc, SRC_K, b.k, p.k_row, j0, p.kv_len, c0, p.head_dim);
+        store_p(ds0, ds1, ds2, ds3);
+        c0 = a0;
+        c1 = a1;
+        c2 = a2;
+        c3 = a3;
+        pv_loop(km, j0, col0);
+        a0 = c0;
+        a1 = c1;
+        a2 = c2;
+        a3 = c3;
     }
-    for (var r = 0u; r < 4u; r++) {
-        let i = i0 + ty * 4u + r;
-        for (var c = 0u; c < 4u; c++) {
-            let col = c0 + tx * 4u + c;
-            if i < p.q_len && col < p.head_dim {
-                out0[(item * p.q_len + i) * p.head_dim + col] = acc[r][c] * p.scale;
-            }
-        }
+    let col = col0 + tx * 4u;
+    write_grad(false, item, row, p.q_len, p.head_dim, col, a0, p.scale);
+    write_grad(false, item, row + 1u, p.q_len, p.head_dim, col, a1, p.scale);
+    write_grad(false, item, row + 2u, p.q_len, p.head_dim, col, a2, p.scale);
+    write_grad(false, item, row + 3u, p.q_len, p.head_dim, col, a3, p.scale);
+}
+
+// Keys j, queries i..i+4: the gradient terms of one row of the
+// transposed tile. Returns (kept probability, score gradient) as columns
+// of a mat2x4.
+fn dkdv_terms(raw: vec4<f32>, dp_raw: vec4<f32>, item: u32, i: u32, j: u32, mask_base: u32,
+              full: bool, lse: vec4<f32>, delta: vec4<f32>, dropout: bool) -> mat2x4<f32> {
+    let pr = prob4(biased4_col(raw, i, j, mask_base, full), lse);
+    var kept = pr;
+    var dp = dp_raw;
+    if dropout {
+        let z = vec4<bool>(keep(item, i, j), keep(item, i + 1u, j), keep(item, i + 2u, j), keep(item, i + 3u, j));
+        kept = select(vec4<f32>(0.0), pr * keep_scale(), z);
+        dp = select(vec4<f32>(0.0), dp * keep_scale(), z);
     }
+    return mat2x4<f32>(kept, pr * (dp - delta));
 }
 
 @compute @workgroup_size(256)
 fn attention_backward_dkdv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) local: u32) {
     thread_ids(local);
-    let g = wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y;
-    if g >= p.blocks * p.chunks * p.items {
+    let t = tile_of(wid, nwg);
+    if t.w == 0u {
         return;
     }
-    let block = g % p.blocks;
-    let chunk = (g / p.blocks) % p.chunks;
-    let item = g / (p.blocks * p.chunks);
+    let item = t.z;
     let b = item_base(item);
-    let j0 = block * 64u;
-    let c0 = chunk * 64u;
-    let dout_base = item * p.q_len * p.v_dim;
+    let j0 = t.x * 64u;
+    let col0 = t.y * 64u;
     // Causal: query blocks before the key block see none of its keys.
     var i_start = 0u;
     if (p.flags & FLAG_CAUSAL) != 0u {
         i_start = j0;
     }
     let dropout = (p.flags & FLAG_DROPOUT) != 0u;
+    let qm = Mat(SRC_Q, b.q, p.q_row, p.q_len, p.head_dim);
+    let km = Mat(SRC_K, b.k, p.k_row, p.kv_len, p.head_dim);
+    let vm = Mat(SRC_V, b.v, p.v_row, p.kv_len, p.v_dim);
+    let dom = Mat(SRC_DOUT, item * p.q_len * p.v_dim, p.v_dim, p.q_len, p.v_dim);
+    let key = j0 + ty * 4u;
 
-    var dk = array<vec4<f32>, 4>(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
-    var dv = array<vec4<f32>, 4>(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
+    var k0 = vec4<f32>(0.0);
+    var k1 = vec4<f32>(0.0);
+    var k2 = vec4<f32>(0.0);
+    var k3 = vec4<f32>(0.0);
+    var v0 = vec4<f32>(0.0);
+    var v1 = vec4<f32>(0.0);
+    var v2 = vec4<f32>(0.0);
+    var v3 = vec4<f32>(0.0);
     for (var i0 = i_start; i0 < p.q_len; i0 += 64u) {
         // Transposed tiles: rows are keys (ty), columns queries (tx).
-        let raw = tile_dot(SRC_K, b.k, p.k_row, j0, p.kv_len, SRC_Q, b.q, p.q_row, i0, p.q_len, p.head_dim);
-        let dp_raw = tile_dot(SRC_V, b.v, p.v_row, j0, p.kv_len, SRC_DOUT, dout_base, p.v_dim, i0, p.q_len, p.v_dim);
-        var pd: array<vec4<f32>, 4>;
-        var ds: array<vec4<f32>, 4>;
-        for (var c = 0u; c < 4u; c++) {
-            let i = i0 + tx * 4u + c;
-            let i_lse = row_lse(item, i);
-            let i_delta = row_delta(item, i);
-            for (var r = 0u; r < 4u; r++) {
-                let j = j0 + ty * 4u + r;
-                let pr = prob(biased(raw[r][c], i, j, b.mask), i_lse);
-                var kept = pr;
-                var dp = dp_raw[r][c];
-                if dropout {
-                    let z = keep(item, i, j);
-                    kept = select(0.0, pr * keep_scale(), z);
-                    dp = select(0.0, dp * keep_scale(), z);
-                }
-                pd[r][c] = kept;
-                ds[r][c] = pr * (dp - i_delta);
-            }
+        dot_loop(km, j0, qm, i0, p.head_dim);
+        let s0 = c0;
+        let s1 = c1;
+        let s2 = c2;
+        let s3 = c3;
+        dot_loop(vm, j0, dom, i0, p.v_dim);
+        let full = !tile_needs_mask(i0, j0);
+        let i = i0 + tx * 4u;
+        let st0 = row_stats(item, i);
+        let st1 = row_stats(item, i + 1u);
+        let st2 = row_stats(item, i + 2u);
+        let st3 = row_stats(item, i + 3u);
+        let lse = vec4<f32>(st0.x, st1.x, st2.x, st3.x);
+        let delta = vec4<f32>(st0.y, st1.y, st2.y, st3.y);
+        let t0 = dkdv_terms(s0, c0, item, i, key, b.mask, full, lse, delta, dropout);
+        let t1 = dkdv_terms(s1, c1, item, i, key + 1u, b.mask, full, lse, delta, dropout);
+        let t2 = dkdv_terms(s2, c2, item, i, key + 2u, b.mask, full, lse, delta, dropout);
+        let t3 = dkdv_terms(s3, c3, item, i, key + 3u, b.mask, full, lse, delta, dropout);
+        if col0 < p.v_dim {
+            pv_prefetch(dom, i0, col0);
+            // Ends the previous loop's reads of the P tile's memory.
+            workgroupBarrier();
+            store_p(t0[0], t1[0], t2[0], t3[0]);
+            c0 = v0;
+            c1 = v1;
+            c2 = v2;
+            c3 = v3;
+            pv_loop(dom, i0, col0);
+            v0 = c0;
+            v1 = c1;
+            v2 = c2;
+            v3 = c3;
         }
-        if c0 < p.v_dim {
+        if col0 < p.head_dim {
+            pv_prefetch(qm, i0, col0);
             workgroupBarrier();
-            store_p(pd);
-            workgroupBarrier();
-            accumulate_p_times(&dv, SRC_DOUT, dout_base, p.v_dim, i0, p.q_len, c0, p.v_dim);
-        }
-        if c0 < p.head_dim {
-            workgroupBarrier();
-            store_p(ds);
-            workgroupBarrier();
-            accumulate_p_times(&dk, SRC_Q, b.q, p.q_row, i0, p.q_len, c0, p.head_dim);
+            store_p(t0[1], t1[1], t2[1], t3[1]);
+            c0 = k0;
+            c1 = k1;
+            c2 = k2;
+            c3 = k3;
+            pv_loop(qm, i0, col0);
+            k0 = c0;
+            k1 = c1;
+            k2 = c2;
+            k3 = c3;
         }
     }
-    for (var r = 0u; r < 4u; r++) {
-        let j = j0 + ty * 4u + r;
-        for (var c = 0u; c < 4u; c++) {
-            let col = c0 + tx * 4u + c;
-            if j < p.kv_len && col < p.head_dim {
-                out0[(item * p.kv_len + j) * p.head_dim + col] = dk[r][c] * p.scale;
-            }
-            if j < p.kv_len && col < p.v_dim {
-                out1[(item * p.kv_len + j) * p.v_dim + col] = dv[r][c];
-            }
-        }
-    }
+    let col = col0 + tx * 4u;
+    write_grad(false, item, key, p.kv_len, p.head_dim, col, k0, p.scale);
+    write_grad(false, item, key + 1u, p.kv_len, p.head_dim, col, k1, p.scale);
+    write_grad(false, item, key + 2u, p.kv_len, p.head_dim, col, k2, p.scale);
+    write_grad(false, item, key + 3u, p.kv_len, p.head_dim, col, k3, p.scale);
+    write_grad(true, item, key, p.kv_len, p.v_dim, col, v0, 1.0);
+    write_grad(true, item, key + 1u, p.kv_len, p.v_dim, col, v1, 1.0);
+    write_grad(true, item, key + 2u, p.kv_len, p.v_dim, col, v2, 1.0);
+    write_grad(true, item, key + 3u, p.kv_len, p.v_dim, col, v3, 1.0);
 }

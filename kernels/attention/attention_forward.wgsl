@@ -13,80 +13,100 @@
 
 //! include common/attention.wgsl
 
+// Writes row i of the output chunk (columns col..col+4) scaled by inv.
+fn write_out(item: u32, i: u32, col: u32, x: vec4<f32>, inv: f32) {
+    if i >= p.q_len {
+        return;
+    }
+    let base = (item * p.q_len + i) * p.v_dim;
+    for (var c = 0u; c < 4u; c++) {
+        if col + c < p.v_dim {
+            out0[base + col + c] = x[c] * inv;
+        }
+    }
+}
+
 @compute @workgroup_size(256)
 fn attention_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) local: u32) {
     thread_ids(local);
-    let g = wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y;
-    if g >= p.blocks * p.chunks * p.items {
+    let t = tile_of(wid, nwg);
+    if t.w == 0u {
         return;
     }
-    let block = g % p.blocks;
-    let chunk = (g / p.blocks) % p.chunks;
-    let item = g / (p.blocks * p.chunks);
+    let item = t.z;
     let b = item_base(item);
-    let i0 = block * 64u;
-    let c0 = chunk * 64u;
+    let i0 = t.x * 64u;
+    let col0 = t.y * 64u;
     var kv_end = p.kv_len;
     if (p.flags & FLAG_CAUSAL) != 0u {
         kv_end = min(p.kv_len, i0 + 64u);
     }
     let dropout = (p.flags & FLAG_DROPOUT) != 0u;
+    let qm = Mat(SRC_Q, b.q, p.q_row, p.q_len, p.head_dim);
+    let km = Mat(SRC_K, b.k, p.k_row, p.kv_len, p.head_dim);
+    let vm = Mat(SRC_V, b.v, p.v_row, p.kv_len, p.v_dim);
+    let row = i0 + ty * 4u;
 
     var m = vec4<f32>(neg_inf());
     var l = vec4<f32>(0.0);
-    var acc = array<vec4<f32>, 4>(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
+    var a0 = vec4<f32>(0.0);
+    var a1 = vec4<f32>(0.0);
+    var a2 = vec4<f32>(0.0);
+    var a3 = vec4<f32>(0.0);
     for (var j0 = 0u; j0 < kv_end; j0 += 64u) {
-        let raw = tile_dot(SRC_Q, b.q, p.q_row, i0, p.q_len, SRC_K, b.k, p.k_row, j0, p.kv_len, p.head_dim);
-        var s: array<vec4<f32>, 4>;
-        var local_max = vec4<f32>(neg_inf());
-        for (var r = 0u; r < 4u; r++) {
-            for (var c = 0u; c < 4u; c++) {
-                let x = biased(raw[r][c], i0 + ty * 4u + r, j0 + tx * 4u + c, b.mask);
-                s[r][c] = x;
-                local_max[r] = select(local_max[r], x, x > local_max[r] || is_nan(x));
-            }
+        dot_loop(qm, i0, km, j0, p.head_dim);
+        pv_prefetch(vm, j0, col0);
+        let full = !tile_needs_mask(i0, j0);
+        let col = j0 + tx * 4u;
+        let s0 = biased4(c0, row, col, b.mask, full);
+        let s1 = biased4(c1, row + 1u, col, b.mask, full);
+        let s2 = biased4(c2, row + 2u, col, b.mask, full);
+        let s3 = biased4(c3, row + 3u, col, b.mask, full);
+        // The row_reduce barrier also ends the dot loop's reads of the
+        // memory the P tile overwrites.
+        let bm = row_reduce(vec4<f32>(hmax(s0), hmax(s1), hmax(s2), hmax(s3)), true);
+        let m_new = select(m, bm, bm > m | is_nan4(bm));
+        let live = m_new != vec4<f32>(neg_inf());
+        let alpha = select(vec4<f32>(1.0), exp(m - m_new), live);
+        m = m_new;
+        var p0 = select(vec4<f32>(0.0), exp(s0 - m_new.x), live.x);
+        var p1 = select(vec4<f32>(0.0), exp(s1 - m_new.y), live.y);
+        var p2 = select(vec4<f32>(0.0), exp(s2 - m_new.z), live.z);
+        var p3 = select(vec4<f32>(0.0), exp(s3 - m_new.w), live.w);
+        let one = vec4<f32>(1.0);
+        l = l * alpha + vec4<f32>(dot(p0, one), dot(p1, one), dot(p2, one), dot(p3, one));
+        if dropout {
+            p0 = dropped4(p0, item, row, col);
+            p1 = dropped4(p1, item, row + 1u, col);
+            p2 = dropped4(p2, item, row + 2u, col);
+            p3 = dropped4(p3, item, row + 3u, col);
         }
-        let block_max = row_max(local_max);
-        var pt: array<vec4<f32>, 4>;
-        for (var r = 0u; r < 4u; r++) {
-            let bm = block_max[r];
-            let m_new = select(m[r], bm, bm > m[r] || is_nan(bm));
-            let live = m_new != neg_inf();
-            let alpha = select(1.0, exp(m[r] - m_new), live);
-            m[r] = m_new;
-            l[r] *= alpha;
-            acc[r] *= alpha;
-            for (var c = 0u; c < 4u; c++) {
-                var pr = select(0.0, exp(s[r][c] - m_new), live);
-                l[r] += pr;
-                if dropout {
-                    pr = select(0.0, pr * keep_scale(), keep(item, i0 + ty * 4u + r, j0 + tx * 4u + c));
-                }
-                pt[r][c] = pr;
-            }
-        }
-        workgroupBarrier();
-        store_p(pt);
-        workgroupBarrier();
-        accumulate_p_times(&acc, SRC_V, b.v, p.v_row, j0, p.kv_len, c0, p.v_dim);
+        store_p(p0, p1, p2, p3);
+        c0 = a0 * alpha.x;
+        c1 = a1 * alpha.y;
+        c2 = a2 * alpha.z;
+        c3 = a3 * alpha.w;
+        pv_loop(vm, j0, col0);
+        a0 = c0;
+        a1 = c1;
+        a2 = c2;
+        a3 = c3;
     }
-    let total = row_sum(l);
-    for (var r = 0u; r < 4u; r++) {
-        let i = i0 + ty * 4u + r;
-        if i >= p.q_len {
-            continue;
-        }
-        // A row with no key left sums to 0 and gives zeros (safe softmax).
-        let empty = total[r] == 0.0;
-        let inv = select(1.0 / total[r], 0.0, empty);
-        for (var c = 0u; c < 4u; c++) {
-            let col = c0 + tx * 4u + c;
-            if col < p.v_dim {
-                out0[(item * p.q_len + i) * p.v_dim + col] = acc[r][c] * inv;
+    let total = row_reduce(l, false);
+    // A row with no key left sums to 0 and gives zeros (safe softmax).
+    let empty = total == vec4<f32>(0.0);
+    let inv = select(1.0 / total, vec4<f32>(0.0), empty);
+    let col = col0 + tx * 4u;
+    write_out(item, row, col, a0, inv.x);
+    write_out(item, row + 1u, col, a1, inv.y);
+    write_out(item, row + 2u, col, a2, inv.z);
+    write_out(item, row + 3u, col, a3, inv.w);
+    if t.y == 0u && tx == 0u {
+        let lse = select(m + log(total), vec4<f32>(neg_inf()), empty);
+        for (var r = 0u; r < 4u; r++) {
+            if row + r < p.q_len {
+                out1[item * p.q_len + row + r] = lse[r];
             }
-        }
-        if chunk == 0u && tx == 0u {
-            out1[item * p.q_len + i] = select(m[r] + log(total[r]), neg_inf(), empty);
         }
     }
 }

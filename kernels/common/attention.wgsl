@@ -1,14 +1,26 @@
 // What the fused scaled-dot-product-attention kernels share
 // (kernels/attention/attention_forward.wgsl, attention_backward.wgsl): the
 // parameters, the bindings (one layout for all three entry points, unused
-// ones bound to aliases), the workgroup tiles and the tile primitives.
+// ones bound to aliases), the workgroup memory and the tile primitives.
 //
 // A workgroup of 256 threads owns a 64 x 64 tile of scores: thread
-// (ty, tx) = (lid / 16, lid % 16) holds rows ty*4.. and columns tx*4.. as
-// four vec4 (one per row). Features are staged 16 at a time, transposed,
-// in tile_a / tile_b; the probabilities (or score gradients) of a tile go
-// through tile_p, transposed, to be multiplied into a 64-column slab of
-// values (or keys, queries, output gradients) staged in tile_b.
+// (ty, tx) = (lid / 16, lid % 16) holds rows ty*4.. and columns tx*4.. in
+// the private vec4s c0..c3 (cR: row ty*4+R), as the GEMM core
+// (common/gemm_64.wgsl) does, and the products run the way it does:
+// - `dot_loop` (scores, A[row] . B[col] over the features): features in
+//   steps of 16, double-buffered in workgroup memory with one barrier per
+//   step, the next step's values fetched into registers (coalesced: 8
+//   neighbouring threads read 8 neighbouring features of a row) while the
+//   current step is multiplied;
+// - `pv_loop` (c += P M, P the 64 x 64 tile of probabilities or score
+//   gradients, M 64 rows of values, keys, queries or output gradients):
+//   P written once to workgroup memory, transposed (swizzled so the
+//   transposing writes do not collide on banks), M staged 16 rows at a
+//   time, double-buffered, one barrier per step.
+// So a 64-key block of the forward costs 10 barriers, with 2 x 64^3
+// multiply-adds between them. The staging buffers of the two loops share
+// memory with the P tile (a loop starts with a barrier where that matters),
+// keeping the total at 29 KiB, under lavapipe's 32 KiB.
 //
 // Semantics (wgrad_core::checks::attention): score(i, j) = scale * q_i . k_j
 // + bias, the bias being the additive mask, or -inf where a boolean mask
@@ -76,18 +88,30 @@ var<immediate> p: AttentionParams;
 @group(0) @binding(6) var<storage, read_write> out0: array<f32>;
 @group(0) @binding(7) var<storage, read_write> out1: array<f32>;
 
-// Staged features: [16 features][17 vec4 (16 + 1 pad)] -> rows r as
-// component r % 4 of vec4 r / 4.
-var<workgroup> tile_a: array<vec4<f32>, 272>;
-var<workgroup> tile_b: array<vec4<f32>, 272>;
-// Transposed probabilities: [64 columns][16 vec4 of rows].
-var<workgroup> tile_p: array<vec4<f32>, 1024>;
-// Row reductions: [64 rows][16 lanes].
-var<workgroup> red: array<f32, 1024>;
+const ROW4: u32 = 17u;     // vec4s per staged row (16 + 1 pad)
+const STAGE: u32 = 272u;   // 16 * ROW4: one staged operand step
+// Workgroup memory, in vec4s: the dot loop's staging A0 B0 A1 B1
+// [0, 1088); the P tile [0, 1024) ([64 columns][16 vec4 of rows],
+// swizzled); the pv loop's staging M0 M1 [1024, 1568); the row reductions
+// [1568, 1824) ([16 lanes][16 vec4 of rows]).
+const SM_A: u32 = 0u;
+const SM_B: u32 = 272u;
+const SM_P: u32 = 0u;
+const SM_M: u32 = 1024u;
+const SM_RED: u32 = 1568u;
+var<workgroup> sm: array<vec4<f32>, 1824>;
 
 var<private> lid: u32;
 var<private> tx: u32;
 var<private> ty: u32;
+// The thread's 4 x 4 block of the product being computed.
+var<private> c0: vec4<f32>;
+var<private> c1: vec4<f32>;
+var<private> c2: vec4<f32>;
+var<private> c3: vec4<f32>;
+// The next step's values, fetched ahead of staging.
+var<private> ra: vec4<f32>;
+var<private> rb: vec4<f32>;
 
 // Element offsets of one batch item's matrices.
 struct ItemBase {
@@ -98,13 +122,13 @@ struct ItemBase {
 }
 
 fn item_base(item: u32) -> ItemBase {
-    let c0 = item / p.inner;
-    let c1 = item % p.inner;
+    let o = item / p.inner;
+    let n = item % p.inner;
     return ItemBase(
-        p.q_offset + c0 * p.q_batch[0] + c1 * p.q_batch[1],
-        p.k_offset + c0 * p.k_batch[0] + c1 * p.k_batch[1],
-        p.v_offset + c0 * p.v_batch[0] + c1 * p.v_batch[1],
-        p.mask_offset + c0 * p.mask_batch[0] + c1 * p.mask_batch[1],
+        p.q_offset + o * p.q_batch[0] + n * p.q_batch[1],
+        p.k_offset + o * p.k_batch[0] + n * p.k_batch[1],
+        p.v_offset + o * p.v_batch[0] + n * p.v_batch[1],
+        p.mask_offset + o * p.mask_batch[0] + n * p.mask_batch[1],
     );
 }
 
@@ -117,122 +141,193 @@ fn load(src: u32, idx: u32) -> f32 {
     }
 }
 
-// Stages features f0..f0+16 of rows row0..row0+64 of a [rows, width]
-// matrix (row stride `stride`, from element `base`) into tile_a (`into_b`
-// false) or tile_b, transposed; zero outside.
-fn stage_features(into_b: bool, src: u32, base: u32, stride: u32, row0: u32, rows: u32, f0: u32, width: u32) {
-    let r = lid / 4u;
-    let fq = (lid % 4u) * 4u;
-    for (var c = 0u; c < 4u; c++) {
-        let f = fq + c;
-        var x = 0.0;
-        if row0 + r < rows && f0 + f < width {
-            x = load(src, base + (row0 + r) * stride + f0 + f);
-        }
-        if into_b {
-            tile_b[f * 17u + r / 4u][r % 4u] = x;
-        } else {
-            tile_a[f * 17u + r / 4u][r % 4u] = x;
-        }
+// A [rows, width] matrix of one source (row stride `stride`, from element
+// `base`); what is outside reads as zero.
+struct Mat {
+    src: u32,
+    base: u32,
+    stride: u32,
+    rows: u32,
+    width: u32,
+}
+
+fn mat_at(m: Mat, row: u32, col: u32) -> f32 {
+    if row < m.rows && col < m.width {
+        return load(m.src, m.base + row * m.stride + col);
+    }
+    return 0.0;
+}
+
+// Value i (0..4) of a thread in a feature-contiguous step: feature
+// lid % 8 + 8 * (i / 2) of row lid / 8 + 32 * (i % 2) (as
+// gemm_64.wgsl's k_fast_slot), so 8 neighbours read 32 contiguous bytes.
+fn kf_row(i: u32) -> u32 {
+    return lid / 8u + 32u * (i % 2u);
+}
+
+fn kf_feat(i: u32) -> u32 {
+    return lid % 8u + 8u * (i / 2u);
+}
+
+// The thread's 4 values of features f0..f0+16 of rows row0..row0+64.
+fn fetch_rows(m: Mat, row0: u32, f0: u32) -> vec4<f32> {
+    var x: vec4<f32>;
+    x[0] = mat_at(m, row0 + kf_row(0u), f0 + kf_feat(0u));
+    x[1] = mat_at(m, row0 + kf_row(1u), f0 + kf_feat(1u));
+    x[2] = mat_at(m, row0 + kf_row(2u), f0 + kf_feat(2u));
+    x[3] = mat_at(m, row0 + kf_row(3u), f0 + kf_feat(3u));
+    return x;
+}
+
+// Stores fetch_rows' values transposed: [feature][row / 4] at `buf`.
+fn stage_rows(buf: u32, x: vec4<f32>) {
+    for (var i = 0u; i < 4u; i++) {
+        let r = kf_row(i);
+        sm[buf + kf_feat(i) * ROW4 + r / 4u][r % 4u] = x[i];
     }
 }
 
-// The 64 x 64 tile of dot products A[row] . B[col] over `width` features,
-// A rows row0_a.. of src_a, B rows row0_b.. of src_b.
-fn tile_dot(src_a: u32, base_a: u32, stride_a: u32, row0_a: u32, rows_a: u32,
-            src_b: u32, base_b: u32, stride_b: u32, row0_b: u32, rows_b: u32,
-            width: u32) -> array<vec4<f32>, 4> {
-    var acc = array<vec4<f32>, 4>(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
-    for (var f0 = 0u; f0 < width; f0 += 16u) {
+// Value i (0..4) of a thread in a row-contiguous step of M: column
+// lid % 64 of row lid / 64 + 4 * i.
+fn fetch_cols(m: Mat, t0: u32, col0: u32) -> vec4<f32> {
+    let col = col0 + lid % 64u;
+    let t = t0 + lid / 64u;
+    return vec4<f32>(mat_at(m, t, col), mat_at(m, t + 4u, col), mat_at(m, t + 8u, col), mat_at(m, t + 12u, col));
+}
+
+// Stores fetch_cols' values: [row][column / 4] at `buf`.
+fn stage_cols(buf: u32, x: vec4<f32>) {
+    let col = lid % 64u;
+    let t = lid / 64u;
+    for (var i = 0u; i < 4u; i++) {
+        sm[buf + (t + 4u * i) * ROW4 + col / 4u][col % 4u] = x[i];
+    }
+}
+
+fn mac(a: vec4<f32>, b: vec4<f32>) {
+    c0 = fma(vec4<f32>(a.x), b, c0);
+    c1 = fma(vec4<f32>(a.y), b, c1);
+    c2 = fma(vec4<f32>(a.z), b, c2);
+    c3 = fma(vec4<f32>(a.w), b, c3);
+}
+
+// One staged step of the dot loop: A at `ai`, B at `bi`.
+fn multiply_dot(ai: u32, bi: u32) {
+    for (var f = 0u; f < 16u; f++) {
+        mac(sm[ai + f * ROW4], sm[bi + f * ROW4]);
+    }
+}
+
+// c0..c3 = the 64 x 64 tile of dot products A[row0_a + r] . B[row0_b + c]
+// over `width` features. Workgroup-uniform arguments only (barriers).
+fn dot_loop(a: Mat, row0_a: u32, b: Mat, row0_b: u32, width: u32) {
+    c0 = vec4<f32>(0.0);
+    c1 = vec4<f32>(0.0);
+    c2 = vec4<f32>(0.0);
+    c3 = vec4<f32>(0.0);
+    ra = fetch_rows(a, row0_a, 0u);
+    rb = fetch_rows(b, row0_b, 0u);
+    // The staging overlaps the P tile and the previous loop's buffers.
+    workgroupBarrier();
+    for (var f0 = 0u; f0 < width; f0 += 32u) {
+        stage_rows(SM_A, ra);
+        stage_rows(SM_B, rb);
         workgroupBarrier();
-        stage_features(false, src_a, base_a, stride_a, row0_a, rows_a, f0, width);
-        stage_features(true, src_b, base_b, stride_b, row0_b, rows_b, f0, width);
-        workgroupBarrier();
-        for (var f = 0u; f < 16u; f++) {
-            let a = tile_a[f * 17u + ty];
-            let b = tile_b[f * 17u + tx];
-            acc[0] += a.x * b;
-            acc[1] += a.y * b;
-            acc[2] += a.z * b;
-            acc[3] += a.w * b;
+        let f1 = f0 + 16u;
+        if f1 < width {
+            ra = fetch_rows(a, row0_a, f1);
+            rb = fetch_rows(b, row0_b, f1);
         }
-    }
-    return acc;
-}
-
-// Writes the thread's 4 x 4 block into tile_p transposed (column-major).
-fn store_p(t: array<vec4<f32>, 4>) {
-    for (var j = 0u; j < 4u; j++) {
-        tile_p[(tx * 4u + j) * 16u + ty] = vec4<f32>(t[0][j], t[1][j], t[2][j], t[3][j]);
-    }
-}
-
-// acc[row] += sum_t tile_p[t][row] * M[t0 + t][col0 + tx*4 ..] for the 64
-// columns t of tile_p, M a [rows_m, width] matrix of src (row stride
-// `stride`, from `base`), zero outside. tile_p must be written and
-// visible (barrier) before the call.
-fn accumulate_p_times(acc: ptr<function, array<vec4<f32>, 4>>, src: u32, base: u32, stride: u32,
-                      t0: u32, rows_m: u32, col0: u32, width: u32) {
-    for (var kb = 0u; kb < 64u; kb += 16u) {
-        // Stage rows t0+kb.. (16) x columns col0.. (64) into tile_b as
-        // [t][16 vec4 of columns].
-        let t = lid / 16u;
-        let cg = lid % 16u;
-        var x = vec4<f32>(0.0);
-        let row = t0 + kb + t;
-        if row < rows_m {
-            for (var c = 0u; c < 4u; c++) {
-                let col = col0 + cg * 4u + c;
-                if col < width {
-                    x[c] = load(src, base + row * stride + col);
-                }
+        multiply_dot(SM_A + ty, SM_B + tx);
+        if f1 < width {
+            stage_rows(SM_A + 2u * STAGE, ra);
+            stage_rows(SM_B + 2u * STAGE, rb);
+            workgroupBarrier();
+            if f1 + 16u < width {
+                ra = fetch_rows(a, row0_a, f1 + 16u);
+                rb = fetch_rows(b, row0_b, f1 + 16u);
             }
-        }
-        workgroupBarrier();
-        tile_b[t * 17u + cg] = x;
-        workgroupBarrier();
-        for (var s = 0u; s < 16u; s++) {
-            let pv = tile_p[(kb + s) * 16u + ty];
-            let m = tile_b[s * 17u + tx];
-            (*acc)[0] += pv.x * m;
-            (*acc)[1] += pv.y * m;
-            (*acc)[2] += pv.z * m;
-            (*acc)[3] += pv.w * m;
+            multiply_dot(SM_A + 2u * STAGE + ty, SM_B + 2u * STAGE + tx);
         }
     }
 }
 
-// Sum over the 16 threads of each row of the thread's per-row values.
-fn row_sum(x: vec4<f32>) -> vec4<f32> {
-    workgroupBarrier();
-    for (var i = 0u; i < 4u; i++) {
-        red[(ty * 4u + i) * 16u + tx] = x[i];
-    }
-    workgroupBarrier();
-    var s = vec4<f32>(0.0);
-    for (var i = 0u; i < 4u; i++) {
-        for (var l = 0u; l < 16u; l++) {
-            s[i] += red[(ty * 4u + i) * 16u + l];
-        }
-    }
-    return s;
+// Index of P's column t, rows 4*r4.. : the row group is XORed with t / 4
+// so that the 16 threads of a row group, writing columns tx*4 + j, hit
+// different banks.
+fn p_index(t: u32, r4: u32) -> u32 {
+    return SM_P + t * 16u + (r4 ^ ((t / 4u) % 16u));
 }
 
-// Largest of the row over its 16 threads, NaN winning.
-fn row_max(x: vec4<f32>) -> vec4<f32> {
-    workgroupBarrier();
-    for (var i = 0u; i < 4u; i++) {
-        red[(ty * 4u + i) * 16u + tx] = x[i];
+// Writes the thread's 4 x 4 block t (tR: row ty*4+R) into the P tile,
+// transposed. The caller makes sure nobody still reads the memory.
+fn store_p(t0: vec4<f32>, t1: vec4<f32>, t2: vec4<f32>, t3: vec4<f32>) {
+    sm[p_index(tx * 4u, ty)] = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
+    sm[p_index(tx * 4u + 1u, ty)] = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
+    sm[p_index(tx * 4u + 2u, ty)] = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
+    sm[p_index(tx * 4u + 3u, ty)] = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+}
+
+fn multiply_pv(t0: u32, mi: u32) {
+    for (var s = 0u; s < 16u; s++) {
+        mac(sm[p_index(t0 + s, ty)], sm[mi + s * ROW4 + tx]);
     }
+}
+
+// The first step of a pv_loop over rows t0.. of m, columns col0..: fetch
+// it early (before the P tile is ready) to hide the load latency.
+fn pv_prefetch(m: Mat, t0: u32, col0: u32) {
+    rb = fetch_cols(m, t0, col0);
+}
+
+// c0..c3 += P M[t0 .., col0 ..] over the 64 columns of the P tile, after
+// pv_prefetch(m, t0, col0). The P tile must be written (no barrier needed
+// after it); the staging rows must be free (they are after any barrier
+// that follows the previous pv_loop).
+fn pv_loop(m: Mat, t0: u32, col0: u32) {
+    for (var s0 = 0u; s0 < 64u; s0 += 32u) {
+        stage_cols(SM_M, rb);
+        workgroupBarrier();
+        rb = fetch_cols(m, t0 + s0 + 16u, col0);
+        multiply_pv(s0, SM_M);
+        stage_cols(SM_M + STAGE, rb);
+        workgroupBarrier();
+        if s0 == 0u {
+            rb = fetch_cols(m, t0 + 32u, col0);
+        }
+        multiply_pv(s0 + 16u, SM_M + STAGE);
+    }
+}
+
+// Per row of the thread, the sum (or NaN-winning max) over the 16 threads
+// of the row group of their values. A barrier must separate two calls
+// (any loop between does).
+fn row_reduce(x: vec4<f32>, is_max: bool) -> vec4<f32> {
+    sm[SM_RED + tx * 16u + ty] = x;
     workgroupBarrier();
-    var m = vec4<f32>(neg_inf());
-    for (var i = 0u; i < 4u; i++) {
-        for (var l = 0u; l < 16u; l++) {
-            let y = red[(ty * 4u + i) * 16u + l];
-            m[i] = select(m[i], y, y > m[i] || is_nan(y));
+    var m = sm[SM_RED + ty];
+    for (var l = 1u; l < 16u; l++) {
+        let y = sm[SM_RED + l * 16u + ty];
+        if is_max {
+            m = select(m, y, y > m | is_nan4(y));
+        } else {
+            m += y;
         }
     }
     return m;
+}
+
+fn is_nan4(x: vec4<f32>) -> vec4<bool> {
+    return vec4<bool>(is_nan(x.x), is_nan(x.y), is_nan(x.z), is_nan(x.w));
+}
+
+// Whether the 64 x 64 tile at (i0, j0) needs `biased`: true unless it lies
+// inside the matrix, under the causal diagonal, with no boolean mask.
+fn tile_needs_mask(i0: u32, j0: u32) -> bool {
+    if i0 + 64u > p.q_len || j0 + 64u > p.kv_len || (p.flags & FLAG_MASK_BOOL) != 0u {
+        return true;
+    }
+    return (p.flags & FLAG_CAUSAL) != 0u && j0 + 63u > i0;
 }
 
 // The biased score of query i, key j (raw = q_i . k_j): -inf outside the
@@ -253,6 +348,33 @@ fn biased(raw: f32, i: u32, j: u32, mask_base: u32) -> f32 {
         s += bitcast<f32>(mask[at]);
     }
     return s;
+}
+
+// `biased` over a row of 4: query i, keys j..j+4; `full` when the tile
+// needs no masking (only the scale and an additive mask apply).
+fn biased4(raw: vec4<f32>, i: u32, j: u32, mask_base: u32, full: bool) -> vec4<f32> {
+    if full && (p.flags & FLAG_MASK_ADD) == 0u {
+        return raw * p.scale;
+    }
+    return vec4<f32>(
+        biased(raw.x, i, j, mask_base),
+        biased(raw.y, i, j + 1u, mask_base),
+        biased(raw.z, i, j + 2u, mask_base),
+        biased(raw.w, i, j + 3u, mask_base),
+    );
+}
+
+// `biased` over a column of 4: queries i..i+4, key j.
+fn biased4_col(raw: vec4<f32>, i: u32, j: u32, mask_base: u32, full: bool) -> vec4<f32> {
+    if full && (p.flags & FLAG_MASK_ADD) == 0u {
+        return raw * p.scale;
+    }
+    return vec4<f32>(
+        biased(raw.x, i, j, mask_base),
+        biased(raw.y, i + 1u, j, mask_base),
+        biased(raw.z, i + 2u, j, mask_base),
+        biased(raw.w, i + 3u, j, mask_base),
+    );
 }
 
 fn mix32(x0: u32) -> u32 {
@@ -276,6 +398,18 @@ fn keep_scale() -> f32 {
     return 1.0 / (1.0 - p.dropout_p);
 }
 
+// x with dropout applied to weights (item, i, j..j+4).
+fn dropped4(x: vec4<f32>, item: u32, i: u32, j: u32) -> vec4<f32> {
+    let z = vec4<bool>(keep(item, i, j), keep(item, i, j + 1u), keep(item, i, j + 2u), keep(item, i, j + 3u));
+    return select(vec4<f32>(0.0), x * keep_scale(), z);
+}
+
+// x with dropout applied to weights (item, i..i+4, j).
+fn dropped4_col(x: vec4<f32>, item: u32, i: u32, j: u32) -> vec4<f32> {
+    let z = vec4<bool>(keep(item, i, j), keep(item, i + 1u, j), keep(item, i + 2u, j), keep(item, i + 3u, j));
+    return select(vec4<f32>(0.0), x * keep_scale(), z);
+}
+
 fn neg_inf() -> f32 {
     return bitcast<f32>(0xff800000u);
 }
@@ -284,4 +418,26 @@ fn thread_ids(local: u32) {
     lid = local;
     tx = local % 16u;
     ty = local / 16u;
+}
+
+// The workgroup's (block, chunk, item, 1), or w = 0 past the last one.
+// The blocks are walked last to first, items fastest: under a causal mask
+// the last blocks have the most work, so they start first and the short
+// ones fill the tail.
+fn tile_of(wid: vec3<u32>, nwg: vec3<u32>) -> vec4<u32> {
+    let g = wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y;
+    if g >= p.blocks * p.chunks * p.items {
+        return vec4<u32>(0u);
+    }
+    let rest = g / p.items;
+    return vec4<u32>(p.blocks - 1u - rest % p.blocks, rest / p.blocks, g % p.items, 1u);
+}
+
+// Largest of 4, NaN winning.
+fn hmax(x: vec4<f32>) -> f32 {
+    var m = x.x;
+    m = select(m, x.y, x.y > m || is_nan(x.y));
+    m = select(m, x.z, x.z > m || is_nan(x.z));
+    m = select(m, x.w, x.w > m || is_nan(x.w));
+    return m;
 }
