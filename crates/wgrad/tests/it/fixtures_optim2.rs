@@ -829,3 +829,56 @@ fn grouped_rmsprop_adagrad_and_adamw_state_roundtrips_through_a_file() {
     assert!(err.to_string().contains("parameter group"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `add_param_group` appends a group with its own settings and state slots;
+/// schedulers then drive it from its own base rate.
+#[test]
+fn added_groups_get_state_and_their_own_schedule() {
+    use wgrad::optim::StepLR;
+    let param = |v: f32| {
+        Tensor::from_vec(vec![v, -v], &[2], &Device::Cpu)
+            .and_then(|t| t.with_requires_grad(true))
+            .unwrap()
+    };
+    let (a, b) = (param(1.0), param(2.0));
+    let mut opt = Adagrad::new(vec![a.clone()], AdagradConfig::default()).unwrap();
+    let group = |p: &Tensor, lr| {
+        ParamGroup::new(
+            vec![p.clone()],
+            AdagradConfig {
+                lr,
+                ..Default::default()
+            },
+        )
+    };
+    opt.add_param_group(group(&b, 0.5)).unwrap();
+    assert_invalid(
+        opt.add_param_group(group(&a, 0.1)),
+        "Adagrad",
+        "same tensor",
+    );
+    assert_eq!(opt.group_lrs(), vec![0.01, 0.5]);
+    assert_eq!(opt.params().len(), 2);
+    let mut sched = StepLR::new(&mut opt, 1, 0.5).unwrap();
+    for _ in 0..2 {
+        opt.zero_grad();
+        let loss = a
+            .square()
+            .and_then(|x| x.sum_all())
+            .and_then(|x| x.add(&b.square().and_then(|y| y.sum_all()).unwrap()))
+            .unwrap();
+        loss.backward().unwrap();
+        opt.step().unwrap();
+        sched.step(&mut opt);
+    }
+    assert_eq!(opt.group_lrs(), vec![0.0025, 0.125]);
+    assert_eq!(opt.group_initial_lrs(), vec![Some(0.01), Some(0.5)]);
+    assert!(
+        opt.state()
+            .iter()
+            .all(|s| s.as_ref().is_some_and(|s| s.step == 2))
+    );
+    // First step of group 1: sum = g^2, so the update is lr * sign(g) = 0.5.
+    let b_now = b.to_vec_f32().unwrap();
+    assert!(b_now[0] < 2.0 - 0.5 + 1e-6, "{b_now:?}");
+}
