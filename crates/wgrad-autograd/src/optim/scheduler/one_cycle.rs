@@ -80,7 +80,8 @@ impl OneCycleConfig {
 }
 
 /// One phase of the cycle: it ends at `end_step` and goes from the
-/// `start` to the `end` values (indices into [`Group`]'s rates and momenta).
+/// `start` to the `end` rate of a group (and from the start to the end
+/// momentum: `true` is `max_momentum`, `false` `base_momentum`).
 #[derive(Clone, Copy, Debug)]
 struct Phase {
     end_step: f64,
