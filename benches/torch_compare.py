@@ -90,6 +90,73 @@ def cnn_step(batch, device, mode):
     return step
 
 
+class GptBlock(torch.nn.Module):
+    """The `gpt` example's pre-norm block (fused causal SDPA, GELU MLP)."""
+
+    def __init__(self, e, heads):
+        super().__init__()
+        self.heads = heads
+        self.ln_1 = torch.nn.LayerNorm(e)
+        self.c_attn = torch.nn.Linear(e, 3 * e)
+        self.attn_proj = torch.nn.Linear(e, e)
+        self.ln_2 = torch.nn.LayerNorm(e)
+        self.c_fc = torch.nn.Linear(e, 4 * e)
+        self.mlp_proj = torch.nn.Linear(4 * e, e)
+
+    def forward(self, x):
+        b, t, e = x.shape
+        q, k, v = self.c_attn(self.ln_1(x)).split(e, dim=2)
+        heads = lambda y: y.view(b, t, self.heads, e // self.heads).transpose(1, 2)
+        y = torch.nn.functional.scaled_dot_product_attention(heads(q), heads(k), heads(v), is_causal=True)
+        x = x + self.attn_proj(y.transpose(1, 2).reshape(b, t, e))
+        return x + self.mlp_proj(torch.nn.functional.gelu(self.c_fc(self.ln_2(x))))
+
+
+class Gpt(torch.nn.Module):
+    def __init__(self, vocab, block, layers, heads, e):
+        super().__init__()
+        self.wte = torch.nn.Embedding(vocab, e)
+        self.wpe = torch.nn.Embedding(block, e)
+        self.blocks = torch.nn.ModuleList([GptBlock(e, heads) for _ in range(layers)])
+        self.ln_f = torch.nn.LayerNorm(e)
+
+    def forward(self, idx, targets):
+        t = idx.shape[1]
+        x = self.wte(idx) + self.wpe.weight[:t]
+        for b in self.blocks:
+            x = b(x)
+        logits = self.ln_f(x) @ self.wte.weight.t()
+        return torch.nn.functional.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+
+
+def gpt_step(device, mode, quick):
+    """T2: the `gpt` example's model (vocab 1024, block 256, 4 layers, 6
+    heads, 384 features) at batch 32, AdamW with decay / no-decay groups;
+    modes as cnn_step."""
+    if mode == "graph":
+        return Captured(lambda _capturable: gpt_step(device, "capturable", quick))
+    batch, (vocab, block, layers, heads, e) = (2, (64, 32, 1, 2, 32)) if quick else (32, (1024, 256, 4, 6, 384))
+    torch.manual_seed(0)
+    model = Gpt(vocab, block, layers, heads, e).to(device)
+    params = list(model.parameters())
+    capturable = mode == "capturable"
+    opt = torch.optim.AdamW([{"params": [p for p in params if p.dim() >= 2], "weight_decay": 0.1},
+                             {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}],
+                            lr=3e-4, betas=(0.9, 0.95), capturable=capturable)
+    i = torch.arange(batch * block, device=device)
+    x = ((i * 7) % vocab).view(batch, block)
+    y = ((i * 7 + 1) % vocab).view(batch, block)
+
+    def step():
+        opt.zero_grad(set_to_none=not capturable)
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=mode == "bf16"):
+            loss = model(x, y)
+        loss.backward()
+        opt.step()
+
+    return step
+
+
 class Captured:
     """`make_step(capturable)` -> step fn, captured in a CUDA graph at the
     first call (warm-up on a side stream first, as torch.cuda.graphs
@@ -171,6 +238,10 @@ def workloads(device, quick):
         if device.type == "cuda":
             out.append((f"cnn step b{cnn_batch} graph", cnn_step(cnn_batch, device, "graph"), 0, "ms", 20))
             out.append((f"cnn step b{cnn_batch} bf16", cnn_step(cnn_batch, device, "bf16"), 0, "ms", 20))
+    out.append(("T2 gpt step", gpt_step(device, "eager", quick), 0, "ms", 10))
+    if device.type == "cuda":
+        out.append(("T2 gpt step graph", gpt_step(device, "graph", quick), 0, "ms", 10))
+        out.append(("T2 gpt step bf16", gpt_step(device, "bf16", quick), 0, "ms", 10))
     for name, sizes, batch in [("W1", [784, 256, 256, 10], 128), ("W2", [784, 1024, 1024, 10], 1024)]:
         for mode in ["async", "sync"]:
             out.append((f"{name} {mode}", mlp_step(sizes, batch, device, mode), 0, "ms", 20))

@@ -4,6 +4,10 @@ use wgrad::prelude::*;
 
 use crate::Workload;
 
+/// The `gpt` example's model, shared so both measure the same network.
+#[path = "../../../examples/gpt/model.rs"]
+mod gpt;
+
 fn random(shape: &[usize], seed: u64, device: &Device) -> Result<Tensor> {
     Tensor::randn_with(shape, 0.0, 1.0, seed, device)
 }
@@ -234,6 +238,86 @@ pub fn cnn_step(batch: usize, device: &Device) -> Result<Workload> {
     })
 }
 
+/// T2: a training step of the `gpt` example's model (vocab 1024, block
+/// 256, 4 layers, 6 heads, 384 features, no dropout) at batch 32 (quick: a
+/// tiny one), cross-entropy, AdamW with decay / no-decay groups, no
+/// readback in the loop.
+pub fn gpt_step(device: &Device, quick: bool) -> Result<Workload> {
+    use wgrad::nn::Module;
+    use wgrad::optim::{AdamW, AdamWConfig, Optimizer, ParamGroup};
+
+    let (batch, config) = if quick {
+        (
+            2,
+            gpt::GptConfig {
+                vocab_size: 64,
+                block_size: 32,
+                n_layer: 1,
+                n_head: 2,
+                n_embd: 32,
+                dropout: 0.0,
+            },
+        )
+    } else {
+        (
+            32,
+            gpt::GptConfig {
+                vocab_size: 1024,
+                block_size: 256,
+                n_layer: 4,
+                n_head: 6,
+                n_embd: 384,
+                dropout: 0.0,
+            },
+        )
+    };
+    manual_seed(0);
+    let model = gpt::Gpt::new(config, device)?;
+    let (decay, no_decay) = model.decay_groups();
+    let base = AdamWConfig {
+        lr: 3e-4,
+        betas: (0.9, 0.95),
+        ..AdamWConfig::default()
+    };
+    let mut opt = AdamW::with_groups(vec![
+        ParamGroup::new(
+            decay,
+            AdamWConfig {
+                weight_decay: 0.1,
+                ..base
+            },
+        ),
+        ParamGroup::new(
+            no_decay,
+            AdamWConfig {
+                weight_decay: 0.0,
+                ..base
+            },
+        ),
+    ])?;
+    let t = config.block_size;
+    let tokens = |shift: usize| -> Vec<i32> {
+        (0..batch * t)
+            .map(|i| ((i * 7 + shift) % config.vocab_size) as i32)
+            .collect()
+    };
+    let x = Tensor::from_vec(tokens(0), &[batch, t], device)?;
+    let y = Tensor::from_vec(tokens(1), &[batch, t], device)?;
+    let _ = model.num_parameters();
+    Ok(Workload {
+        name: "T2 gpt step".to_string(),
+        amount: 0.0,
+        unit: "ms",
+        iters: 10,
+        run: Box::new(move || {
+            opt.zero_grad();
+            let loss = model.loss(&x, &y)?;
+            loss.backward()?;
+            opt.step()
+        }),
+    })
+}
+
 /// W1 (784-256-256-10, batch 128) and W2 (784-1024-1024-10, batch 1024), both modes.
 pub fn training(device: &Device, quick: bool) -> Result<Vec<Workload>> {
     let w2_batch = if quick { 128 } else { 1024 };
@@ -241,6 +325,7 @@ pub fn training(device: &Device, quick: bool) -> Result<Vec<Workload>> {
     for batch in if quick { vec![8] } else { vec![64, 128] } {
         out.push(cnn_step(batch, device)?);
     }
+    out.push(gpt_step(device, quick)?);
     for sync in [false, true] {
         out.push(mlp_step("W1", &[784, 256, 256, 10], 128, sync, device)?);
     }
