@@ -32,25 +32,45 @@ fn prob4(s: vec4<f32>, lse: vec4<f32>) -> vec4<f32> {
     return select(exp(s - lse), vec4<f32>(0.0), lse == vec4<f32>(neg_inf()));
 }
 
-// Writes x * scale to columns col..col+4 of row `row` of a contiguous
-// [items, rows, width] output (out0 or out1).
-fn write_grad(to1: bool, item: u32, row: u32, rows: u32, width: u32, col: u32, x: vec4<f32>, scale: f32) {
+// Writes x * scale to columns col..col+4 and y * scale to col+32..col+36
+// of row `row` of a contiguous [items, rows, width] output (out0 or out1).
+fn write_grad(to1: bool, item: u32, row: u32, rows: u32, width: u32, col: u32, x: vec4<f32>, y: vec4<f32>, scale: f32) {
     if row >= rows {
         return;
     }
     let base = (item * rows + row) * width;
     for (var c = 0u; c < 4u; c++) {
-        if col + c < width {
-            if to1 {
-                out1[base + col + c] = x[c] * scale;
-            } else {
-                out0[base + col + c] = x[c] * scale;
+        let lo = col + c;
+        let hi = col + 32u + c;
+        if to1 {
+            if lo < width {
+                out1[base + lo] = x[c] * scale;
+            }
+            if hi < width {
+                out1[base + hi] = y[c] * scale;
+            }
+        } else {
+            if lo < width {
+                out0[base + lo] = x[c] * scale;
+            }
+            if hi < width {
+                out0[base + hi] = y[c] * scale;
             }
         }
     }
 }
 
-@compute @workgroup_size(256)
+// Score gradients of query i, keys j..j+4: P (dP Z - delta).
+fn ds_row(raw: vec4<f32>, dp_raw: vec4<f32>, item: u32, i: u32, j: u32, mask_base: u32,
+          full: bool, lse: f32, delta: f32, dropout: bool) -> vec4<f32> {
+    var dp = dp_raw;
+    if dropout {
+        dp = dropped4(dp, item, i, j);
+    }
+    return prob4(biased4(raw, i, j, mask_base, full), vec4<f32>(lse)) * (dp - delta);
+}
+
+@compute @workgroup_size(128)
 fn attention_backward_dq(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) local: u32) {
     thread_ids(local);
     let t = tile_of(wid, nwg);
@@ -82,53 +102,62 @@ fn attention_backward_dq(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wor
     var a1 = vec4<f32>(0.0);
     var a2 = vec4<f32>(0.0);
     var a3 = vec4<f32>(0.0);
+    var g0 = vec4<f32>(0.0);
+    var g1 = vec4<f32>(0.0);
+    var g2 = vec4<f32>(0.0);
+    var g3 = vec4<f32>(0.0);
     for (var j0 = 0u; j0 < kv_end; j0 += 64u) {
         dot_loop(qm, i0, km, j0, p.head_dim);
         let s0 = c0;
         let s1 = c1;
         let s2 = c2;
         let s3 = c3;
+        let h0 = e0;
+        let h1 = e1;
+        let h2 = e2;
+        let h3 = e3;
         dot_loop(dom, i0, vm, j0, p.v_dim);
         pv_prefetch(km, j0, col0);
         let full = !tile_needs_mask(i0, j0);
         let col = j0 + tx * 4u;
-        var dp0 = c0;
-        var dp1 = c1;
-        var dp2 = c2;
-        var dp3 = c3;
-        if dropout {
-            dp0 = dropped4(dp0, item, row, col);
-            dp1 = dropped4(dp1, item, row + 1u, col);
-            dp2 = dropped4(dp2, item, row + 2u, col);
-            dp3 = dropped4(dp3, item, row + 3u, col);
-        }
-        let ds0 = prob4(biased4(s0, row, col, b.mask, full), vec4<f32>(lse.x)) * (dp0 - delta.x);
-        let ds1 = prob4(biased4(s1, row + 1u, col, b.mask, full), vec4<f32>(lse.y)) * (dp1 - delta.y);
-        let ds2 = prob4(biased4(s2, row + 2u, col, b.mask, full), vec4<f32>(lse.z)) * (dp2 - delta.z);
-        let ds3 = prob4(biased4(s3, row + 3u, col, b.mask, full), vec4<f32>(lse.w)) * (dp3 - delta.w);
+        let x0 = ds_row(s0, c0, item, row, col, b.mask, full, lse.x, delta.x, dropout);
+        let x1 = ds_row(s1, c1, item, row + 1u, col, b.mask, full, lse.y, delta.y, dropout);
+        let x2 = ds_row(s2, c2, item, row + 2u, col, b.mask, full, lse.z, delta.z, dropout);
+        let x3 = ds_row(s3, c3, item, row + 3u, col, b.mask, full, lse.w, delta.w, dropout);
+        let y0 = ds_row(h0, e0, item, row, col + 32u, b.mask, full, lse.x, delta.x, dropout);
+        let y1 = ds_row(h1, e1, item, row + 1u, col + 32u, b.mask, full, lse.y, delta.y, dropout);
+        let y2 = ds_row(h2, e2, item, row + 2u, col + 32u, b.mask, full, lse.z, delta.z, dropout);
+        let y3 = ds_row(h3, e3, item, row + 3u, col + 32u, b.mask, full, lse.w, delta.w, dropout);
         // The dot loop's reads end before the P tile overwrites them.
         workgroupBarrier();
-        store_p(ds0, ds1, ds2, ds3);
+        store_p(x0, x1, x2, x3, y0, y1, y2, y3);
         c0 = a0;
         c1 = a1;
         c2 = a2;
         c3 = a3;
+        e0 = g0;
+        e1 = g1;
+        e2 = g2;
+        e3 = g3;
         pv_loop(km, j0, col0);
         a0 = c0;
         a1 = c1;
         a2 = c2;
         a3 = c3;
+        g0 = e0;
+        g1 = e1;
+        g2 = e2;
+        g3 = e3;
     }
     let col = col0 + tx * 4u;
-    write_grad(false, item, row, p.q_len, p.head_dim, col, a0, p.scale);
-    write_grad(false, item, row + 1u, p.q_len, p.head_dim, col, a1, p.scale);
-    write_grad(false, item, row + 2u, p.q_len, p.head_dim, col, a2, p.scale);
-    write_grad(false, item, row + 3u, p.q_len, p.head_dim, col, a3, p.scale);
+    write_grad(false, item, row, p.q_len, p.head_dim, col, a0, g0, p.scale);
+    write_grad(false, item, row + 1u, p.q_len, p.head_dim, col, a1, g1, p.scale);
+    write_grad(false, item, row + 2u, p.q_len, p.head_dim, col, a2, g2, p.scale);
+    write_grad(false, item, row + 3u, p.q_len, p.head_dim, col, a3, g3, p.scale);
 }
 
-// Keys j, queries i..i+4: the gradient terms of one row of the
-// transposed tile. Returns (kept probability, score gradient) as columns
-// of a mat2x4.
+// Key j, queries i..i+4: the gradient terms of a row of the transposed
+// tile, as the columns of a mat2x4: (kept probability, score gradient).
 fn dkdv_terms(raw: vec4<f32>, dp_raw: vec4<f32>, item: u32, i: u32, j: u32, mask_base: u32,
               full: bool, lse: vec4<f32>, delta: vec4<f32>, dropout: bool) -> mat2x4<f32> {
     let pr = prob4(biased4_col(raw, i, j, mask_base, full), lse);
@@ -142,7 +171,16 @@ fn dkdv_terms(raw: vec4<f32>, dp_raw: vec4<f32>, item: u32, i: u32, j: u32, mask
     return mat2x4<f32>(kept, pr * (dp - delta));
 }
 
-@compute @workgroup_size(256)
+// (log-sum-exp, delta) of queries i..i+4 as the columns of a mat2x4.
+fn col_stats(item: u32, i: u32) -> mat2x4<f32> {
+    let s0 = row_stats(item, i);
+    let s1 = row_stats(item, i + 1u);
+    let s2 = row_stats(item, i + 2u);
+    let s3 = row_stats(item, i + 3u);
+    return mat2x4<f32>(vec4<f32>(s0.x, s1.x, s2.x, s3.x), vec4<f32>(s0.y, s1.y, s2.y, s3.y));
+}
+
+@compute @workgroup_size(128)
 fn attention_backward_dkdv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) local: u32) {
     thread_ids(local);
     let t = tile_of(wid, nwg);
@@ -165,14 +203,23 @@ fn attention_backward_dkdv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_w
     let dom = Mat(SRC_DOUT, item * p.q_len * p.v_dim, p.v_dim, p.q_len, p.v_dim);
     let key = j0 + ty * 4u;
 
+    // dk rows (kR: columns col0+tx*4.., lR: col0+32+tx*4..), dv rows (vR, wR).
     var k0 = vec4<f32>(0.0);
     var k1 = vec4<f32>(0.0);
     var k2 = vec4<f32>(0.0);
     var k3 = vec4<f32>(0.0);
+    var l0 = vec4<f32>(0.0);
+    var l1 = vec4<f32>(0.0);
+    var l2 = vec4<f32>(0.0);
+    var l3 = vec4<f32>(0.0);
     var v0 = vec4<f32>(0.0);
     var v1 = vec4<f32>(0.0);
     var v2 = vec4<f32>(0.0);
     var v3 = vec4<f32>(0.0);
+    var w0 = vec4<f32>(0.0);
+    var w1 = vec4<f32>(0.0);
+    var w2 = vec4<f32>(0.0);
+    var w3 = vec4<f32>(0.0);
     for (var i0 = i_start; i0 < p.q_len; i0 += 64u) {
         // Transposed tiles: rows are keys (ty), columns queries (tx).
         dot_loop(km, j0, qm, i0, p.head_dim);
@@ -180,56 +227,76 @@ fn attention_backward_dkdv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_w
         let s1 = c1;
         let s2 = c2;
         let s3 = c3;
+        let h0 = e0;
+        let h1 = e1;
+        let h2 = e2;
+        let h3 = e3;
         dot_loop(vm, j0, dom, i0, p.v_dim);
         let full = !tile_needs_mask(i0, j0);
         let i = i0 + tx * 4u;
-        let st0 = row_stats(item, i);
-        let st1 = row_stats(item, i + 1u);
-        let st2 = row_stats(item, i + 2u);
-        let st3 = row_stats(item, i + 3u);
-        let lse = vec4<f32>(st0.x, st1.x, st2.x, st3.x);
-        let delta = vec4<f32>(st0.y, st1.y, st2.y, st3.y);
-        let t0 = dkdv_terms(s0, c0, item, i, key, b.mask, full, lse, delta, dropout);
-        let t1 = dkdv_terms(s1, c1, item, i, key + 1u, b.mask, full, lse, delta, dropout);
-        let t2 = dkdv_terms(s2, c2, item, i, key + 2u, b.mask, full, lse, delta, dropout);
-        let t3 = dkdv_terms(s3, c3, item, i, key + 3u, b.mask, full, lse, delta, dropout);
+        let lo = col_stats(item, i);
+        let hi = col_stats(item, i + 32u);
+        let t0 = dkdv_terms(s0, c0, item, i, key, b.mask, full, lo[0], lo[1], dropout);
+        let t1 = dkdv_terms(s1, c1, item, i, key + 1u, b.mask, full, lo[0], lo[1], dropout);
+        let t2 = dkdv_terms(s2, c2, item, i, key + 2u, b.mask, full, lo[0], lo[1], dropout);
+        let t3 = dkdv_terms(s3, c3, item, i, key + 3u, b.mask, full, lo[0], lo[1], dropout);
+        let u0 = dkdv_terms(h0, e0, item, i + 32u, key, b.mask, full, hi[0], hi[1], dropout);
+        let u1 = dkdv_terms(h1, e1, item, i + 32u, key + 1u, b.mask, full, hi[0], hi[1], dropout);
+        let u2 = dkdv_terms(h2, e2, item, i + 32u, key + 2u, b.mask, full, hi[0], hi[1], dropout);
+        let u3 = dkdv_terms(h3, e3, item, i + 32u, key + 3u, b.mask, full, hi[0], hi[1], dropout);
         if col0 < p.v_dim {
             pv_prefetch(dom, i0, col0);
             // Ends the previous loop's reads of the P tile's memory.
             workgroupBarrier();
-            store_p(t0[0], t1[0], t2[0], t3[0]);
+            store_p(t0[0], t1[0], t2[0], t3[0], u0[0], u1[0], u2[0], u3[0]);
             c0 = v0;
             c1 = v1;
             c2 = v2;
             c3 = v3;
+            e0 = w0;
+            e1 = w1;
+            e2 = w2;
+            e3 = w3;
             pv_loop(dom, i0, col0);
             v0 = c0;
             v1 = c1;
             v2 = c2;
             v3 = c3;
+            w0 = e0;
+            w1 = e1;
+            w2 = e2;
+            w3 = e3;
         }
         if col0 < p.head_dim {
             pv_prefetch(qm, i0, col0);
             workgroupBarrier();
-            store_p(t0[1], t1[1], t2[1], t3[1]);
+            store_p(t0[1], t1[1], t2[1], t3[1], u0[1], u1[1], u2[1], u3[1]);
             c0 = k0;
             c1 = k1;
             c2 = k2;
             c3 = k3;
+            e0 = l0;
+            e1 = l1;
+            e2 = l2;
+            e3 = l3;
             pv_loop(qm, i0, col0);
             k0 = c0;
             k1 = c1;
             k2 = c2;
             k3 = c3;
+            l0 = e0;
+            l1 = e1;
+            l2 = e2;
+            l3 = e3;
         }
     }
     let col = col0 + tx * 4u;
-    write_grad(false, item, key, p.kv_len, p.head_dim, col, k0, p.scale);
-    write_grad(false, item, key + 1u, p.kv_len, p.head_dim, col, k1, p.scale);
-    write_grad(false, item, key + 2u, p.kv_len, p.head_dim, col, k2, p.scale);
-    write_grad(false, item, key + 3u, p.kv_len, p.head_dim, col, k3, p.scale);
-    write_grad(true, item, key, p.kv_len, p.v_dim, col, v0, 1.0);
-    write_grad(true, item, key + 1u, p.kv_len, p.v_dim, col, v1, 1.0);
-    write_grad(true, item, key + 2u, p.kv_len, p.v_dim, col, v2, 1.0);
-    write_grad(true, item, key + 3u, p.kv_len, p.v_dim, col, v3, 1.0);
+    write_grad(false, item, key, p.kv_len, p.head_dim, col, k0, l0, p.scale);
+    write_grad(false, item, key + 1u, p.kv_len, p.head_dim, col, k1, l1, p.scale);
+    write_grad(false, item, key + 2u, p.kv_len, p.head_dim, col, k2, l2, p.scale);
+    write_grad(false, item, key + 3u, p.kv_len, p.head_dim, col, k3, l3, p.scale);
+    write_grad(true, item, key, p.kv_len, p.v_dim, col, v0, w0, 1.0);
+    write_grad(true, item, key + 1u, p.kv_len, p.v_dim, col, v1, w1, 1.0);
+    write_grad(true, item, key + 2u, p.kv_len, p.v_dim, col, v2, w2, 1.0);
+    write_grad(true, item, key + 3u, p.kv_len, p.v_dim, col, v3, w3, 1.0);
 }

@@ -93,25 +93,32 @@ const STAGE: u32 = 272u;   // 16 * ROW4: one staged operand step
 // Workgroup memory, in vec4s: the dot loop's staging A0 B0 A1 B1
 // [0, 1088); the P tile [0, 1024) ([64 columns][16 vec4 of rows],
 // swizzled); the pv loop's staging M0 M1 [1024, 1568); the row reductions
-// [1568, 1824) ([16 lanes][16 vec4 of rows]).
+// [1568, 1696) ([8 lanes][16 vec4 of rows]).
 const SM_A: u32 = 0u;
 const SM_B: u32 = 272u;
 const SM_P: u32 = 0u;
 const SM_M: u32 = 1024u;
 const SM_RED: u32 = 1568u;
-var<workgroup> sm: array<vec4<f32>, 1824>;
+var<workgroup> sm: array<vec4<f32>, 1696>;
 
 var<private> lid: u32;
 var<private> tx: u32;
 var<private> ty: u32;
-// The thread's 4 x 4 block of the product being computed.
+// The thread's 4 x 8 block of the product being computed: cR row ty*4+R,
+// columns tx*4..; eR the same row, columns 32+tx*4...
 var<private> c0: vec4<f32>;
 var<private> c1: vec4<f32>;
 var<private> c2: vec4<f32>;
 var<private> c3: vec4<f32>;
-// The next step's values, fetched ahead of staging.
-var<private> ra: vec4<f32>;
-var<private> rb: vec4<f32>;
+var<private> e0: vec4<f32>;
+var<private> e1: vec4<f32>;
+var<private> e2: vec4<f32>;
+var<private> e3: vec4<f32>;
+// The next step's values, fetched ahead of staging (8 of A, 8 of B).
+var<private> ra0: vec4<f32>;
+var<private> ra1: vec4<f32>;
+var<private> rb0: vec4<f32>;
+var<private> rb1: vec4<f32>;
 
 // Element offsets of one batch item's matrices.
 struct ItemBase {
@@ -158,155 +165,192 @@ fn mat_at(m: Mat, row: u32, col: u32) -> f32 {
     return 0.0;
 }
 
-// Value i (0..4) of a thread in a feature-contiguous step: feature
-// lid % 8 + 8 * (i / 2) of row lid / 8 + 32 * (i % 2) (as
-// gemm_64.wgsl's k_fast_slot), so 8 neighbours read 32 contiguous bytes.
-fn kf_row(i: u32) -> u32 {
-    return lid / 8u + 32u * (i % 2u);
+// In a feature-contiguous step (64 rows x 16 features), value i (0..8) of
+// a thread is feature lid % 8 + 8 * (i / 4) of row lid / 8 + 16 * (i % 4),
+// so 8 neighbours read 32 contiguous bytes.
+fn fetch_rows4(m: Mat, row0: u32, f: u32) -> vec4<f32> {
+    let r = row0 + lid / 8u;
+    return vec4<f32>(mat_at(m, r, f), mat_at(m, r + 16u, f), mat_at(m, r + 32u, f), mat_at(m, r + 48u, f));
 }
 
-fn kf_feat(i: u32) -> u32 {
-    return lid % 8u + 8u * (i / 2u);
+// Stores fetch_rows4's values (features f..) transposed: [feature][row / 4].
+fn stage_rows4(buf: u32, f: u32, x: vec4<f32>) {
+    let r = lid / 8u;
+    let at = buf + f * ROW4 + r / 4u;
+    let c = r % 4u;
+    sm[at][c] = x.x;
+    sm[at + 4u][c] = x.y;
+    sm[at + 8u][c] = x.z;
+    sm[at + 12u][c] = x.w;
 }
 
-// The thread's 4 values of features f0..f0+16 of rows row0..row0+64.
-fn fetch_rows(m: Mat, row0: u32, f0: u32) -> vec4<f32> {
-    var x: vec4<f32>;
-    x[0] = mat_at(m, row0 + kf_row(0u), f0 + kf_feat(0u));
-    x[1] = mat_at(m, row0 + kf_row(1u), f0 + kf_feat(1u));
-    x[2] = mat_at(m, row0 + kf_row(2u), f0 + kf_feat(2u));
-    x[3] = mat_at(m, row0 + kf_row(3u), f0 + kf_feat(3u));
-    return x;
+fn fetch_a(m: Mat, row0: u32, f0: u32) {
+    ra0 = fetch_rows4(m, row0, f0 + lid % 8u);
+    ra1 = fetch_rows4(m, row0, f0 + 8u + lid % 8u);
 }
 
-// Stores fetch_rows' values transposed: [feature][row / 4] at `buf`.
-fn stage_rows(buf: u32, x: vec4<f32>) {
-    for (var i = 0u; i < 4u; i++) {
-        let r = kf_row(i);
-        sm[buf + kf_feat(i) * ROW4 + r / 4u][r % 4u] = x[i];
-    }
+fn fetch_b(m: Mat, row0: u32, f0: u32) {
+    rb0 = fetch_rows4(m, row0, f0 + lid % 8u);
+    rb1 = fetch_rows4(m, row0, f0 + 8u + lid % 8u);
 }
 
-// Value i (0..4) of a thread in a row-contiguous step of M: column
-// lid % 64 of row lid / 64 + 4 * i.
-fn fetch_cols(m: Mat, t0: u32, col0: u32) -> vec4<f32> {
+fn stage_ab(buf: u32) {
+    stage_rows4(SM_A + buf, lid % 8u, ra0);
+    stage_rows4(SM_A + buf, 8u + lid % 8u, ra1);
+    stage_rows4(SM_B + buf, lid % 8u, rb0);
+    stage_rows4(SM_B + buf, 8u + lid % 8u, rb1);
+}
+
+// In a row-contiguous step of M (16 rows x 64 columns), value i (0..8) of
+// a thread is column lid % 64 of row lid / 64 + 2 * i.
+fn fetch_m(m: Mat, t0: u32, col0: u32) {
     let col = col0 + lid % 64u;
     let t = t0 + lid / 64u;
-    return vec4<f32>(mat_at(m, t, col), mat_at(m, t + 4u, col), mat_at(m, t + 8u, col), mat_at(m, t + 12u, col));
+    rb0 = vec4<f32>(mat_at(m, t, col), mat_at(m, t + 2u, col), mat_at(m, t + 4u, col), mat_at(m, t + 6u, col));
+    rb1 = vec4<f32>(mat_at(m, t + 8u, col), mat_at(m, t + 10u, col), mat_at(m, t + 12u, col), mat_at(m, t + 14u, col));
 }
 
-// Stores fetch_cols' values: [row][column / 4] at `buf`.
-fn stage_cols(buf: u32, x: vec4<f32>) {
+// Stores fetch_m's values: [row][column / 4] at `buf`.
+fn stage_m(buf: u32) {
     let col = lid % 64u;
-    let t = lid / 64u;
-    for (var i = 0u; i < 4u; i++) {
-        sm[buf + (t + 4u * i) * ROW4 + col / 4u][col % 4u] = x[i];
-    }
+    let at = buf + (lid / 64u) * ROW4 + col / 4u;
+    let c = col % 4u;
+    sm[at][c] = rb0.x;
+    sm[at + 2u * ROW4][c] = rb0.y;
+    sm[at + 4u * ROW4][c] = rb0.z;
+    sm[at + 6u * ROW4][c] = rb0.w;
+    sm[at + 8u * ROW4][c] = rb1.x;
+    sm[at + 10u * ROW4][c] = rb1.y;
+    sm[at + 12u * ROW4][c] = rb1.z;
+    sm[at + 14u * ROW4][c] = rb1.w;
 }
 
-fn mac(a: vec4<f32>, b: vec4<f32>) {
+// c/e += a (4 rows) x (b, g) (columns tx*4.., 32+tx*4..).
+fn mac(a: vec4<f32>, b: vec4<f32>, g: vec4<f32>) {
     c0 = fma(vec4<f32>(a.x), b, c0);
     c1 = fma(vec4<f32>(a.y), b, c1);
     c2 = fma(vec4<f32>(a.z), b, c2);
     c3 = fma(vec4<f32>(a.w), b, c3);
+    e0 = fma(vec4<f32>(a.x), g, e0);
+    e1 = fma(vec4<f32>(a.y), g, e1);
+    e2 = fma(vec4<f32>(a.z), g, e2);
+    e3 = fma(vec4<f32>(a.w), g, e3);
 }
 
-// One staged step of the dot loop: A at `ai`, B at `bi`.
-fn multiply_dot(ai: u32, bi: u32) {
+// One staged step of the dot loop (buffer offset `buf`).
+fn multiply_dot(buf: u32) {
+    let ai = SM_A + buf + ty;
+    let bi = SM_B + buf + tx;
     for (var f = 0u; f < 16u; f++) {
-        mac(sm[ai + f * ROW4], sm[bi + f * ROW4]);
+        mac(sm[ai + f * ROW4], sm[bi + f * ROW4], sm[bi + f * ROW4 + 8u]);
     }
 }
 
-// c0..c3 = the 64 x 64 tile of dot products A[row0_a + r] . B[row0_b + c]
-// over `width` features. Workgroup-uniform arguments only (barriers).
-fn dot_loop(a: Mat, row0_a: u32, b: Mat, row0_b: u32, width: u32) {
+fn zero_acc() {
     c0 = vec4<f32>(0.0);
     c1 = vec4<f32>(0.0);
     c2 = vec4<f32>(0.0);
     c3 = vec4<f32>(0.0);
-    ra = fetch_rows(a, row0_a, 0u);
-    rb = fetch_rows(b, row0_b, 0u);
+    e0 = vec4<f32>(0.0);
+    e1 = vec4<f32>(0.0);
+    e2 = vec4<f32>(0.0);
+    e3 = vec4<f32>(0.0);
+}
+
+// c/e = the 64 x 64 tile of dot products A[row0_a + r] . B[row0_b + c]
+// over `width` features. Workgroup-uniform arguments only (barriers).
+fn dot_loop(a: Mat, row0_a: u32, b: Mat, row0_b: u32, width: u32) {
+    zero_acc();
+    fetch_a(a, row0_a, 0u);
+    fetch_b(b, row0_b, 0u);
     // The staging overlaps the P tile and the previous loop's buffers.
     workgroupBarrier();
     for (var f0 = 0u; f0 < width; f0 += 32u) {
-        stage_rows(SM_A, ra);
-        stage_rows(SM_B, rb);
+        stage_ab(0u);
         workgroupBarrier();
         let f1 = f0 + 16u;
         if f1 < width {
-            ra = fetch_rows(a, row0_a, f1);
-            rb = fetch_rows(b, row0_b, f1);
+            fetch_a(a, row0_a, f1);
+            fetch_b(b, row0_b, f1);
         }
-        multiply_dot(SM_A + ty, SM_B + tx);
+        multiply_dot(0u);
         if f1 < width {
-            stage_rows(SM_A + 2u * STAGE, ra);
-            stage_rows(SM_B + 2u * STAGE, rb);
+            stage_ab(2u * STAGE);
             workgroupBarrier();
             if f1 + 16u < width {
-                ra = fetch_rows(a, row0_a, f1 + 16u);
-                rb = fetch_rows(b, row0_b, f1 + 16u);
+                fetch_a(a, row0_a, f1 + 16u);
+                fetch_b(b, row0_b, f1 + 16u);
             }
-            multiply_dot(SM_A + 2u * STAGE + ty, SM_B + 2u * STAGE + tx);
+            multiply_dot(2u * STAGE);
         }
     }
 }
 
 // Index of P's column t, rows 4*r4.. : the row group is XORed with t / 4
-// so that the 16 threads of a row group, writing columns tx*4 + j, hit
+// so that the threads of a row group, writing columns tx*4 + j, hit
 // different banks.
 fn p_index(t: u32, r4: u32) -> u32 {
     return SM_P + t * 16u + (r4 ^ ((t / 4u) % 16u));
 }
 
-// Writes the thread's 4 x 4 block t (tR: row ty*4+R) into the P tile,
-// transposed. The caller makes sure nobody still reads the memory.
-fn store_p(t0: vec4<f32>, t1: vec4<f32>, t2: vec4<f32>, t3: vec4<f32>) {
-    sm[p_index(tx * 4u, ty)] = vec4<f32>(t0.x, t1.x, t2.x, t3.x);
-    sm[p_index(tx * 4u + 1u, ty)] = vec4<f32>(t0.y, t1.y, t2.y, t3.y);
-    sm[p_index(tx * 4u + 2u, ty)] = vec4<f32>(t0.z, t1.z, t2.z, t3.z);
-    sm[p_index(tx * 4u + 3u, ty)] = vec4<f32>(t0.w, t1.w, t2.w, t3.w);
+// Writes 4 columns (t..t+4) x the thread's 4 rows, given as its rows
+// x0..x3, into the P tile, transposed.
+fn store_p4(t: u32, x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32>, x3: vec4<f32>) {
+    sm[p_index(t, ty)] = vec4<f32>(x0.x, x1.x, x2.x, x3.x);
+    sm[p_index(t + 1u, ty)] = vec4<f32>(x0.y, x1.y, x2.y, x3.y);
+    sm[p_index(t + 2u, ty)] = vec4<f32>(x0.z, x1.z, x2.z, x3.z);
+    sm[p_index(t + 3u, ty)] = vec4<f32>(x0.w, x1.w, x2.w, x3.w);
 }
 
-fn multiply_pv(t0: u32, mi: u32) {
+// Writes the thread's 4 x 8 block (rows as (xR, yR): columns tx*4..,
+// 32+tx*4..) into the P tile. The caller makes sure nobody still reads
+// the memory.
+fn store_p(x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32>, x3: vec4<f32>,
+           y0: vec4<f32>, y1: vec4<f32>, y2: vec4<f32>, y3: vec4<f32>) {
+    store_p4(tx * 4u, x0, x1, x2, x3);
+    store_p4(32u + tx * 4u, y0, y1, y2, y3);
+}
+
+fn multiply_pv(t0: u32, buf: u32) {
+    let mi = SM_M + buf + tx;
     for (var s = 0u; s < 16u; s++) {
-        mac(sm[p_index(t0 + s, ty)], sm[mi + s * ROW4 + tx]);
+        mac(sm[p_index(t0 + s, ty)], sm[mi + s * ROW4], sm[mi + s * ROW4 + 8u]);
     }
 }
 
 // The first step of a pv_loop over rows t0.. of m, columns col0..: fetch
 // it early (before the P tile is ready) to hide the load latency.
 fn pv_prefetch(m: Mat, t0: u32, col0: u32) {
-    rb = fetch_cols(m, t0, col0);
+    fetch_m(m, t0, col0);
 }
 
-// c0..c3 += P M[t0 .., col0 ..] over the 64 columns of the P tile, after
+// c/e += P M[t0 .., col0 ..] over the 64 columns of the P tile, after
 // pv_prefetch(m, t0, col0). The P tile must be written (no barrier needed
 // after it); the staging rows must be free (they are after any barrier
 // that follows the previous pv_loop).
 fn pv_loop(m: Mat, t0: u32, col0: u32) {
     for (var s0 = 0u; s0 < 64u; s0 += 32u) {
-        stage_cols(SM_M, rb);
+        stage_m(SM_M);
         workgroupBarrier();
-        rb = fetch_cols(m, t0 + s0 + 16u, col0);
-        multiply_pv(s0, SM_M);
-        stage_cols(SM_M + STAGE, rb);
+        fetch_m(m, t0 + s0 + 16u, col0);
+        multiply_pv(s0, 0u);
+        stage_m(SM_M + STAGE);
         workgroupBarrier();
         if s0 == 0u {
-            rb = fetch_cols(m, t0 + 32u, col0);
+            fetch_m(m, t0 + 32u, col0);
         }
-        multiply_pv(s0 + 16u, SM_M + STAGE);
+        multiply_pv(s0 + 16u, STAGE);
     }
 }
 
-// Per row of the thread, the sum (or NaN-winning max) over the 16 threads
+// Per row of the thread, the sum (or NaN-winning max) over the 8 threads
 // of the row group of their values. A barrier must separate two calls
 // (any loop between does).
 fn row_reduce(x: vec4<f32>, is_max: bool) -> vec4<f32> {
     sm[SM_RED + tx * 16u + ty] = x;
     workgroupBarrier();
     var m = sm[SM_RED + ty];
-    for (var l = 1u; l < 16u; l++) {
+    for (var l = 1u; l < 8u; l++) {
         let y = sm[SM_RED + l * 16u + ty];
         if is_max {
             m = select(m, y, y > m | is_nan4(y));
@@ -416,8 +460,8 @@ fn neg_inf() -> f32 {
 
 fn thread_ids(local: u32) {
     lid = local;
-    tx = local % 16u;
-    ty = local / 16u;
+    tx = local % 8u;
+    ty = local / 8u;
 }
 
 // The workgroup's (block, chunk, item, 1), or w = 0 past the last one.
