@@ -1,8 +1,8 @@
 //! Neural-network building blocks on top of `wgrad-autograd`, after
 //! `torch.nn`: the [`Module`] trait and layers ([`Linear`], [`Embedding`],
-//! [`LayerNorm`], [`Dropout`], activations, [`Sequential`]), parameter
-//! initialisation ([`init`]), loss functions ([`loss`]), and data loading
-//! ([`data`]).
+//! [`LayerNorm`], [`Dropout`], activations; the containers [`Sequential`],
+//! [`ModuleList`], [`ModuleDict`]), parameter initialisation ([`init`]),
+//! loss functions ([`loss`]), and data loading ([`data`]).
 //!
 //! ```no_run
 //! use wgrad_autograd::{Device, Tensor};
@@ -27,6 +27,7 @@ pub mod attention;
 pub mod batch_norm;
 pub mod checkpoint;
 mod codec;
+mod container;
 pub mod conv;
 pub mod data;
 mod dropout;
@@ -49,9 +50,10 @@ pub use batch_norm::{BatchNorm, BatchNorm1d, BatchNorm2d, BatchNormOptions};
 pub use checkpoint::{
     OptimizerCheckpoint, OptimizerConfig, OptimizerStateDict, ParamGroupState, ParamState,
 };
+pub use container::{ModuleDict, ModuleList, prefixed};
 pub use conv::{Conv1d, Conv2d, Conv2dOptions, ConvTranspose2d};
 pub use dropout::{Dropout, Dropout2d};
-pub use embedding::Embedding;
+pub use embedding::{Embedding, embedding};
 pub use flatten::Flatten;
 pub use group_norm::GroupNorm;
 pub use layer_norm::LayerNorm;
