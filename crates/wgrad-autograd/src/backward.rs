@@ -1,11 +1,11 @@
 //! Reverse-mode differentiation: an iterative topological walk and one
 //! `match` with every op's backward rule, run on the tensor's own device.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use wgrad_core::{BinaryOp, CompareOp, DType, Error, Result, UnaryOp, shape};
 
-use crate::graph::{Node, Op};
+use crate::graph::{Node, Op, topological_order};
 use crate::ops::{attention, conv, scatter, structure};
 use crate::storage::Storage;
 use crate::tensor::Tensor;
@@ -78,39 +78,17 @@ impl Tensor {
                 "tensor does not require grad and has no grad_fn",
             ));
         }
-        let order = self.topological_order()?;
+        let order = topological_order(std::slice::from_ref(self))?;
         let mut grads: HashMap<u64, Storage> = HashMap::new();
         grads.insert(self.id(), seed);
         let mut leaf_grads = Vec::new();
-        for tensor in order.iter().rev() {
-            let Some(grad) = grads.remove(&tensor.id()) else {
-                continue;
-            };
-            let Some(grad_fn) = tensor.grad_fn() else {
-                leaf_grads.push((tensor, grad));
-                continue;
-            };
-            let (inputs, input_grads) = {
-                let node = grad_fn.lock();
-                let node = node.as_ref().ok_or_else(|| grad_fn.freed())?;
-                let saved = Saved {
-                    node,
-                    output: tensor,
-                };
-                (node.inputs.clone(), input_gradients(&saved, &grad)?)
-            };
-            for (input, g) in inputs.iter().zip(input_grads) {
-                let Some(g) = g else { continue };
-                if !input.requires_grad() {
-                    continue;
-                }
-                let merged = match grads.remove(&input.id()) {
-                    Some(existing) => existing.binary(&g, BinaryOp::Add)?,
-                    None => g,
-                };
-                grads.insert(input.id(), merged);
+        walk(&order, grads, |tensor, grad| {
+            if tensor.grad_fn().is_some() {
+                return Some(grad);
             }
-        }
+            leaf_grads.push((tensor.clone(), grad));
+            None
+        })?;
         for (leaf, grad) in leaf_grads {
             leaf.accumulate_grad(grad)?;
         }
@@ -121,33 +99,51 @@ impl Tensor {
         }
         Ok(())
     }
+}
 
-    /// Tensors reachable from `self` through grad-requiring nodes, inputs
-    /// before outputs. Iterative (no recursion), so deep graphs are fine.
-    /// Fails if a node on the way was freed by an earlier backward.
-    fn topological_order(&self) -> Result<Vec<Tensor>> {
-        let mut order = Vec::new();
-        let mut visited = HashSet::new();
-        let mut stack: Vec<(Tensor, bool)> = vec![(self.clone(), false)];
-        while let Some((tensor, children_done)) = stack.pop() {
-            if children_done {
-                order.push(tensor);
+/// The walk `backward` and [`grad`](crate::grad()) share: the gradients
+/// in `grads` (by tensor id) flow through `order` (a
+/// [`topological_order`](crate::graph::topological_order)) from outputs
+/// to inputs. `arrive` gets each tensor's summed gradient once and hands it
+/// back to go on through the tensor's node, or keeps it (a leaf's
+/// gradient, or a branch not needed).
+pub(crate) fn walk(
+    order: &[Tensor],
+    mut grads: HashMap<u64, Storage>,
+    mut arrive: impl FnMut(&Tensor, Storage) -> Option<Storage>,
+) -> Result<()> {
+    for tensor in order.iter().rev() {
+        let Some(grad) = grads.remove(&tensor.id()) else {
+            continue;
+        };
+        let Some(grad) = arrive(tensor, grad) else {
+            continue;
+        };
+        let Some(grad_fn) = tensor.grad_fn() else {
+            continue;
+        };
+        let (inputs, input_grads) = {
+            let node = grad_fn.lock();
+            let node = node.as_ref().ok_or_else(|| grad_fn.freed())?;
+            let saved = Saved {
+                node,
+                output: tensor,
+            };
+            (node.inputs.clone(), input_gradients(&saved, &grad)?)
+        };
+        for (input, g) in inputs.iter().zip(input_grads) {
+            let Some(g) = g else { continue };
+            if !input.requires_grad() {
                 continue;
             }
-            if !visited.insert(tensor.id()) {
-                continue;
-            }
-            stack.push((tensor.clone(), true));
-            if let Some(grad_fn) = tensor.grad_fn() {
-                for input in grad_fn.inputs()? {
-                    if input.requires_grad() && !visited.contains(&input.id()) {
-                        stack.push((input, false));
-                    }
-                }
-            }
+            let merged = match grads.remove(&input.id()) {
+                Some(existing) => existing.binary(&g, BinaryOp::Add)?,
+                None => g,
+            };
+            grads.insert(input.id(), merged);
         }
-        Ok(order)
     }
+    Ok(())
 }
 
 /// What a backward rule may read of its node: the saved inputs and output,

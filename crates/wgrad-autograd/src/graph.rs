@@ -1,5 +1,6 @@
 //! The recorded graph: which op made a tensor, from which inputs.
 
+use std::collections::HashSet;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use wgrad_core::checks::conv::Conv2dGeometry;
@@ -239,4 +240,31 @@ impl GradFn {
             ),
         )
     }
+}
+
+/// Tensors reachable from `roots` through grad-requiring nodes, inputs
+/// before outputs. Iterative (no recursion), so deep graphs are fine.
+/// Fails if a node on the way was freed by an earlier backward.
+pub(crate) fn topological_order(roots: &[Tensor]) -> Result<Vec<Tensor>> {
+    let mut order = Vec::new();
+    let mut visited = HashSet::new();
+    let mut stack: Vec<(Tensor, bool)> = roots.iter().rev().map(|t| (t.clone(), false)).collect();
+    while let Some((tensor, children_done)) = stack.pop() {
+        if children_done {
+            order.push(tensor);
+            continue;
+        }
+        if !visited.insert(tensor.id()) {
+            continue;
+        }
+        stack.push((tensor.clone(), true));
+        if let Some(grad_fn) = tensor.grad_fn() {
+            for input in grad_fn.inputs()? {
+                if input.requires_grad() && !visited.contains(&input.id()) {
+                    stack.push((input, false));
+                }
+            }
+        }
+    }
+    Ok(order)
 }

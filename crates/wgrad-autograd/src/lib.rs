@@ -16,6 +16,7 @@
 
 mod backward;
 mod device;
+mod grad;
 mod grad_mode;
 pub mod gradcheck;
 mod graph;
@@ -26,6 +27,7 @@ mod tensor;
 
 pub use backward::BackwardOptions;
 pub use device::Device;
+pub use grad::{GradOptions, grad};
 pub use grad_mode::{NoGradGuard, is_grad_enabled, no_grad};
 pub use ops::conv::ConvPadding;
 pub use ops::resample::{InterpolateMode, PadMode};

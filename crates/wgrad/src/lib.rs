@@ -31,6 +31,12 @@ pub use wgrad_device::{DeviceStats, GpuDevice};
 pub use wgrad_gpu::GpuTensor;
 pub use wgrad_nn as nn;
 
+/// Functional autograd, as `torch.autograd`: [`grad`](autograd::grad)
+/// returns gradients instead of accumulating them into `.grad`.
+pub mod autograd {
+    pub use wgrad_autograd::{BackwardOptions, GradOptions, grad, gradcheck};
+}
+
 /// The names most programs need: `use wgrad::prelude::*;`.
 pub mod prelude {
     pub use crate::{DType, Device, Error, Result, Tensor, manual_seed, no_grad};

@@ -17,5 +17,6 @@ mod fixtures_structure;
 mod fixtures_transformer;
 mod hardening;
 mod math_ops;
+mod misc;
 mod sort;
 mod structure;
