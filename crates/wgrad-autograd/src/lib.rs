@@ -16,6 +16,7 @@
 
 mod backward;
 mod device;
+mod display;
 mod grad;
 mod grad_mode;
 pub mod gradcheck;

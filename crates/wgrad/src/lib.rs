@@ -25,6 +25,9 @@ pub use wgrad_autograd::{
     NoGradGuard, PadMode, Pool2dArgs, Storage, Tensor, gradcheck, is_grad_enabled, manual_seed,
     no_grad, optim,
 };
+/// `wgrad::gradcheck(f, &inputs, options)` as a function (the module of the
+/// same name holds its options and report).
+pub use wgrad_autograd::gradcheck::gradcheck;
 pub use wgrad_core::{BinaryOp, CompareOp, DType, Dims, Error, Result, UnaryOp};
 pub use wgrad_cpu::CpuTensor;
 pub use wgrad_device::{DeviceStats, GpuDevice};
