@@ -19,6 +19,9 @@
 
 //! include common/attention.wgsl
 
+// The dk/dv pass holds twice the accumulators: its steps are loops.
+const DKDV_STYLE: u32 = UNROLL_4;
+
 // (log-sum-exp, delta) of query row i; (-inf, 0) past the last row.
 fn row_stats(item: u32, i: u32) -> vec2<f32> {
     if i >= p.q_len {
@@ -107,7 +110,7 @@ fn attention_backward_dq(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wor
     var g2 = vec4<f32>(0.0);
     var g3 = vec4<f32>(0.0);
     for (var j0 = 0u; j0 < kv_end; j0 += 64u) {
-        dot_loop(qm, i0, km, j0, p.head_dim);
+        dot_loop(qm, i0, km, j0, p.head_dim, UNROLL_FULL);
         let s0 = c0;
         let s1 = c1;
         let s2 = c2;
@@ -116,7 +119,7 @@ fn attention_backward_dq(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wor
         let h1 = e1;
         let h2 = e2;
         let h3 = e3;
-        dot_loop(dom, i0, vm, j0, p.v_dim);
+        dot_loop(dom, i0, vm, j0, p.v_dim, UNROLL_FULL);
         pv_prefetch(km, j0, col0);
         let full = !tile_needs_mask(i0, j0);
         let col = j0 + tx * 4u;
@@ -139,7 +142,7 @@ fn attention_backward_dq(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wor
         e1 = g1;
         e2 = g2;
         e3 = g3;
-        pv_loop(km, j0, col0);
+        pv_loop(km, j0, col0, UNROLL_FULL);
         a0 = c0;
         a1 = c1;
         a2 = c2;
@@ -222,7 +225,7 @@ fn attention_backward_dkdv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_w
     var w3 = vec4<f32>(0.0);
     for (var i0 = i_start; i0 < p.q_len; i0 += 64u) {
         // Transposed tiles: rows are keys (ty), columns queries (tx).
-        dot_loop(km, j0, qm, i0, p.head_dim);
+        dot_loop(km, j0, qm, i0, p.head_dim, DKDV_STYLE);
         let s0 = c0;
         let s1 = c1;
         let s2 = c2;
@@ -231,7 +234,7 @@ fn attention_backward_dkdv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_w
         let h1 = e1;
         let h2 = e2;
         let h3 = e3;
-        dot_loop(vm, j0, dom, i0, p.v_dim);
+        dot_loop(vm, j0, dom, i0, p.v_dim, DKDV_STYLE);
         let full = !tile_needs_mask(i0, j0);
         let i = i0 + tx * 4u;
         let lo = col_stats(item, i);
@@ -257,7 +260,7 @@ fn attention_backward_dkdv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_w
             e1 = w1;
             e2 = w2;
             e3 = w3;
-            pv_loop(dom, i0, col0);
+            pv_loop(dom, i0, col0, DKDV_STYLE);
             v0 = c0;
             v1 = c1;
             v2 = c2;
@@ -279,7 +282,7 @@ fn attention_backward_dkdv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_w
             e1 = l1;
             e2 = l2;
             e3 = l3;
-            pv_loop(qm, i0, col0);
+            pv_loop(qm, i0, col0, DKDV_STYLE);
             k0 = c0;
             k1 = c1;
             k2 = c2;

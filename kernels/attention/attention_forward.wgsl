@@ -68,7 +68,7 @@ fn attention_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
     var g2 = vec4<f32>(0.0);
     var g3 = vec4<f32>(0.0);
     for (var j0 = 0u; j0 < kv_end; j0 += 64u) {
-        dot_loop(qm, i0, km, j0, p.head_dim);
+        dot_loop(qm, i0, km, j0, p.head_dim, UNROLL_FULL);
         pv_prefetch(vm, j0, col0);
         let full = !tile_needs_mask(i0, j0);
         let col = j0 + tx * 4u;
@@ -118,7 +118,7 @@ fn attention_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
         e1 = g1 * alpha.y;
         e2 = g2 * alpha.z;
         e3 = g3 * alpha.w;
-        pv_loop(vm, j0, col0);
+        pv_loop(vm, j0, col0, UNROLL_FULL);
         a0 = c0;
         a1 = c1;
         a2 = c2;

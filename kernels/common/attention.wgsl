@@ -238,12 +238,53 @@ fn mac(a: vec4<f32>, b: vec4<f32>, g: vec4<f32>) {
 }
 
 // One staged step of the dot loop (buffer offset `buf`).
-fn multiply_dot(buf: u32) {
+fn mac_at(ai: u32, bi: u32) {
+    mac(sm[ai], sm[bi], sm[bi + 8u]);
+}
+
+// How the 16 multiply-adds of a step are written: unrolled by hand, as
+// in gemm_64.wgsl, so that the driver's compiler sees straight-line loads
+// it can schedule ahead of the multiply-adds (fastest where registers
+// allow), or as a loop (UNROLL_4: unrolled by 4), for the kernel with the
+// most live accumulators (the dk/dv pass), where the full unroll costs
+// more in registers than it gains.
+const UNROLL_FULL: u32 = 0u;
+const UNROLL_4: u32 = 1u;
+
+fn multiply_dot(buf: u32, style: u32) {
+    if style == UNROLL_FULL {
+        multiply_dot_full(buf);
+    } else {
+        let ai = SM_A + buf + ty;
+        let bi = SM_B + buf + tx;
+        for (var f = 0u; f < 16u; f += 4u) {
+            mac_at(ai + f * ROW4, bi + f * ROW4);
+            mac_at(ai + (f + 1u) * ROW4, bi + (f + 1u) * ROW4);
+            mac_at(ai + (f + 2u) * ROW4, bi + (f + 2u) * ROW4);
+            mac_at(ai + (f + 3u) * ROW4, bi + (f + 3u) * ROW4);
+        }
+    }
+}
+
+fn multiply_dot_full(buf: u32) {
     let ai = SM_A + buf + ty;
     let bi = SM_B + buf + tx;
-    for (var f = 0u; f < 16u; f++) {
-        mac(sm[ai + f * ROW4], sm[bi + f * ROW4], sm[bi + f * ROW4 + 8u]);
-    }
+    mac_at(ai + 0u * ROW4, bi + 0u * ROW4);
+    mac_at(ai + 1u * ROW4, bi + 1u * ROW4);
+    mac_at(ai + 2u * ROW4, bi + 2u * ROW4);
+    mac_at(ai + 3u * ROW4, bi + 3u * ROW4);
+    mac_at(ai + 4u * ROW4, bi + 4u * ROW4);
+    mac_at(ai + 5u * ROW4, bi + 5u * ROW4);
+    mac_at(ai + 6u * ROW4, bi + 6u * ROW4);
+    mac_at(ai + 7u * ROW4, bi + 7u * ROW4);
+    mac_at(ai + 8u * ROW4, bi + 8u * ROW4);
+    mac_at(ai + 9u * ROW4, bi + 9u * ROW4);
+    mac_at(ai + 10u * ROW4, bi + 10u * ROW4);
+    mac_at(ai + 11u * ROW4, bi + 11u * ROW4);
+    mac_at(ai + 12u * ROW4, bi + 12u * ROW4);
+    mac_at(ai + 13u * ROW4, bi + 13u * ROW4);
+    mac_at(ai + 14u * ROW4, bi + 14u * ROW4);
+    mac_at(ai + 15u * ROW4, bi + 15u * ROW4);
 }
 
 fn zero_acc() {
@@ -259,7 +300,7 @@ fn zero_acc() {
 
 // c/e = the 64 x 64 tile of dot products A[row0_a + r] . B[row0_b + c]
 // over `width` features. Workgroup-uniform arguments only (barriers).
-fn dot_loop(a: Mat, row0_a: u32, b: Mat, row0_b: u32, width: u32) {
+fn dot_loop(a: Mat, row0_a: u32, b: Mat, row0_b: u32, width: u32, style: u32) {
     zero_acc();
     fetch_a(a, row0_a, 0u);
     fetch_b(b, row0_b, 0u);
@@ -273,7 +314,7 @@ fn dot_loop(a: Mat, row0_a: u32, b: Mat, row0_b: u32, width: u32) {
             fetch_a(a, row0_a, f1);
             fetch_b(b, row0_b, f1);
         }
-        multiply_dot(0u);
+        multiply_dot(0u, style);
         if f1 < width {
             stage_ab(2u * STAGE);
             workgroupBarrier();
@@ -281,7 +322,7 @@ fn dot_loop(a: Mat, row0_a: u32, b: Mat, row0_b: u32, width: u32) {
                 fetch_a(a, row0_a, f1 + 16u);
                 fetch_b(b, row0_b, f1 + 16u);
             }
-            multiply_dot(2u * STAGE);
+            multiply_dot(2u * STAGE, style);
         }
     }
 }
@@ -311,11 +352,42 @@ fn store_p(x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32>, x3: vec4<f32>,
     store_p4(32u + tx * 4u, y0, y1, y2, y3);
 }
 
-fn multiply_pv(t0: u32, buf: u32) {
-    let mi = SM_M + buf + tx;
-    for (var s = 0u; s < 16u; s++) {
-        mac(sm[p_index(t0 + s, ty)], sm[mi + s * ROW4], sm[mi + s * ROW4 + 8u]);
+fn mac_pv(t: u32, mi: u32) {
+    mac(sm[p_index(t, ty)], sm[mi], sm[mi + 8u]);
+}
+
+fn multiply_pv(t0: u32, buf: u32, style: u32) {
+    if style == UNROLL_FULL {
+        multiply_pv_full(t0, buf);
+    } else {
+        let mi = SM_M + buf + tx;
+        for (var s = 0u; s < 16u; s += 4u) {
+            mac_pv(t0 + s, mi + s * ROW4);
+            mac_pv(t0 + s + 1u, mi + (s + 1u) * ROW4);
+            mac_pv(t0 + s + 2u, mi + (s + 2u) * ROW4);
+            mac_pv(t0 + s + 3u, mi + (s + 3u) * ROW4);
+        }
     }
+}
+
+fn multiply_pv_full(t0: u32, buf: u32) {
+    let mi = SM_M + buf + tx;
+    mac_pv(t0 + 0u, mi + 0u * ROW4);
+    mac_pv(t0 + 1u, mi + 1u * ROW4);
+    mac_pv(t0 + 2u, mi + 2u * ROW4);
+    mac_pv(t0 + 3u, mi + 3u * ROW4);
+    mac_pv(t0 + 4u, mi + 4u * ROW4);
+    mac_pv(t0 + 5u, mi + 5u * ROW4);
+    mac_pv(t0 + 6u, mi + 6u * ROW4);
+    mac_pv(t0 + 7u, mi + 7u * ROW4);
+    mac_pv(t0 + 8u, mi + 8u * ROW4);
+    mac_pv(t0 + 9u, mi + 9u * ROW4);
+    mac_pv(t0 + 10u, mi + 10u * ROW4);
+    mac_pv(t0 + 11u, mi + 11u * ROW4);
+    mac_pv(t0 + 12u, mi + 12u * ROW4);
+    mac_pv(t0 + 13u, mi + 13u * ROW4);
+    mac_pv(t0 + 14u, mi + 14u * ROW4);
+    mac_pv(t0 + 15u, mi + 15u * ROW4);
 }
 
 // The first step of a pv_loop over rows t0.. of m, columns col0..: fetch
@@ -328,18 +400,18 @@ fn pv_prefetch(m: Mat, t0: u32, col0: u32) {
 // pv_prefetch(m, t0, col0). The P tile must be written (no barrier needed
 // after it); the staging rows must be free (they are after any barrier
 // that follows the previous pv_loop).
-fn pv_loop(m: Mat, t0: u32, col0: u32) {
+fn pv_loop(m: Mat, t0: u32, col0: u32, style: u32) {
     for (var s0 = 0u; s0 < 64u; s0 += 32u) {
         stage_m(SM_M);
         workgroupBarrier();
         fetch_m(m, t0 + s0 + 16u, col0);
-        multiply_pv(s0, 0u);
+        multiply_pv(s0, 0u, style);
         stage_m(SM_M + STAGE);
         workgroupBarrier();
         if s0 == 0u {
             fetch_m(m, t0 + 32u, col0);
         }
-        multiply_pv(s0 + 16u, STAGE);
+        multiply_pv(s0 + 16u, STAGE, style);
     }
 }
 
