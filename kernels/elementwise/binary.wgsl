@@ -1,7 +1,8 @@
 // Broadcasting binary arithmetic on f32 over strided views.
 // Bindings: 0 a (read), 1 b (read), 2 out (read_write, contiguous).
 // Immediates: BinaryParams. Override OP selects the operation
-// (codes of wgrad_core::BinaryOp: 0 add, 1 sub, 2 mul, 3 div, 4 pow, 5 maximum, 6 minimum).
+// (codes of wgrad_core::BinaryOp: 0 add, 1 sub, 2 mul, 3 div, 4 pow, 5 maximum, 6 minimum,
+// 7 floor_divide, 8 remainder).
 // `apply` (common/binary_op.wgsl) is shared with scalar.wgsl.
 
 //! include common/binary_op.wgsl

@@ -2,7 +2,8 @@
 // Bindings: 0 x (read), 1 out (read_write, contiguous).
 // Immediates: ScalarParams (the scalar travels here; no buffer is uploaded for it).
 // Override OP selects the operation (codes of wgrad_core::BinaryOp: 0 add,
-// 1 sub, 2 mul, 3 div, 4 pow, 5 maximum, 6 minimum); override LEFT = 1 puts
+// 1 sub, 2 mul, 3 div, 4 pow, 5 maximum, 6 minimum, 7 floor_divide,
+// 8 remainder); override LEFT = 1 puts
 // the scalar on the left (`s - x`, `s ^ x`), 0 on the right (`x - s`).
 // `apply` (common/binary_op.wgsl) is shared with binary.wgsl.
 

@@ -493,6 +493,13 @@ fn binary_grads(op: BinaryOp, g: &Storage, saved: &Saved) -> Result<(Storage, St
             let share_b = share_a.binary_scalar(Sub, 1.0, true)?;
             (g.binary(&share_a, Mul)?, g.binary(&share_b, Mul)?)
         }
+        // Piecewise constant: PyTorch defines a zero gradient.
+        FloorDiv => (g.zeros_like()?, g.zeros_like()?),
+        // a - floor(a / b) * b: 1 for a, -floor(a / b) for b (as PyTorch).
+        Remainder => {
+            let q = saved.input(0)?.binary(&saved.input(1)?, FloorDiv)?;
+            (g.clone(), g.binary(&q.unary(UnaryOp::Neg)?, Mul)?)
+        }
     })
 }
 
@@ -548,5 +555,12 @@ fn scalar_grad(
                 .binary_scalar(Mul, 0.5, false)?;
             g.binary(&wins.binary(&ties, Add)?, Mul)
         }
+        (FloorDiv, _) => g.zeros_like(),
+        (Remainder, false) => Ok(g.clone()),
+        // d(s % x)/dx = -floor(s / x)
+        (Remainder, true) => g.binary(
+            &x()?.binary_scalar(FloorDiv, s, true)?.unary(UnaryOp::Neg)?,
+            Mul,
+        ),
     }
 }

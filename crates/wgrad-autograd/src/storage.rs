@@ -325,8 +325,12 @@ impl Storage {
 
     // ---- reductions ----
     /// Sum over `axes` (`&[]` = all; `torch.sum`), keeping them as size 1
-    /// if `keepdim`; F32 only. The sum of nothing is 0.
+    /// if `keepdim`; F32 or I32. The sum of nothing is 0.
+    /// An I32 tensor sums to I32, wrapping on overflow (PyTorch: int64).
     pub fn sum(&self, axes: &[isize], keepdim: bool) -> Result<Storage> {
+        if self.dtype() == DType::I32 {
+            return unary_dispatch!(self, t => t.sum_i32(axes, keepdim));
+        }
         unary_dispatch!(self, t => t.sum(axes, keepdim))
     }
     /// Mean over `axes` (`&[]` = all; `torch.mean`); F32 only, the mean of

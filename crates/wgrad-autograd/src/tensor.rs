@@ -8,6 +8,7 @@ use wgrad_core::{DType, Dims, Element, Error, Generator, Result};
 use crate::Device;
 use crate::grad_mode::is_grad_enabled;
 use crate::graph::{GradFn, Node, Op};
+use crate::ops::inplace::DataCell;
 use crate::storage::Storage;
 
 /// A tensor on the CPU or a GPU that can take part in reverse-mode autograd.
@@ -30,6 +31,10 @@ pub(crate) struct Inner {
     /// (and by `detach()`), like PyTorch's version counter: a backward rule
     /// whose saved tensor moved on since the forward pass refuses to run.
     pub version: Arc<AtomicU64>,
+    /// Shared with the same tensors as `version`: where an in-place write
+    /// on the CPU (copy-on-write) leaves the new buffer for the other views
+    /// of the old one (`ops/inplace.rs`).
+    pub cell: Arc<DataCell>,
     /// The storage's shape, dtype and device, kept outside the lock so
     /// reading them takes no lock and allocates nothing. `set_storage`
     /// refuses storage that differs in any of them, so they never go stale.
@@ -81,10 +86,15 @@ pub fn next_seed() -> u64 {
 
 impl Tensor {
     pub(crate) fn from_storage(storage: Storage, node: Option<GradFn>) -> Tensor {
-        Tensor::with_version(storage, node, Arc::new(AtomicU64::new(0)))
+        Tensor::with_version(storage, node, Arc::new(AtomicU64::new(0)), Arc::default())
     }
 
-    fn with_version(storage: Storage, node: Option<GradFn>, version: Arc<AtomicU64>) -> Tensor {
+    fn with_version(
+        storage: Storage,
+        node: Option<GradFn>,
+        version: Arc<AtomicU64>,
+        cell: Arc<DataCell>,
+    ) -> Tensor {
         Tensor {
             inner: Arc::new(Inner {
                 id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
@@ -96,6 +106,7 @@ impl Tensor {
                 grad: Mutex::new(None),
                 node,
                 version,
+                cell,
             }),
         }
     }
@@ -108,14 +119,26 @@ impl Tensor {
     /// Records `op` on `inputs` producing `storage`, attaching a graph node
     /// when grad mode is on and any input requires grad.
     pub(crate) fn record(storage: Storage, op: Op, inputs: &[&Tensor]) -> Tensor {
-        Tensor::record_with_version(storage, op, inputs, Arc::new(AtomicU64::new(0)))
+        Tensor::record_with_version(
+            storage,
+            op,
+            inputs,
+            Arc::new(AtomicU64::new(0)),
+            Arc::default(),
+        )
     }
 
     /// Like [`record`](Self::record) for an op whose output is a view of
     /// `input`'s data: the two share one version counter, so changing the
     /// data through either is seen by backward rules that saved the other.
     pub(crate) fn record_view(storage: Storage, op: Op, input: &Tensor) -> Tensor {
-        Tensor::record_with_version(storage, op, &[input], input.inner.version.clone())
+        Tensor::record_with_version(
+            storage,
+            op,
+            &[input],
+            input.inner.version.clone(),
+            input.inner.cell.clone(),
+        )
     }
 
     fn record_with_version(
@@ -123,6 +146,7 @@ impl Tensor {
         op: Op,
         inputs: &[&Tensor],
         version: Arc<AtomicU64>,
+        cell: Arc<DataCell>,
     ) -> Tensor {
         let track = is_grad_enabled() && inputs.iter().any(|t| t.requires_grad());
         let node = track.then(|| {
@@ -133,7 +157,7 @@ impl Tensor {
                 output_version: version.load(Ordering::Acquire),
             })
         });
-        Tensor::with_version(storage, node, version)
+        Tensor::with_version(storage, node, version, cell)
     }
 
     /// How many times this tensor's data has been changed in place or
@@ -150,9 +174,27 @@ impl Tensor {
 
     /// A snapshot of the storage (cheap: an `Arc` clone).
     pub fn storage(&self) -> Storage {
-        match self.inner.storage.read() {
+        let s = match self.inner.storage.read() {
             Ok(s) => s.clone(),
             Err(poisoned) => poisoned.into_inner().clone(),
+        };
+        // After an in-place CPU write through another view, this view
+        // moves to the rewritten buffer (one atomic load otherwise).
+        match self.inner.cell.follow(&s) {
+            Some(newer) => {
+                self.put_storage(newer.clone());
+                newer
+            }
+            None => s,
+        }
+    }
+
+    /// Swaps in storage of the same shape, dtype and device (no checks, no
+    /// version bump: the callers do both).
+    pub(crate) fn put_storage(&self, storage: Storage) {
+        match self.inner.storage.write() {
+            Ok(mut s) => *s = storage,
+            Err(poisoned) => *poisoned.into_inner() = storage,
         }
     }
 
@@ -316,7 +358,12 @@ impl Tensor {
     /// A new leaf sharing this tensor's data (and its version counter), cut
     /// from the graph.
     pub fn detach(&self) -> Tensor {
-        Tensor::with_version(self.storage(), None, self.inner.version.clone())
+        Tensor::with_version(
+            self.storage(),
+            None,
+            self.inner.version.clone(),
+            self.inner.cell.clone(),
+        )
     }
 
     // ---- creation ----

@@ -98,10 +98,13 @@ macro_rules! named_scalar_ops {
 
 impl CpuTensor {
     /// `op(self, other)` elementwise with NumPy/PyTorch broadcasting; both F32.
+    /// Other dtypes follow PyTorch's promotion (I32 with I32 stays I32 for
+    /// all but `div` and `pow`; with F32 it computes in F32).
     pub fn binary(&self, other: &CpuTensor, op: BinaryOp) -> Result<Self> {
         let name = op.name();
-        expect_dtype(name, self, DType::F32)?;
-        expect_dtype(name, other, DType::F32)?;
+        if self.dtype() != DType::F32 || other.dtype() != DType::F32 {
+            return self.binary_promoted(other, op);
+        }
         let shape = broadcast_shapes(name, self.shape(), other.shape())?;
         let cost = binary_cost(op);
         if let Some(data) =
@@ -121,9 +124,13 @@ impl CpuTensor {
 
     /// `op(self, scalar)` elementwise, or `op(scalar, self)` if
     /// `scalar_on_left` (e.g. `1 - x`, `2 ^ x`); F32 only.
+    /// An I32 tensor with a whole-number scalar stays I32 for the ops that
+    /// keep integers (see `checks::arith::scalar_dtype`).
     pub fn binary_scalar(&self, op: BinaryOp, scalar: f32, scalar_on_left: bool) -> Result<Self> {
         let name = op.name();
-        expect_dtype(name, self, DType::F32)?;
+        if self.dtype() != DType::F32 {
+            return self.binary_scalar_promoted(op, scalar, scalar_on_left);
+        }
         let x = self.dense::<f32>(name)?;
         let cost = binary_cost(op);
         let data = dispatch_binary!(op, f => if scalar_on_left {
@@ -149,6 +156,10 @@ impl CpuTensor {
         maximum => binary(BinaryOp::Maximum);
         /// NaN-propagating elementwise minimum with broadcasting.
         minimum => binary(BinaryOp::Minimum);
+        /// `floor(self / other)` (`torch.div(.., rounding_mode="floor")`) with broadcasting.
+        div_floor => binary(BinaryOp::FloorDiv);
+        /// Python-style remainder (the divisor's sign, `torch.remainder`) with broadcasting.
+        remainder => binary(BinaryOp::Remainder);
         /// U32 mask of `self == other`.
         eq => compare(CompareOp::Eq);
         /// U32 mask of `self != other`.
@@ -183,6 +194,10 @@ impl CpuTensor {
         maximum_scalar => binary_scalar_right(BinaryOp::Maximum);
         /// NaN-propagating `min(self, scalar)`.
         minimum_scalar => binary_scalar_right(BinaryOp::Minimum);
+        /// `floor(self / scalar)`.
+        div_floor_scalar => binary_scalar_right(BinaryOp::FloorDiv);
+        /// Python-style `self % scalar`.
+        remainder_scalar => binary_scalar_right(BinaryOp::Remainder);
         /// U32 mask of `self == scalar`.
         eq_scalar => compare_scalar(CompareOp::Eq);
         /// U32 mask of `self != scalar`.
@@ -197,12 +212,15 @@ impl CpuTensor {
         ge_scalar => compare_scalar(CompareOp::Ge);
     }
 
-    /// Elementwise comparison with broadcasting; inputs both F32 or both
-    /// I32; output a U32 mask of 0/1.
+    /// Elementwise comparison with broadcasting; inputs F32 or I32 (one of
+    /// each compares in F32, PyTorch's promotion); output a U32 mask of 0/1.
     pub fn compare(&self, other: &CpuTensor, op: CompareOp) -> Result<Self> {
         let name = op.name();
         checks::comparable(name, self.dtype())?;
-        expect_dtype(name, other, self.dtype())?;
+        checks::comparable(name, other.dtype())?;
+        if self.dtype() != other.dtype() {
+            return self.cast(DType::F32)?.compare(&other.cast(DType::F32)?, op);
+        }
         let shape = broadcast_shapes(name, self.shape(), other.shape())?;
         let (a, b) = (self.expand(&shape)?, other.expand(&shape)?);
         match self.dtype() {
@@ -329,7 +347,7 @@ fn binary_cost(op: BinaryOp) -> usize {
     match op {
         BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div => 1,
         BinaryOp::Maximum | BinaryOp::Minimum => 2,
-        BinaryOp::Pow => parallel::HEAVY,
+        BinaryOp::Pow | BinaryOp::FloorDiv | BinaryOp::Remainder => parallel::HEAVY,
     }
 }
 

@@ -35,6 +35,7 @@ mod conv;
 mod creation;
 mod elementwise;
 mod indexing;
+mod int_ops;
 mod matmul;
 mod nn;
 mod optim;
@@ -48,5 +49,6 @@ mod sort;
 mod tensor;
 mod views;
 
+pub use int_ops::BufferRef;
 pub use tensor::CpuTensor;
 pub use wgrad_core::{BinaryOp, CompareOp, DType, Element, Error, Result, UnaryOp};

@@ -45,6 +45,9 @@ pub enum FaultCode {
     /// An invalid `multinomial` weight row (index: the row; size: the
     /// `wgrad_core::checks::sort::BadWeights` reason).
     Multinomial = 9,
+    /// An integer floor division or remainder by zero (index: the output
+    /// element; size: the `BinaryOp` code), PyTorch's ZeroDivisionError.
+    ZeroDivision = 10,
 }
 
 impl FaultCode {
@@ -59,6 +62,7 @@ impl FaultCode {
             7 => FaultCode::ScatterAdd,
             8 => FaultCode::Bernoulli,
             9 => FaultCode::Multinomial,
+            10 => FaultCode::ZeroDivision,
             _ => return None,
         })
     }
@@ -75,6 +79,7 @@ impl FaultCode {
             FaultCode::ScatterAdd => "scatter_add",
             FaultCode::Bernoulli => "bernoulli",
             FaultCode::Multinomial => "multinomial",
+            FaultCode::ZeroDivision => "integer division",
         }
     }
 }
@@ -100,6 +105,13 @@ pub(crate) fn check(words: [u32; 4]) -> wgrad_core::Result<()> {
     use wgrad_core::checks::sort::{BadWeights, bad_probability};
     match FaultCode::from_word(words[0]) {
         Some(FaultCode::Bernoulli) => return Err(bad_probability(words[1] as usize)),
+        Some(FaultCode::ZeroDivision) => {
+            let op = wgrad_core::BinaryOp::ALL
+                .iter()
+                .find(|o| o.code() == words[2])
+                .map_or("integer division", |o| o.name());
+            return Err(wgrad_core::checks::arith::zero_division(op));
+        }
         Some(FaultCode::Multinomial) => {
             if let Some(why) = BadWeights::from_code(words[2]) {
                 return Err(why.error(words[1] as usize));

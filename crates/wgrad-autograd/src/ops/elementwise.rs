@@ -61,6 +61,13 @@ impl Tensor {
         pow pow_scalar => Pow,
         maximum maximum_scalar => Maximum,
         minimum minimum_scalar => Minimum,
+        div_floor div_floor_scalar => FloorDiv,
+        remainder remainder_scalar => Remainder,
+    }
+
+    /// `torch.floor_divide` / Python's `//`: the same as [`div_floor`](Self::div_floor).
+    pub fn floor_divide(&self, other: &Tensor) -> Result<Tensor> {
+        self.div_floor(other)
     }
 
     /// Elementwise unary op.

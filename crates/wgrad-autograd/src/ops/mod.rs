@@ -4,6 +4,7 @@ pub(crate) mod attention;
 pub(crate) mod conv;
 mod elementwise;
 mod indexing;
+pub(crate) mod inplace;
 mod linalg;
 mod loss;
 pub(crate) mod math;

@@ -1,10 +1,11 @@
-//! `+ - * /` and unary `-` on tensor references and scalars.
+//! `+ - * / %` and unary `-` on tensor references and scalars (`%` is
+//! `torch.remainder`: the result has the divisor's sign).
 //!
 //! Operators cannot fail silently, so they return `Result<Tensor>`:
 //! `let y = (&(&a * &b)? + 1.0)?;` — shape and device errors surface as
 //! values, never as panics.
 
-use std::ops::{Add, Div, Mul, Neg, Sub};
+use std::ops::{Add, Div, Mul, Neg, Rem, Sub};
 
 use wgrad_core::{BinaryOp, Result};
 
@@ -43,6 +44,7 @@ tensor_operator!(Add, add, Add);
 tensor_operator!(Sub, sub, Sub);
 tensor_operator!(Mul, mul, Mul);
 tensor_operator!(Div, div, Div);
+tensor_operator!(Rem, rem, Remainder);
 
 impl Neg for &Tensor {
     type Output = Result<Tensor>;

@@ -13,6 +13,7 @@
 //! avg_pool2d, adaptive_avg_pool2d) and [`sort`] (sort, topk, cumsum and
 //! the random samplers).
 
+pub mod arith;
 pub mod attention;
 pub mod concat;
 pub mod conv;

@@ -7,12 +7,15 @@
 // Re-exported where they have always been: the CPU loops call them as
 // `wgrad_core::ops::{sigmoid, erf}`.
 pub use crate::math::{erf, sigmoid};
+pub use divmod::{floor_divide_f32, remainder_f32};
 pub use unary::UnaryOp;
 
+mod divmod;
 mod scalar;
 mod unary;
 
-/// Elementwise binary arithmetic on f32.
+/// Elementwise binary arithmetic on f32 (and, for the ops where
+/// [`BinaryOp::keeps_int`] holds, on I32 through [`BinaryOp::apply_i32`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BinaryOp {
     /// `a + b` (`torch.add`).
@@ -30,13 +33,19 @@ pub enum BinaryOp {
     Maximum,
     /// The smaller of `a` and `b`, NaN if either is NaN (`torch.minimum`).
     Minimum,
+    /// `floor(a / b)` (`torch.div(a, b, rounding_mode="floor")`, Python's
+    /// `//`); on f32 computed as PyTorch does (see [`floor_divide_f32`]).
+    FloorDiv,
+    /// `a - floor(a / b) * b` with the divisor's sign (`torch.remainder`,
+    /// Python's `%`); on f32 see [`remainder_f32`].
+    Remainder,
 }
 
 impl BinaryOp {
     /// Every variant, in `code()` order. The WGSL selector constants
     /// (`BINARY_ADD`, ...) are generated from this list, and a test checks
     /// that every kernel switching on a `BinaryOp` has a case for each.
-    pub const ALL: [BinaryOp; 7] = [
+    pub const ALL: [BinaryOp; 9] = [
         BinaryOp::Add,
         BinaryOp::Sub,
         BinaryOp::Mul,
@@ -44,6 +53,8 @@ impl BinaryOp {
         BinaryOp::Pow,
         BinaryOp::Maximum,
         BinaryOp::Minimum,
+        BinaryOp::FloorDiv,
+        BinaryOp::Remainder,
     ];
 
     /// Selector value passed to `kernels/elementwise/binary.wgsl`.
@@ -61,6 +72,8 @@ impl BinaryOp {
             BinaryOp::Pow => "pow",
             BinaryOp::Maximum => "maximum",
             BinaryOp::Minimum => "minimum",
+            BinaryOp::FloorDiv => "floor_divide",
+            BinaryOp::Remainder => "remainder",
         }
     }
     /// The op on one pair of elements: the reference the CPU loops call and
@@ -87,6 +100,8 @@ impl BinaryOp {
                     a.min(b)
                 }
             }
+            BinaryOp::FloorDiv => floor_divide_f32(a, b),
+            BinaryOp::Remainder => remainder_f32(a, b),
         }
     }
 }

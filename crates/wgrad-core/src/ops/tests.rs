@@ -24,8 +24,10 @@ fn all_lists_every_variant_in_code_order() {
 #[test]
 fn all_ends_with_the_last_variant() {
     let binary_last = |op: BinaryOp| match op {
-        BinaryOp::Minimum => true,
-        BinaryOp::Add
+        BinaryOp::Remainder => true,
+        BinaryOp::Minimum
+        | BinaryOp::FloorDiv
+        | BinaryOp::Add
         | BinaryOp::Sub
         | BinaryOp::Mul
         | BinaryOp::Div

@@ -122,10 +122,13 @@ fn comparisons_give_u32_masks() {
 
 #[test]
 fn comparison_dtype_errors() {
-    let e = t(&[1.0], &[1]).eq(&ti(&[1], &[1])).unwrap_err();
+    // F32 with I32 compares in F32, as PyTorch promotes.
+    let m = t(&[1.0, 1.5], &[2]).eq(&ti(&[1, 1], &[2])).unwrap();
+    assert_eq!(m.to_vec::<u32>().unwrap(), vec![1, 0]);
+    let mask = CpuTensor::from_vec(vec![1u32], &[1]).unwrap();
+    let e = t(&[1.0], &[1]).eq(&mask).unwrap_err();
     assert!(matches!(e, Error::DTypeMismatch { .. }), "{e:?}");
     assert!(e.to_string().contains("eq"), "{e}");
-    let mask = CpuTensor::from_vec(vec![1u32], &[1]).unwrap();
     assert!(matches!(
         mask.lt(&mask).unwrap_err(),
         Error::DTypeMismatch { .. }
@@ -243,10 +246,15 @@ fn f32_ops_reject_other_dtypes() {
         e.to_string().contains("exp") && e.to_string().contains("int32"),
         "{e}"
     );
-    let e = x.add(&i).unwrap_err();
+    // Arithmetic promotes I32 with F32 to F32 and keeps I32 with I32, as
+    // PyTorch does (int_ops in wgrad's tests); U32 masks stay errors.
+    assert_eq!(x.add(&i).unwrap().dtype(), DType::F32);
+    assert_eq!(i.add_scalar(1.0).unwrap().dtype(), DType::I32);
+    let m = CpuTensor::from_vec(vec![1u32, 0], &[2]).unwrap();
+    let e = x.add(&m).unwrap_err();
     assert!(matches!(e, Error::DTypeMismatch { .. }), "{e:?}");
     assert!(e.to_string().contains("add"), "{e}");
-    assert!(i.add_scalar(1.0).is_err());
+    assert!(m.add_scalar(1.0).is_err());
 }
 
 #[test]

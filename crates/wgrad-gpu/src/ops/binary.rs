@@ -8,12 +8,15 @@ use crate::ops::unary::coalesce;
 use crate::params::BinaryParams;
 
 impl GpuTensor {
-    /// `self (op) other` with PyTorch broadcasting; both f32.
+    /// `self (op) other` with PyTorch broadcasting. Other dtypes follow
+    /// PyTorch's promotion (I32 with I32 stays I32 for all but `div` and
+    /// `pow`; with F32 it computes in F32).
     pub fn binary(&self, other: &GpuTensor, op: BinaryOp) -> Result<GpuTensor> {
         let name = op.name();
         self.same_device(name, other)?;
-        self.expect_dtype(name, DType::F32)?;
-        other.expect_dtype(name, DType::F32)?;
+        if self.dtype() != DType::F32 || other.dtype() != DType::F32 {
+            return self.binary_promoted(other, op);
+        }
         let out_shape = shape::broadcast_shapes(name, self.shape(), other.shape())?;
         let a = self.layout.expand(&out_shape)?;
         let b = other.layout.expand(&out_shape)?;

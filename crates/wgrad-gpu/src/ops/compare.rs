@@ -39,7 +39,11 @@ impl GpuTensor {
         let name = op.name();
         self.same_device(name, other)?;
         checks::comparable(name, self.dtype())?;
-        other.expect_dtype(name, self.dtype)?;
+        checks::comparable(name, other.dtype())?;
+        if self.dtype() != other.dtype() {
+            // One F32 and one I32: PyTorch compares in F32.
+            return self.cast(DType::F32)?.compare(&other.cast(DType::F32)?, op);
+        }
         let out_shape = shape::broadcast_shapes(name, self.shape(), other.shape())?;
         let a = self.layout.expand(&out_shape)?;
         let b = other.layout.expand(&out_shape)?;

@@ -9,6 +9,7 @@ mod compare;
 mod concat;
 mod conv;
 mod indexing;
+mod int_ops;
 mod matmul;
 mod nn;
 mod optim;

@@ -22,7 +22,8 @@ macro_rules! named_scalar_ops {
 
 impl GpuTensor {
     /// `op(self, scalar)` elementwise, or `op(scalar, self)` if
-    /// `scalar_on_left` (e.g. `1 - x`, `2 ^ x`); F32 only. Reads strided
+    /// `scalar_on_left` (e.g. `1 - x`, `2 ^ x`). An I32 tensor with a
+    /// whole-number scalar stays I32 for the ops that keep integers. Reads strided
     /// views in place; the result is contiguous.
     pub fn binary_scalar(
         &self,
@@ -31,7 +32,9 @@ impl GpuTensor {
         scalar_on_left: bool,
     ) -> Result<GpuTensor> {
         let name = op.name();
-        self.expect_dtype(name, DType::F32)?;
+        if self.dtype() != DType::F32 {
+            return self.binary_scalar_promoted(op, scalar, scalar_on_left);
+        }
         let out = self.empty_like_device(name, self.shape(), DType::F32)?;
         if out.numel() == 0 {
             return Ok(out);
@@ -66,5 +69,9 @@ impl GpuTensor {
         maximum_scalar => BinaryOp::Maximum;
         /// NaN-propagating `min(self, scalar)`.
         minimum_scalar => BinaryOp::Minimum;
+        /// `floor(self / scalar)`.
+        div_floor_scalar => BinaryOp::FloorDiv;
+        /// Python-style `self % scalar`.
+        remainder_scalar => BinaryOp::Remainder;
     }
 }

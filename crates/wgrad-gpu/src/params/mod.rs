@@ -43,7 +43,7 @@ pub(crate) use optim::{
     AdagradParams, AdamAmsgradParams, AdamParams, RmsPropParams, SgdMomentumParams, SgdParams,
 };
 pub(crate) use pool::Pool2dParams;
-pub(crate) use reduce::{ReduceParams, SoftmaxParams, SoftmaxSplitParams};
+pub(crate) use reduce::{ReduceParams, SoftmaxParams, SoftmaxSplitParams, SumParams};
 pub(crate) use sort::{BernoulliParams, MultinomialParams, RandintParams, ScanParams, SortParams};
 
 /// Declares one kernel's parameter struct: `#[repr(C)]`, `Pod`, fields in

@@ -115,3 +115,17 @@ impl SoftmaxParams {
         }
     }
 }
+
+immediates! {
+    /// `SumParams` of `reduce/sum_int.wgsl`.
+    SumParams {
+        /// Output rows.
+        rows: u32,
+        /// Elements per (contiguous) row.
+        inner: u32,
+        /// Element offset of the matrix.
+        offset: u32,
+        /// Unused (16-byte block).
+        pad: u32,
+    }
+}

@@ -36,9 +36,9 @@ macro_rules! cases {
 fn cases() -> Vec<Case> {
     cases![
         FillParams => [elementwise::FILL],
-        BinaryParams => [elementwise::BINARY],
+        BinaryParams => [elementwise::BINARY, elementwise::BINARY_I32],
         UnaryParams => [elementwise::UNARY],
-        ScalarParams => [elementwise::BINARY_SCALAR],
+        ScalarParams => [elementwise::BINARY_SCALAR, elementwise::BINARY_SCALAR_I32],
         CompareParams => [elementwise::COMPARE],
         WhereParams => [elementwise::WHERE_COND],
         CastParams => [elementwise::CAST],
@@ -50,6 +50,7 @@ fn cases() -> Vec<Case> {
         ArangeParams => [movement::ARANGE],
         RandomParams => [random::RAND_UNIFORM, random::RAND_NORMAL],
         ReduceParams => [reduce::REDUCE_ROWS],
+        SumParams => [reduce::SUM_ROWS_I32],
         SoftmaxParams => [reduce::SOFTMAX_ROWS],
         SoftmaxSplitParams => [reduce::SOFTMAX_PARTIAL, reduce::SOFTMAX_WRITE],
         MatmulParams => [matmul::MATMUL_64, matmul::MATMUL_128],

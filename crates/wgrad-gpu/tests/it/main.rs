@@ -6,6 +6,7 @@
 mod basics;
 mod conv;
 mod faults;
+mod int_ops;
 mod parity_backward;
 mod parity_elementwise;
 mod parity_matmul;

@@ -1049,8 +1049,10 @@ fn non_f32_inputs_are_dtype_errors() {
         err.contains("exp") && err.contains("float32") && err.contains("int32"),
         "{err}"
     );
-    let err = i.add_scalar(1.0).unwrap_err().to_string();
-    assert!(err.contains("add") && err.contains("int32"), "{err}");
+    // Integer arithmetic is supported (tests/it/int_ops.rs); U32 masks are not.
+    let m = GpuTensor::from_vec(&gpu, vec![1u32, 0], &[2]).unwrap();
+    let err = m.add_scalar(1.0).unwrap_err().to_string();
+    assert!(err.contains("add") && err.contains("uint32"), "{err}");
     let err = i.clamp(Some(0.0), None).unwrap_err().to_string();
     assert!(err.contains("clamp"), "{err}");
 }
@@ -1061,11 +1063,11 @@ fn compare_rejects_mixed_and_mask_dtypes() {
     let f = GpuTensor::from_vec(&gpu, vec![1.0f32, 2.0], &[2]).unwrap();
     let i = GpuTensor::from_vec(&gpu, vec![1i32, 2], &[2]).unwrap();
     let m = GpuTensor::from_vec(&gpu, vec![1u32, 0], &[2]).unwrap();
-    let err = f.lt(&i).unwrap_err().to_string();
-    assert!(
-        err.contains("lt") && err.contains("float32") && err.contains("int32"),
-        "{err}"
-    );
+    // F32 with I32 compares in F32 (PyTorch's promotion); masks are refused.
+    let lt = f.lt(&i.add_scalar(1.0).unwrap()).unwrap();
+    assert_eq!(lt.to_vec_blocking::<u32>().unwrap(), vec![1, 1]);
+    let err = f.lt(&m).unwrap_err().to_string();
+    assert!(err.contains("lt") && err.contains("uint32"), "{err}");
     let err = m.eq(&m).unwrap_err().to_string();
     assert!(err.contains("eq") && err.contains("uint32"), "{err}");
     let err = m.gt_scalar(0.0).unwrap_err().to_string();

@@ -103,6 +103,33 @@ pub static CAST: KernelSpec = KernelSpec {
     selector: None,
 };
 
+/// Broadcasting integer binary op (I32 instantiation of a source written
+/// against `elem`); override `OP` = `BinaryOp::code()` of an op that keeps
+/// integers; one element per thread. A zero divisor of floor division or
+/// remainder raises fault 10. Immediates: as [`BINARY`].
+pub static BINARY_I32: KernelSpec = KernelSpec {
+    file: "elementwise/binary_int.wgsl",
+    entry: "binary_int",
+    bindings: &[Read, Read, ReadWrite],
+    immediate_bytes: 88,
+    uses_fault: true,
+    elem: Elem::I32,
+    selector: Some(Selector::Binary),
+};
+
+/// Integer binary op with a scalar operand (I32); overrides `OP` and `LEFT`
+/// as [`BINARY_SCALAR`]; one element per thread; fault 10 on a zero
+/// divisor. Immediates: as [`BINARY_SCALAR`] with the scalar's bits an i32.
+pub static BINARY_SCALAR_I32: KernelSpec = KernelSpec {
+    file: "elementwise/scalar_int.wgsl",
+    entry: "binary_scalar_int",
+    bindings: &[Read, ReadWrite],
+    immediate_bytes: 64,
+    uses_fault: true,
+    elem: Elem::I32,
+    selector: Some(Selector::Binary),
+};
+
 /// Every kernel of this family.
 pub static ALL: &[&KernelSpec] = &[
     &FILL,
@@ -112,4 +139,6 @@ pub static ALL: &[&KernelSpec] = &[
     &COMPARE,
     &WHERE_COND,
     &CAST,
+    &BINARY_I32,
+    &BINARY_SCALAR_I32,
 ];

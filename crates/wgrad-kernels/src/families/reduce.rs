@@ -131,9 +131,23 @@ pub static SOFTMAX_WRITE: KernelSpec = KernelSpec {
     selector: None,
 };
 
+/// Row sums of a contiguous `[rows, inner]` I32 matrix (wrapping), one
+/// workgroup per row (`dispatch_groups(rows)`). Bindings: src, out.
+/// Immediates: rows, inner, offset, pad.
+pub static SUM_ROWS_I32: KernelSpec = KernelSpec {
+    file: "reduce/sum_int.wgsl",
+    entry: "sum_rows_int",
+    bindings: &[Read, ReadWrite],
+    immediate_bytes: 16,
+    uses_fault: false,
+    elem: Elem::I32,
+    selector: None,
+};
+
 /// Every kernel of this family (what the validation test walks).
 pub static ALL: &[&KernelSpec] = &[
     &REDUCE_ROWS,
+    &SUM_ROWS_I32,
     &SOFTMAX_ROWS,
     &SOFTMAX_PARTIAL,
     &SOFTMAX_WRITE,

@@ -390,6 +390,7 @@ fn apply(op: &str, args: &Value, x: &[Tensor], device: &Device) -> Result<Tensor
             None => match crate::fixtures_cnn::apply(other, args, x)
                 .or_else(|| crate::fixtures_structure::apply(other, args, x))
                 .or_else(|| crate::fixtures_attention::apply(other, args, x))
+                .or_else(|| crate::int_ops::apply(other, args, x))
             {
                 Some(result) => result,
                 None => panic!("no replay for op {other}"),

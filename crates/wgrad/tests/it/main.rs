@@ -16,6 +16,8 @@ mod fixtures_sort;
 mod fixtures_structure;
 mod fixtures_transformer;
 mod hardening;
+mod inplace;
+mod int_ops;
 mod math_ops;
 mod misc;
 mod sort;
