@@ -32,12 +32,12 @@ impl Tensor {
     /// scores; the backward recomputes them from the saved log-sum-exp.
     ///
     /// ```
-    /// use wgrad::{Device, Tensor};
+    /// use wgrad_autograd::{Device, Tensor};
     /// let q = Tensor::randn(&[2, 4, 8, 16], &Device::Cpu)?;
     /// let kv = Tensor::randn(&[2, 4, 8, 16], &Device::Cpu)?;
     /// let y = q.scaled_dot_product_attention(&kv, &kv, None, 0.0, true, None)?;
     /// assert_eq!(y.shape(), [2, 4, 8, 16]);
-    /// # Ok::<(), wgrad::Error>(())
+    /// # Ok::<(), wgrad_autograd::Error>(())
     /// ```
     pub fn scaled_dot_product_attention(
         &self,
