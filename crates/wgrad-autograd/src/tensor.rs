@@ -307,14 +307,19 @@ impl Tensor {
         Ok(())
     }
 
-    /// The accumulated gradient of a leaf, if any.
+    /// The accumulated gradient of a leaf, if any. In-place ops on it are
+    /// refused (gradients may share storage): use `set_grad`/`zero_grad`.
     pub fn grad(&self) -> Option<Tensor> {
         self.inner
             .grad
             .lock()
             .ok()
             .and_then(|g| g.clone())
-            .map(Tensor::from_storage_leaf)
+            .map(|g| {
+                // Read-only for in-place ops: gradients may share buffers.
+                let version = Arc::new(AtomicU64::new(0));
+                Tensor::with_version(g, None, version, Arc::new(DataCell::read_only()))
+            })
     }
 
     /// Drops the gradient (like `set_to_none=True`).

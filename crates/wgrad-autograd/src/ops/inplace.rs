@@ -27,7 +27,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use wgrad_core::checks::arith;
-use wgrad_core::{BinaryOp, Error, Result, UnaryOp};
+use wgrad_core::{BinaryOp, DType, Error, Result, UnaryOp};
 use wgrad_cpu::{BufferRef, CpuTensor};
 
 use crate::grad_mode::is_grad_enabled;
@@ -42,9 +42,21 @@ pub(crate) struct DataCell {
     /// costs one atomic load per `storage()`).
     writes: AtomicU64,
     rewrites: Mutex<Vec<(BufferRef, CpuTensor)>>,
+    /// Set for the tensors `Tensor::grad()` returns: a handle over the
+    /// gradient's data that several gradients may share (an `add`'s backward
+    /// gives both operands one buffer), so writing it is refused.
+    read_only: bool,
 }
 
 impl DataCell {
+    /// The cell of a tensor that in-place ops must not write.
+    pub(crate) fn read_only() -> Self {
+        DataCell {
+            read_only: true,
+            ..DataCell::default()
+        }
+    }
+
     /// The storage a view with (possibly stale) storage `s` reads now: its
     /// layout over the newest rewrite of its buffer, or `None` if current.
     pub(crate) fn follow(&self, s: &Storage) -> Option<Storage> {
@@ -90,6 +102,13 @@ impl Tensor {
             Storage::Gpu(t) => t.layout().clone(),
         };
         arith::writable_layout(op, &layout)?;
+        if self.inner.cell.read_only {
+            return Err(Error::invalid(
+                op,
+                "the tensor grad() returns reads gradient storage that other gradients may share; \
+                 write a gradient with set_grad (or zero_grad) instead of in place",
+            ));
+        }
         if !is_grad_enabled() {
             return Ok(());
         }
@@ -245,11 +264,32 @@ impl Tensor {
     }
 
     /// `torch.Tensor.clamp_`: elements limited to `[min, max]` (either may
-    /// be `None`); F32.
+    /// be `None`; `min > max` gives `max`); F32 or I32 (whole-number bounds).
     pub fn clamp_(&self, min: Option<f32>, max: Option<f32>) -> Result<Tensor> {
         const OP: &str = "clamp_";
         self.check_inplace(OP, &[])?;
-        let clamped = self.storage().unary(UnaryOp::Clamp { min, max })?;
+        let x = self.storage();
+        let clamped = if x.dtype() == DType::I32 {
+            // Integer clamp through the I32 maximum/minimum (a fractional
+            // bound promotes to F32, which the dtype check then refuses, as
+            // PyTorch does).
+            if min.is_none() && max.is_none() {
+                return Err(Error::invalid(
+                    OP,
+                    "at least one of min and max must be given",
+                ));
+            }
+            let mut out = x;
+            if let Some(lo) = min {
+                out = out.binary_scalar(BinaryOp::Maximum, lo, false)?;
+            }
+            if let Some(hi) = max {
+                out = out.binary_scalar(BinaryOp::Minimum, hi, false)?;
+            }
+            out
+        } else {
+            x.unary(UnaryOp::Clamp { min, max })?
+        };
         self.assign_result(OP, clamped)
     }
 }

@@ -76,6 +76,10 @@ fn inplace_values_match_the_out_of_place_ops() {
         let i = Tensor::from_vec(vec![7i32, -7], &[2], &d).unwrap();
         i.add_scalar_(3.0).unwrap();
         assert_eq!(i.to_vec::<i32>().unwrap(), vec![10, -4]);
+        i.clamp_(Some(-2.0), Some(5.0)).unwrap();
+        assert_eq!(i.to_vec::<i32>().unwrap(), vec![5, -2]);
+        let e = i.clamp_(Some(0.5), None).unwrap_err().to_string();
+        assert!(e.contains("clamp_") && e.contains("can't be cast"), "{e}");
         i.fill_(-3.7).unwrap();
         assert_eq!(i.to_vec::<i32>().unwrap(), vec![-3, -3]);
         // Empty and 0-d tensors.
@@ -192,6 +196,16 @@ fn leaf_requiring_grad_is_pytorchs_error_outside_no_grad() {
             .backward()
             .unwrap();
         assert_eq!(vals(&w.grad().unwrap()), vec![2.0, 2.0]);
+        // Gradients may share storage (add's backward gives both operands
+        // one buffer): the handle grad() returns cannot be written.
+        let (a, b) = (
+            t(&[1.0], &[1], &d).with_requires_grad(true).unwrap(),
+            t(&[2.0], &[1], &d).with_requires_grad(true).unwrap(),
+        );
+        a.add(&b).unwrap().sum_all().unwrap().backward().unwrap();
+        let e = a.grad().unwrap().zero_().unwrap_err().to_string();
+        assert!(e.contains("set_grad"), "{e}");
+        assert_eq!(vals(&b.grad().unwrap()), vec![1.0]);
     }
 }
 
@@ -264,7 +278,10 @@ fn bad_inplace_inputs_are_pytorchs_errors() {
             .fill_(1.0)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("fill_") && e.contains("single memory location"), "{e}");
+        assert!(
+            e.contains("fill_") && e.contains("single memory location"),
+            "{e}"
+        );
         let m = x.gt_scalar(1.0).unwrap();
         assert!(x.add_(&m).is_err(), "U32 masks are not arithmetic");
         assert_eq!(vals(&x), vec![1.0, 2.0, 3.0]);

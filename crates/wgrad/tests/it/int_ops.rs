@@ -50,6 +50,24 @@ pub(crate) fn apply(op: &str, args: &Value, x: &[Tensor]) -> Option<Result<Tenso
         "remainder_scalar" => {
             x[0].binary_scalar(BinaryOp::Remainder, f32_arg(args, "scalar"), on_left(args))
         }
+        "inplace_view_writes" => (|| {
+            let a = x[0].contiguous()?;
+            a.narrow(1, 1, 2)?.mul_scalar_(-2.0)?;
+            a.transpose(0, 1)?.narrow(0, 0, 1)?.add_scalar_(5.0)?;
+            a.narrow(0, 2, 1)?.clamp_(Some(-0.5), Some(0.5))?;
+            Ok(a)
+        })(),
+        "inplace_copy" => (|| {
+            x[0].narrow(0, 1, 2)?.copy_(&x[1])?;
+            Ok(x[0].clone())
+        })(),
+        "inplace_int_writes" => (|| {
+            let a = &x[0];
+            a.add_scalar_(3.0)?.mul_(&x[1])?.sub_(&x[1])?;
+            a.clamp_(Some(-40.0), Some(40.0))?;
+            a.narrow(1, 0, 2)?.fill_(7.0)?;
+            Ok(a.clone())
+        })(),
         _ => return None,
     })
 }
@@ -75,6 +93,9 @@ fn int_fixture_covers_the_ops() {
         "compare",
         "floor_divide_scalar",
         "remainder_scalar",
+        "inplace_view_writes",
+        "inplace_copy",
+        "inplace_int_writes",
     ] {
         assert!(ops.contains(&op), "no PyTorch case for {op}");
     }
