@@ -225,7 +225,8 @@ impl Batches {
 
 fn run() -> Result<()> {
     let flags = parse_flags();
-    let device = Device::parse(&flags.device)?;
+    let (device, reason) = Device::parse_with_reason(&flags.device)?;
+    println!("device: {device} ({reason})");
     manual_seed(flags.seed);
     let text = match &flags.data {
         Some(path) => std::fs::read_to_string(path)

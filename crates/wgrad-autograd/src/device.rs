@@ -29,13 +29,14 @@ impl Device {
         Ok(Device::Gpu(GpuDevice::shared_at(index)?))
     }
 
-    /// [`best_with_reason`](Self::best_with_reason), printing the choice and
-    /// its reason as one line on stderr the first time it is made in the
-    /// process (`wgrad: using gpu:0 (NVIDIA H200): ...`).
+    /// [`best_with_reason`](Self::best_with_reason), logging the choice and
+    /// its reason (`log::info!`, target `wgrad`) the first time it is made
+    /// in the process (`using gpu:0 (NVIDIA H200): ...`); a library does not
+    /// print, the application decides what to show.
     pub fn best() -> Result<Device> {
         let (device, reason) = Device::best_with_reason()?;
         static NOTICE: std::sync::Once = std::sync::Once::new();
-        NOTICE.call_once(|| eprintln!("wgrad: using {device}: {reason}"));
+        NOTICE.call_once(|| log::info!(target: "wgrad", "using {device}: {reason}"));
         Ok(device)
     }
 
