@@ -76,7 +76,7 @@ fn ds_row(raw: vec4<f32>, dp_raw: vec4<f32>, item: u32, i: u32, j: u32, mask_bas
 @compute @workgroup_size(128)
 fn attention_backward_dq(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) local: u32) {
     thread_ids(local);
-    let t = tile_of(wid, nwg);
+    let t = tile_of(wid, nwg, true);
     if t.w == 0u {
         return;
     }
@@ -186,7 +186,7 @@ fn col_stats(item: u32, i: u32) -> mat2x4<f32> {
 @compute @workgroup_size(128)
 fn attention_backward_dkdv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) local: u32) {
     thread_ids(local);
-    let t = tile_of(wid, nwg);
+    let t = tile_of(wid, nwg, false);
     if t.w == 0u {
         return;
     }

@@ -38,7 +38,7 @@ fn expd(s: vec4<f32>, m: f32, live: bool) -> vec4<f32> {
 @compute @workgroup_size(128)
 fn attention_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) local: u32) {
     thread_ids(local);
-    let t = tile_of(wid, nwg);
+    let t = tile_of(wid, nwg, true);
     if t.w == 0u {
         return;
     }

@@ -537,16 +537,18 @@ fn thread_ids(local: u32) {
 }
 
 // The workgroup's (block, chunk, item, 1), or w = 0 past the last one.
-// The blocks are walked last to first, items fastest: under a causal mask
-// the last blocks have the most work, so they start first and the short
-// ones fill the tail.
-fn tile_of(wid: vec3<u32>, nwg: vec3<u32>) -> vec4<u32> {
+// Items vary fastest; the blocks go heaviest first under a causal mask
+// (the last query blocks see the most keys, the first key blocks the
+// most queries: `last_first` says which), so that the short ones fill
+// the tail.
+fn tile_of(wid: vec3<u32>, nwg: vec3<u32>, last_first: bool) -> vec4<u32> {
     let g = wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y;
     if g >= p.blocks * p.chunks * p.items {
         return vec4<u32>(0u);
     }
     let rest = g / p.items;
-    return vec4<u32>(p.blocks - 1u - rest % p.blocks, rest / p.blocks, g % p.items, 1u);
+    let b = rest % p.blocks;
+    return vec4<u32>(select(b, p.blocks - 1u - b, last_first), rest / p.blocks, g % p.items, 1u);
 }
 
 // Largest of 4, NaN winning.
