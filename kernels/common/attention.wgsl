@@ -245,9 +245,9 @@ fn mac_at(ai: u32, bi: u32) {
 // How the 16 multiply-adds of a step are written: unrolled by hand, as
 // in gemm_64.wgsl, so that the driver's compiler sees straight-line loads
 // it can schedule ahead of the multiply-adds (fastest where registers
-// allow), or as a loop (UNROLL_4: unrolled by 4), for the kernel with the
-// most live accumulators (the dk/dv pass), where the full unroll costs
-// more in registers than it gains.
+// allow), or as a loop (UNROLL_4: unrolled by 4), for the loops with the
+// most live accumulators (the dk/dv pass's pv loops), where the full
+// unroll costs more in registers than it gains.
 const UNROLL_FULL: u32 = 0u;
 const UNROLL_4: u32 = 1u;
 
