@@ -20,14 +20,14 @@
 
 #![deny(missing_docs)]
 
+/// `wgrad::gradcheck(f, &inputs, options)` as a function (the module of the
+/// same name holds its options and report).
+pub use wgrad_autograd::gradcheck::gradcheck;
 pub use wgrad_autograd::{
     BackwardOptions, Conv2dArgs, ConvPadding, ConvTranspose2dArgs, Device, InterpolateMode,
     NoGradGuard, PadMode, Pool2dArgs, Storage, Tensor, gradcheck, is_grad_enabled, manual_seed,
     no_grad, optim,
 };
-/// `wgrad::gradcheck(f, &inputs, options)` as a function (the module of the
-/// same name holds its options and report).
-pub use wgrad_autograd::gradcheck::gradcheck;
 pub use wgrad_core::{BinaryOp, CompareOp, DType, Dims, Error, Result, UnaryOp};
 pub use wgrad_cpu::CpuTensor;
 pub use wgrad_device::{DeviceStats, GpuDevice};
