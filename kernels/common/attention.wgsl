@@ -3,24 +3,28 @@
 // parameters, the bindings (one layout for all three entry points, unused
 // ones bound to aliases), the workgroup memory and the tile primitives.
 //
-// A workgroup of 256 threads owns a 64 x 64 tile of scores: thread
-// (ty, tx) = (lid / 16, lid % 16) holds rows ty*4.. and columns tx*4.. in
-// the private vec4s c0..c3 (cR: row ty*4+R), as the GEMM core
-// (common/gemm_64.wgsl) does, and the products run the way it does:
+// A workgroup of 128 threads owns a 64 x 64 tile of scores: thread
+// (ty, tx) = (lid / 8, lid % 8) holds rows ty*4.. and columns tx*4.. and
+// 32+tx*4.. in the private vec4s c0..c3 and e0..e3 (cR, eR: row ty*4+R),
+// and the products run the way the GEMM core (common/gemm_64.wgsl) does:
 // - `dot_loop` (scores, A[row] . B[col] over the features): features in
 //   steps of 16, double-buffered in workgroup memory with one barrier per
 //   step, the next step's values fetched into registers (coalesced: 8
 //   neighbouring threads read 8 neighbouring features of a row) while the
 //   current step is multiplied;
-// - `pv_loop` (c += P M, P the 64 x 64 tile of probabilities or score
+// - `pv_loop` (c/e += P M, P the 64 x 64 tile of probabilities or score
 //   gradients, M 64 rows of values, keys, queries or output gradients):
 //   P written once to workgroup memory, transposed (swizzled so the
 //   transposing writes do not collide on banks), M staged 16 rows at a
 //   time, double-buffered, one barrier per step.
 // So a 64-key block of the forward costs 10 barriers, with 2 x 64^3
-// multiply-adds between them. The staging buffers of the two loops share
-// memory with the P tile (a loop starts with a barrier where that matters),
-// keeping the total at 29 KiB, under lavapipe's 32 KiB.
+// multiply-adds between them; 4 x 8 outputs per thread read half the
+// workgroup memory per multiply-add that 4 x 4 would. The staging buffers
+// of the two loops share memory with the P tile (a loop starts with a
+// barrier where that matters), keeping the total at 26.5 KiB, under
+// lavapipe's 32 KiB. The kernels are bound by this on-chip work and by
+// registers (see `multiply_dot`), not by memory: docs/BENCHMARKS.md,
+// "Fused attention".
 //
 // Semantics (wgrad_core::checks::attention): score(i, j) = scale * q_i . k_j
 // + bias, the bias being the additive mask, or -inf where a boolean mask
