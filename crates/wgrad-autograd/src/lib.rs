@@ -34,6 +34,7 @@ pub use ops::conv::ConvPadding;
 pub use ops::resample::{InterpolateMode, PadMode};
 pub use storage::Storage;
 pub use tensor::{Tensor, manual_seed, next_seed};
+pub use wgrad_core::checks::attention::AttentionArgs;
 pub use wgrad_core::checks::conv::{Conv2dArgs, ConvTranspose2dArgs};
 pub use wgrad_core::checks::pool::Pool2dArgs;
 pub use wgrad_core::{BinaryOp, CompareOp, DType, Dims, Error, Result, UnaryOp};

@@ -24,9 +24,9 @@
 /// same name holds its options and report).
 pub use wgrad_autograd::gradcheck::gradcheck;
 pub use wgrad_autograd::{
-    BackwardOptions, Conv2dArgs, ConvPadding, ConvTranspose2dArgs, Device, InterpolateMode,
-    NoGradGuard, PadMode, Pool2dArgs, Storage, Tensor, gradcheck, is_grad_enabled, manual_seed,
-    no_grad, optim,
+    AttentionArgs, BackwardOptions, Conv2dArgs, ConvPadding, ConvTranspose2dArgs, Device,
+    InterpolateMode, NoGradGuard, PadMode, Pool2dArgs, Storage, Tensor, gradcheck, is_grad_enabled,
+    manual_seed, no_grad, optim,
 };
 pub use wgrad_core::{BinaryOp, CompareOp, DType, Dims, Error, Result, UnaryOp};
 pub use wgrad_cpu::CpuTensor;

@@ -53,14 +53,31 @@ impl Tensor {
             is_causal,
             scale,
         };
+        let seed = if dropout_p > 0.0 { next_seed() } else { 0 };
+        self.scaled_dot_product_attention_with(key, value, attn_mask, &args, seed)
+    }
+
+    /// [`scaled_dot_product_attention`](Self::scaled_dot_product_attention)
+    /// with the keyword arguments in one struct and an explicit dropout
+    /// seed instead of one from the default generator, so that a dropout
+    /// draw can be repeated exactly (on either device: both draw the same
+    /// weights for one seed).
+    pub fn scaled_dot_product_attention_with(
+        &self,
+        key: &Tensor,
+        value: &Tensor,
+        attn_mask: Option<&Tensor>,
+        args: &AttentionArgs,
+        seed: u64,
+    ) -> Result<Tensor> {
         let mask_info = attn_mask.map(|m| (m.shape(), m.dtype()));
         let geometry = attention_geometry(
             &self.shape(),
             &key.shape(),
             &value.shape(),
             mask_info.as_ref().map(|(s, d)| (&s[..], *d)),
-            &args,
-            if dropout_p > 0.0 { next_seed() } else { 0 },
+            args,
+            seed,
         )?;
         let mask = attn_mask.map(|m| m.storage());
         let (out, lse) = self.storage().attention_forward(
