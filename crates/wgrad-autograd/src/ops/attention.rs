@@ -4,9 +4,10 @@
 //! for the semantics), whose node saves the per-row log-sum-exp so the
 //! backward recomputes the probabilities instead of storing them.
 
-use wgrad_core::Result;
 use wgrad_core::checks::attention::{AttentionArgs, AttentionGeometry, attention_geometry};
+use wgrad_core::{DType, Result};
 
+use crate::grad_mode::is_grad_enabled;
 use crate::graph::Op;
 use crate::storage::Storage;
 use crate::tensor::{Tensor, next_seed};
@@ -19,8 +20,9 @@ impl Tensor {
     /// is_causal, scale)`.
     ///
     /// - `attn_mask`: boolean (U32, e.g. from a comparison; true = take
-    ///   part) or additive (F32), broadcastable to `[..., L, S]`; it gets
-    ///   no gradient. Not allowed together with `is_causal`.
+    ///   part) or additive (F32), broadcastable to `[..., L, S]`. Not
+    ///   allowed together with `is_causal`. An additive mask that requires
+    ///   grad gets its gradient (that call runs the unfused attention).
     /// - `dropout_p`: probability of zeroing each attention weight (the
     ///   rest scaled by `1 / (1 - p)`); applied whenever it is nonzero, as
     ///   in PyTorch's functional form (modules pass 0 in eval mode).
@@ -79,6 +81,13 @@ impl Tensor {
             args,
             seed,
         )?;
+        if let Some(m) = attn_mask
+            && m.dtype() == DType::F32
+            && m.requires_grad()
+            && is_grad_enabled()
+        {
+            return self.attention_with_mask_grad(key, value, m, &geometry, seed);
+        }
         let mask = attn_mask.map(|m| m.storage());
         let (out, lse) = self.storage().attention_forward(
             &key.storage(),
@@ -95,6 +104,41 @@ impl Tensor {
             })),
             &[self, key, value],
         ))
+    }
+}
+
+impl Tensor {
+    /// The attention written out (scores, masked softmax, dropout, values)
+    /// for an additive mask that requires grad: PyTorch differentiates the
+    /// mask too, which the fused kernels (like PyTorch's own fused ones) do
+    /// not. The `L x S` scores exist here. A row whose every score is
+    /// `-inf` still gives zeros and zero gradients.
+    fn attention_with_mask_grad(
+        &self,
+        key: &Tensor,
+        value: &Tensor,
+        mask: &Tensor,
+        geometry: &AttentionGeometry,
+        seed: u64,
+    ) -> Result<Tensor> {
+        let device = self.device();
+        let scores = self
+            .matmul_t(key, false, true)?
+            .mul_scalar(geometry.scale)?
+            .add(mask)?;
+        let zero = Tensor::zeros(&[], &device)?;
+        // Rows with no key left would soft-max to NaN (and NaN gradients):
+        // give them finite scores, then zero weights.
+        let dead = scores.max(&[-1], true)?.eq_scalar(f32::NEG_INFINITY)?;
+        let live_scores = Tensor::where_cond(&dead, &zero, &scores)?;
+        let mut weights = Tensor::where_cond(&dead, &zero, &live_scores.softmax(-1)?)?;
+        if geometry.dropout_p > 0.0 {
+            let keep = Tensor::rand_with(&weights.shape(), 0.0, 1.0, seed, &device)?
+                .ge_scalar(geometry.dropout_p)?;
+            let kept = weights.mul_scalar(1.0 / (1.0 - geometry.dropout_p))?;
+            weights = Tensor::where_cond(&keep, &kept, &zero)?;
+        }
+        weights.matmul(value)
     }
 }
 
