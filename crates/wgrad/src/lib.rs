@@ -22,16 +22,25 @@
 
 /// `wgrad::gradcheck(f, &inputs, options)` as a function (the module of the
 /// same name holds its options and report).
+#[doc(inline)]
 pub use wgrad_autograd::gradcheck::gradcheck;
+// Inlined so that `cargo doc -p wgrad` shows every type's page here, not a
+// `pub use` line pointing at another crate.
+#[doc(inline)]
 pub use wgrad_autograd::{
     AttentionArgs, BackwardOptions, Conv2dArgs, ConvPadding, ConvTranspose2dArgs, Device,
     InterpolateMode, NoGradGuard, PadMode, Pool2dArgs, Storage, Tensor, gradcheck, is_grad_enabled,
     manual_seed, no_grad, optim,
 };
+#[doc(inline)]
 pub use wgrad_core::{BinaryOp, CompareOp, DType, Dims, Error, Result, UnaryOp};
+#[doc(inline)]
 pub use wgrad_cpu::CpuTensor;
+#[doc(inline)]
 pub use wgrad_device::{DeviceStats, GpuDevice};
+#[doc(inline)]
 pub use wgrad_gpu::GpuTensor;
+#[doc(inline)]
 pub use wgrad_nn as nn;
 
 /// Functional autograd, as `torch.autograd`: [`grad`](autograd::grad)
