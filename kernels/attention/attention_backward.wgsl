@@ -5,10 +5,13 @@
 // keep mask times its scale:
 //   dV = (P Z)^T dO,  dS = P (Z (dO V^T) - delta),  dQ = scale dS K,
 //   dK = scale dS^T Q.
-// Two entry points, so that no output needs atomics:
-// `attention_backward_dq`, one workgroup per (64 query rows, 64 dq
-// columns, item) walking the keys, and `attention_backward_dkdv`, one per
-// (64 keys, 64 columns of dk and of dv, item) walking the queries.
+// Two passes, so that no output needs atomics: `attention_backward_dkdv`,
+// one workgroup per (64 keys, 64 columns of dk and of dv, item) walking
+// the queries, and a dq pass, one per (64 query rows, 64 dq columns,
+// item) walking the keys: `attention_backward_dq_saved`, which multiplies
+// the dS tiles the dk/dv pass saved (FLAG_SAVE_DS) by K, or, where those
+// tiles would take too much memory, `attention_backward_dq`, which
+// recomputes them (three tile products per tile pair instead of one).
 // Semantics, bindings and tiles: common/attention.wgsl; dq, dk and dv are
 // contiguous in the broadcast batch shape (the caller sums broadcast dims).
 //
@@ -40,11 +43,11 @@ fn prob4(s: vec4<f32>, lse: vec4<f32>) -> vec4<f32> {
 
 // Writes x * scale to columns col..col+4 and y * scale to col+32..col+36
 // of row `row` of a contiguous [items, rows, width] output (out0 or out1).
-fn write_grad(to1: bool, item: u32, row: u32, rows: u32, width: u32, col: u32, x: vec4<f32>, y: vec4<f32>, scale: f32) {
+fn write_grad(to1: bool, off: u32, item: u32, row: u32, rows: u32, width: u32, col: u32, x: vec4<f32>, y: vec4<f32>, scale: f32) {
     if row >= rows {
         return;
     }
-    let base = (item * rows + row) * width;
+    let base = off + (item * rows + row) * width;
     for (var c = 0u; c < 4u; c++) {
         let lo = col + c;
         let hi = col + 32u + c;
@@ -156,10 +159,74 @@ fn attention_backward_dq(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wor
         g3 = e3;
     }
     let col = col0 + tx * 4u;
-    write_grad(false, item, row, p.q_len, p.head_dim, col, a0, g0, p.scale);
-    write_grad(false, item, row + 1u, p.q_len, p.head_dim, col, a1, g1, p.scale);
-    write_grad(false, item, row + 2u, p.q_len, p.head_dim, col, a2, g2, p.scale);
-    write_grad(false, item, row + 3u, p.q_len, p.head_dim, col, a3, g3, p.scale);
+    write_grad(false, 0u, item, row, p.q_len, p.head_dim, col, a0, g0, p.scale);
+    write_grad(false, 0u, item, row + 1u, p.q_len, p.head_dim, col, a1, g1, p.scale);
+    write_grad(false, 0u, item, row + 2u, p.q_len, p.head_dim, col, a2, g2, p.scale);
+    write_grad(false, 0u, item, row + 3u, p.q_len, p.head_dim, col, a3, g3, p.scale);
+}
+
+// First element of the saved score-gradient tile (query block ib, key
+// block jb) of an item: 4096 floats per tile; under a causal mask only
+// the tiles with jb <= ib exist, numbered ib (ib + 1) / 2 + jb.
+fn ds_tile(item: u32, ib: u32, jb: u32) -> u32 {
+    let bl = (p.q_len + 63u) / 64u;
+    if (p.flags & FLAG_CAUSAL) != 0u {
+        return ((item * (bl * (bl + 1u) / 2u)) + ib * (ib + 1u) / 2u + jb) * 4096u;
+    }
+    let bs = (p.kv_len + 63u) / 64u;
+    return ((item * bl + ib) * bs + jb) * 4096u;
+}
+
+fn put_ds4(at: u32, x: vec4<f32>) {
+    out1[at] = x.x;
+    out1[at + 1u] = x.y;
+    out1[at + 2u] = x.z;
+    out1[at + 3u] = x.w;
+}
+
+// The dq pass over the score gradients the dk/dv pass saved (FLAG_SAVE_DS;
+// bindings: 1 k, 5 the saved tiles, read as vec2s, 6 dq): dq = scale dS K, one tile
+// product per tile pair instead of three.
+@compute @workgroup_size(128)
+fn attention_backward_dq_saved(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) local: u32) {
+    thread_ids(local);
+    let t = tile_of(wid, nwg, true);
+    if t.w == 0u {
+        return;
+    }
+    let item = t.z;
+    let b = item_base(item);
+    let i0 = t.x * 64u;
+    let col0 = t.y * 64u;
+    var kv_end = p.kv_len;
+    if (p.flags & FLAG_CAUSAL) != 0u {
+        kv_end = min(p.kv_len, i0 + 64u);
+    }
+    let km = Mat(SRC_K, b.k, p.k_row, p.kv_len, p.head_dim);
+    let row = i0 + ty * 4u;
+    zero_acc();
+    for (var j0 = 0u; j0 < kv_end; j0 += 64u) {
+        pv_prefetch(km, j0, col0);
+        // Fetched here, not a key block ahead (H100: 554 vs 640 us).
+        let base = ds_tile(item, t.x, j0 / 64u);
+        var x: array<vec4<f32>, 8>;
+        for (var n = 0u; n < 8u; n++) {
+            let at = (base + (lid + 128u * n) * 4u) / 2u;
+            x[n] = vec4<f32>(stats[at], stats[at + 1u]);
+        }
+        // The previous pv loop's reads of the P tile end here.
+        workgroupBarrier();
+        for (var n = 0u; n < 8u; n++) {
+            let e = lid + 128u * n;
+            sm[p_index(e / 16u, e % 16u)] = x[n];
+        }
+        pv_loop(km, j0, col0, UNROLL_FULL);
+    }
+    let col = col0 + tx * 4u;
+    write_grad(false, 0u, item, row, p.q_len, p.head_dim, col, c0, e0, p.scale);
+    write_grad(false, 0u, item, row + 1u, p.q_len, p.head_dim, col, c1, e1, p.scale);
+    write_grad(false, 0u, item, row + 2u, p.q_len, p.head_dim, col, c2, e2, p.scale);
+    write_grad(false, 0u, item, row + 3u, p.q_len, p.head_dim, col, c3, e3, p.scale);
 }
 
 // Key j, queries i..i+4: the gradient terms of a row of the transposed
@@ -208,6 +275,7 @@ fn attention_backward_dkdv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_w
     let vm = Mat(SRC_V, b.v, p.v_row, p.kv_len, p.v_dim);
     let dom = Mat(SRC_DOUT, item * p.q_len * p.v_dim, p.v_dim, p.q_len, p.v_dim);
     let key = j0 + ty * 4u;
+    let save_ds = (p.flags & FLAG_SAVE_DS) != 0u;
 
     // dk rows (kR: columns col0+tx*4.., lR: col0+32+tx*4..), dv rows (vR, wR).
     var k0 = vec4<f32>(0.0);
@@ -250,6 +318,18 @@ fn attention_backward_dkdv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_w
         let u1 = dkdv_terms(h1, e1, item, i + 32u, key + 1u, b.mask, full, hi[0], hi[1], dropout);
         let u2 = dkdv_terms(h2, e2, item, i + 32u, key + 2u, b.mask, full, hi[0], hi[1], dropout);
         let u3 = dkdv_terms(h3, e3, item, i + 32u, key + 3u, b.mask, full, hi[0], hi[1], dropout);
+        if save_ds && t.y == 0u {
+            // Tile (i0, j0) as [key][query]: what the dq pass's P tile holds.
+            let at = ds_tile(item, i0 / 64u, t.x) + ty * 256u + tx * 4u;
+            put_ds4(at, t0[1]);
+            put_ds4(at + 64u, t1[1]);
+            put_ds4(at + 128u, t2[1]);
+            put_ds4(at + 192u, t3[1]);
+            put_ds4(at + 32u, u0[1]);
+            put_ds4(at + 96u, u1[1]);
+            put_ds4(at + 160u, u2[1]);
+            put_ds4(at + 224u, u3[1]);
+        }
         if col0 < p.v_dim {
             pv_prefetch(dom, i0, col0);
             // Ends the previous loop's reads of the P tile's memory.
@@ -297,12 +377,15 @@ fn attention_backward_dkdv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_w
         }
     }
     let col = col0 + tx * 4u;
-    write_grad(false, item, key, p.kv_len, p.head_dim, col, k0, l0, p.scale);
-    write_grad(false, item, key + 1u, p.kv_len, p.head_dim, col, k1, l1, p.scale);
-    write_grad(false, item, key + 2u, p.kv_len, p.head_dim, col, k2, l2, p.scale);
-    write_grad(false, item, key + 3u, p.kv_len, p.head_dim, col, k3, l3, p.scale);
-    write_grad(true, item, key, p.kv_len, p.v_dim, col, v0, w0, 1.0);
-    write_grad(true, item, key + 1u, p.kv_len, p.v_dim, col, v1, w1, 1.0);
-    write_grad(true, item, key + 2u, p.kv_len, p.v_dim, col, v2, w2, 1.0);
-    write_grad(true, item, key + 3u, p.kv_len, p.v_dim, col, v3, w3, 1.0);
+    write_grad(false, 0u, item, key, p.kv_len, p.head_dim, col, k0, l0, p.scale);
+    write_grad(false, 0u, item, key + 1u, p.kv_len, p.head_dim, col, k1, l1, p.scale);
+    write_grad(false, 0u, item, key + 2u, p.kv_len, p.head_dim, col, k2, l2, p.scale);
+    write_grad(false, 0u, item, key + 3u, p.kv_len, p.head_dim, col, k3, l3, p.scale);
+    // Saving dS: dv goes after dk in out0 (out1 holds the dS tiles).
+    let to1 = !save_ds;
+    let dv_off = select(0u, p.items * p.kv_len * p.head_dim, save_ds);
+    write_grad(to1, dv_off, item, key, p.kv_len, p.v_dim, col, v0, w0, 1.0);
+    write_grad(to1, dv_off, item, key + 1u, p.kv_len, p.v_dim, col, v1, w1, 1.0);
+    write_grad(to1, dv_off, item, key + 2u, p.kv_len, p.v_dim, col, v2, w2, 1.0);
+    write_grad(to1, dv_off, item, key + 3u, p.kv_len, p.v_dim, col, v3, w3, 1.0);
 }

@@ -74,6 +74,10 @@ const FLAG_CAUSAL: u32 = 1u;
 const FLAG_MASK_BOOL: u32 = 2u;
 const FLAG_MASK_ADD: u32 = 4u;
 const FLAG_DROPOUT: u32 = 8u;
+// Backward only: the dk/dv pass writes dk and dv into out0 (dv after dk)
+// and every score-gradient tile into out1, which the dq pass then reads
+// (`attention_backward_dq_saved`) instead of recomputing P and dP.
+const FLAG_SAVE_DS: u32 = 16u;
 
 const SRC_Q: u32 = 0u;
 const SRC_K: u32 = 1u;

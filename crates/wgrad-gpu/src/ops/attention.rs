@@ -2,7 +2,9 @@
 //! (`kernels/attention/attention_forward.wgsl`) and two backward dispatches
 //! (`attention_backward.wgsl`), flash-attention style: scores live in
 //! workgroup tiles, never in memory, so the memory an attention needs is
-//! its operands, its output and one log-sum-exp per query row. Semantics
+//! its operands, its output and one log-sum-exp per query row; the
+//! backward also saves its score-gradient tiles (at most 1 GiB, else it
+//! recomputes them) so that its dq pass is one tile product per tile pair. Semantics
 //! and checks: `wgrad_core::checks::attention`, the same as the CPU
 //! reference.
 //!
@@ -13,10 +15,10 @@
 
 use wgrad_core::checks::attention::{AttentionGeometry, MaskKind, OP};
 use wgrad_core::shape::broadcast_strides;
-use wgrad_core::{BinaryOp, DType, Error, Result};
+use wgrad_core::{BinaryOp, DType, Error, Layout, Result};
 use wgrad_kernels::KernelSpec;
 use wgrad_kernels::families::attention::{
-    ATTENTION_BACKWARD_DKDV, ATTENTION_BACKWARD_DQ, ATTENTION_FORWARD,
+    ATTENTION_BACKWARD_DKDV, ATTENTION_BACKWARD_DQ, ATTENTION_BACKWARD_DQ_SAVED, ATTENTION_FORWARD,
 };
 
 use crate::GpuTensor;
@@ -24,6 +26,11 @@ use crate::params::{AttentionParams, to_u32};
 
 /// Rows of a workgroup's tile and columns of its output chunk.
 const TILE: usize = 64;
+/// `FLAG_SAVE_DS` of kernels/common/attention.wgsl.
+const FLAG_SAVE_DS: u32 = 16;
+/// Most bytes the saved score-gradient tiles may take; above it (or above
+/// the device's binding limit) the dq pass recomputes them instead.
+const MAX_SAVED_DS_BYTES: u64 = 1 << 30;
 /// One of q, k, v as the kernels read it: the last dim contiguous, its
 /// row stride, view offset and strides over the broadcast batch dims.
 struct Operand {
@@ -326,22 +333,76 @@ impl GpuTensor {
         let stats = GpuTensor::concat(&[&lse.unsqueeze(-1)?, &delta], -1)?;
         let dout = grad_out.contiguous()?;
         let dq = q.empty_like_device(OP, &g.batched(g.q_len, g.head_dim), DType::F32)?;
-        let dk = q.empty_like_device(OP, &g.batched(g.kv_len, g.head_dim), DType::F32)?;
-        let dv = q.empty_like_device(OP, &g.batched(g.kv_len, g.v_dim), DType::F32)?;
         let (qt, kt, vt) = (&prep.q, &prep.k, &prep.v);
         let m = prep.mask.as_ref().unwrap_or(qt);
+        let q_blocks = g.q_len.div_ceil(TILE);
+        let kv_blocks = g.kv_len.div_ceil(TILE);
+        let dq_chunks = g.head_dim.div_ceil(TILE);
+        let dkdv_chunks = g.head_dim.max(g.v_dim).div_ceil(TILE);
+        // The score-gradient tiles the dk/dv pass computes anyway, saved
+        // for the dq pass (one tile product per tile pair instead of
+        // three: docs/BENCHMARKS.md, "Fused attention"); causal: only the
+        // tiles on or under the diagonal.
+        let tiles = if g.is_causal {
+            q_blocks * (q_blocks + 1) / 2
+        } else {
+            q_blocks * kv_blocks
+        };
+        // At least one vec2 (the dq pass reads the tiles as vec2s).
+        let ds_floats = (g.batch_items() * tiles * TILE * TILE).max(2);
+        let limits = q.device().limits();
+        let max_bytes = limits
+            .max_storage_buffer_binding_size
+            .min(limits.max_buffer_size)
+            .min(MAX_SAVED_DS_BYTES)
+            .min(u64::from(u32::MAX));
+        if (ds_floats as u64) * 4 <= max_bytes {
+            // dk and dv in one buffer (the kernels have no binding left).
+            let (nk, nv) = (
+                g.batched(g.kv_len, g.head_dim).iter().product::<usize>(),
+                g.batched(g.kv_len, g.v_dim).iter().product::<usize>(),
+            );
+            let grads = q.empty_like_device(OP, &[(nk + nv).max(1)], DType::F32)?;
+            let ds = q.empty_like_device(OP, &[ds_floats], DType::F32)?;
+            let mut pp = p;
+            pp.flags |= FLAG_SAVE_DS;
+            Self::attention_dispatch(
+                &ATTENTION_BACKWARD_DKDV,
+                pp,
+                kv_blocks,
+                dkdv_chunks,
+                [qt, kt, vt, m, &dout, &stats, &grads, &ds],
+            )?;
+            Self::attention_dispatch(
+                &ATTENTION_BACKWARD_DQ_SAVED,
+                pp,
+                q_blocks,
+                dq_chunks,
+                [kt, kt, kt, kt, kt, &ds, &dq, &dq],
+            )?;
+            let part = |start: usize, len: usize, shape: Vec<usize>| -> Result<GpuTensor> {
+                let layout = Layout::contiguous(&[(nk + nv).max(1)]).narrow(0, start, len)?;
+                let shape: Vec<isize> = shape.iter().map(|&d| d as isize).collect();
+                grads.with_layout(layout).reshape(&shape)
+            };
+            let dk = part(0, nk, g.batched(g.kv_len, g.head_dim))?;
+            let dv = part(nk, nv, g.batched(g.kv_len, g.v_dim))?;
+            return Ok((dq, dk, dv));
+        }
+        let dk = q.empty_like_device(OP, &g.batched(g.kv_len, g.head_dim), DType::F32)?;
+        let dv = q.empty_like_device(OP, &g.batched(g.kv_len, g.v_dim), DType::F32)?;
         Self::attention_dispatch(
             &ATTENTION_BACKWARD_DQ,
             p,
-            g.q_len.div_ceil(TILE),
-            g.head_dim.div_ceil(TILE),
+            q_blocks,
+            dq_chunks,
             [qt, kt, vt, m, &dout, &stats, &dq, &dq],
         )?;
         Self::attention_dispatch(
             &ATTENTION_BACKWARD_DKDV,
             p,
-            g.kv_len.div_ceil(TILE),
-            g.head_dim.max(g.v_dim).div_ceil(TILE),
+            kv_blocks,
+            dkdv_chunks,
             [qt, kt, vt, m, &dout, &stats, &dk, &dv],
         )?;
         Ok((dq, dk, dv))

@@ -84,6 +84,7 @@ fn cases() -> Vec<Case> {
             attention::ATTENTION_FORWARD,
             attention::ATTENTION_BACKWARD_DQ,
             attention::ATTENTION_BACKWARD_DKDV,
+            attention::ATTENTION_BACKWARD_DQ_SAVED,
         ],
         SortParams => [
             sort::SORT_ROWS,

@@ -39,7 +39,21 @@ pub static ATTENTION_BACKWARD_DQ: KernelSpec = KernelSpec {
     selector: None,
 };
 
-/// Key and value gradients. Bindings: q, k, v, mask, dout, stats, dk, dv.
+/// Query gradient from the score-gradient tiles the dk/dv pass saved.
+/// Bindings: (alias), k, (alias), (alias), (alias), saved dS tiles, dq,
+/// (alias of dq).
+pub static ATTENTION_BACKWARD_DQ_SAVED: KernelSpec = KernelSpec {
+    file: "attention/attention_backward.wgsl",
+    entry: "attention_backward_dq_saved",
+    bindings: BINDINGS,
+    immediate_bytes: ATTENTION_IMMEDIATES,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
+/// Key and value gradients (with `FLAG_SAVE_DS`: dk then dv in out0, the
+/// score-gradient tiles in out1). Bindings: q, k, v, mask, dout, stats, dk, dv.
 pub static ATTENTION_BACKWARD_DKDV: KernelSpec = KernelSpec {
     file: "attention/attention_backward.wgsl",
     entry: "attention_backward_dkdv",
@@ -55,4 +69,5 @@ pub static ALL: &[&KernelSpec] = &[
     &ATTENTION_FORWARD,
     &ATTENTION_BACKWARD_DQ,
     &ATTENTION_BACKWARD_DKDV,
+    &ATTENTION_BACKWARD_DQ_SAVED,
 ];
