@@ -21,6 +21,7 @@ mod ops;
 mod params;
 mod tensor;
 
+pub use ops::attention::set_attention_saved_ds_limit;
 pub use tensor::GpuTensor;
 pub use wgrad_core::{BinaryOp, CompareOp, DType, Error, Result, UnaryOp};
 pub use wgrad_device::{DeviceStats, GpuDevice};

@@ -13,6 +13,8 @@
 //! first), the mask through its broadcast strides (a `[L, S]` mask is read
 //! in place for every batch item).
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use wgrad_core::checks::attention::{AttentionGeometry, MaskKind, OP};
 use wgrad_core::shape::broadcast_strides;
 use wgrad_core::{BinaryOp, DType, Error, Layout, Result};
@@ -31,6 +33,16 @@ const FLAG_SAVE_DS: u32 = 16;
 /// Most bytes the saved score-gradient tiles may take; above it (or above
 /// the device's binding limit) the dq pass recomputes them instead.
 const MAX_SAVED_DS_BYTES: u64 = 1 << 30;
+/// The limit in force: `MAX_SAVED_DS_BYTES` unless a test lowered it.
+static SAVED_DS_LIMIT: AtomicU64 = AtomicU64::new(MAX_SAVED_DS_BYTES);
+
+/// Sets the most bytes the attention backward may spend on saved
+/// score-gradient tiles (0: always recompute them in the dq pass), so that
+/// tests reach both dq passes; returns the previous limit. Process-wide.
+#[doc(hidden)]
+pub fn set_attention_saved_ds_limit(bytes: u64) -> u64 {
+    SAVED_DS_LIMIT.swap(bytes, Ordering::Relaxed)
+}
 /// One of q, k, v as the kernels read it: the last dim contiguous, its
 /// row stride, view offset and strides over the broadcast batch dims.
 struct Operand {
@@ -354,7 +366,7 @@ impl GpuTensor {
         let max_bytes = limits
             .max_storage_buffer_binding_size
             .min(limits.max_buffer_size)
-            .min(MAX_SAVED_DS_BYTES)
+            .min(SAVED_DS_LIMIT.load(Ordering::Relaxed))
             .min(u64::from(u32::MAX));
         if (ds_floats as u64) * 4 <= max_bytes {
             // dk and dv in one buffer (the kernels have no binding left).

@@ -1,7 +1,7 @@
 //! GPU ops, one family per file. Each records dispatches; none reads back.
 
 mod arange;
-mod attention;
+pub(crate) mod attention;
 mod backward;
 mod binary;
 mod cast;

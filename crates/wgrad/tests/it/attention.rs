@@ -235,6 +235,22 @@ fn fused_attention_matches_the_composite_on_the_cpu() {
 #[test]
 fn gpu_attention_matches_the_cpu_with_and_without_dropout() {
     let Some(gpu) = gpu() else { return };
+    gpu_matches_cpu(&gpu);
+}
+
+/// The backward's other dq pass, which recomputes the score gradients
+/// instead of reading the tiles the dk/dv pass saved (used above a memory
+/// limit; the limit is process-wide, so parallel tests may take this path
+/// meanwhile too: both are exact).
+#[test]
+fn gpu_attention_without_saved_score_gradients_matches_the_cpu() {
+    let Some(gpu) = gpu() else { return };
+    let before = wgrad_gpu::set_attention_saved_ds_limit(0);
+    gpu_matches_cpu(&gpu);
+    wgrad_gpu::set_attention_saved_ds_limit(before);
+}
+
+fn gpu_matches_cpu(gpu: &Device) {
     for (n, case) in CASES.iter().enumerate() {
         for dropout in [0.0, 0.3] {
             let s = 100 * n as u64;
@@ -245,7 +261,7 @@ fn gpu_attention_matches_the_cpu_with_and_without_dropout() {
                 randn(case.v, s + 2, &cpu),
             );
             let mask = make_mask(case, s + 3, &cpu);
-            let to = |t: &Tensor| t.to(&gpu).unwrap();
+            let to = |t: &Tensor| t.to(gpu).unwrap();
             let gmask = mask.as_ref().map(to);
             // The dropout mask comes from one seed: the same on both devices.
             let (y, g) = run(
