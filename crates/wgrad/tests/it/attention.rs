@@ -238,14 +238,13 @@ fn gpu_attention_matches_the_cpu_with_and_without_dropout() {
     gpu_matches_cpu(&gpu);
 }
 
-/// The backward's other dq pass, which recomputes the score gradients
-/// instead of reading the tiles the dk/dv pass saved (used above a memory
-/// limit; the limit is process-wide, so parallel tests may take this path
-/// meanwhile too: both are exact).
+/// The backward's opt-in dq pass, which reads the score-gradient tiles the
+/// dk/dv pass saved instead of recomputing them (the limit is process-wide,
+/// so parallel tests may take this path meanwhile too: both are exact).
 #[test]
-fn gpu_attention_without_saved_score_gradients_matches_the_cpu() {
+fn gpu_attention_with_saved_score_gradients_matches_the_cpu() {
     let Some(gpu) = gpu() else { return };
-    let before = wgrad_gpu::set_attention_saved_ds_limit(0);
+    let before = wgrad_gpu::set_attention_saved_ds_limit(1 << 30);
     gpu_matches_cpu(&gpu);
     wgrad_gpu::set_attention_saved_ds_limit(before);
 }
