@@ -2,9 +2,12 @@
 // shared by elementwise/binary_int.wgsl and elementwise/scalar_int.wgsl.
 // Written against `elem` (instantiated for i32): WGSL integer + - * wrap
 // in two's complement like PyTorch's int32. The including kernel declares
-// `override OP: u32`, the fault buffer, and `FAULT_ZERO_DIVISION`.
+// `override OP: u32` and the fault buffer.
 
 //! include common/fault.wgsl
+
+// Fault code of an integer division by zero (wgrad_device's fault table).
+const FAULT_ZERO_DIVISION: u32 = 10u;
 
 // Floor division / remainder by zero: WGSL gives a defined value (the
 // dividend for `/`, 0 for `%`) rather than trapping, so the kernel reports

@@ -6,18 +6,8 @@
 // `apply` (common/binary_op.wgsl) is shared with scalar.wgsl.
 
 //! include common/binary_op.wgsl
+//! include common/binary_params.wgsl
 
-struct BinaryParams {
-    numel: u32,
-    rank: u32,
-    a_offset: u32,
-    b_offset: u32,
-    shape: array<u32, 6>,
-    a_strides: array<u32, 6>,
-    b_strides: array<u32, 6>,
-}
-
-var<immediate> p: BinaryParams;
 override OP: u32 = 0u;
 
 @group(0) @binding(0) var<storage, read> a: array<f32>;
@@ -30,22 +20,6 @@ override OP: u32 = 0u;
 // dispatches ceil(numel / EPT) threads.
 const EPT: u32 = 8u;
 const TILE: u32 = 2048u; // 256 * EPT
-
-// Offsets of logical element `i` in a and b (row-major walk; the outermost
-// dim needs no division, so operands the host coalesced to rank 1 cost none).
-fn offsets_of(i: u32) -> vec2<u32> {
-    var rem = i;
-    var ia = p.a_offset;
-    var ib = p.b_offset;
-    for (var d = i32(p.rank) - 1; d > 0; d--) {
-        let dim = p.shape[d];
-        let k = rem % dim;
-        rem /= dim;
-        ia += k * p.a_strides[d];
-        ib += k * p.b_strides[d];
-    }
-    return vec2<u32>(ia + rem * p.a_strides[0], ib + rem * p.b_strides[0]);
-}
 
 @compute @workgroup_size(256)
 fn binary(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {

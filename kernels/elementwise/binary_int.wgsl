@@ -6,20 +6,8 @@
 // fault code 10 (index: the output element, size: the op code) and writes 0.
 
 //! include common/binary_op_int.wgsl
+//! include common/binary_params.wgsl
 
-const FAULT_ZERO_DIVISION: u32 = 10u;
-
-struct BinaryParams {
-    numel: u32,
-    rank: u32,
-    a_offset: u32,
-    b_offset: u32,
-    shape: array<u32, 6>,
-    a_strides: array<u32, 6>,
-    b_strides: array<u32, 6>,
-}
-
-var<immediate> p: BinaryParams;
 override OP: u32 = 0u;
 
 @group(0) @binding(0) var<storage, read> a: array<elem>;
@@ -33,17 +21,6 @@ fn binary_int(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     if i >= p.numel {
         return;
     }
-    var rem = i;
-    var ia = p.a_offset;
-    var ib = p.b_offset;
-    for (var d = i32(p.rank) - 1; d > 0; d--) {
-        let dim = p.shape[d];
-        let k = rem % dim;
-        rem /= dim;
-        ia += k * p.a_strides[d];
-        ib += k * p.b_strides[d];
-    }
-    ia += rem * p.a_strides[0];
-    ib += rem * p.b_strides[0];
-    out[i] = apply_int(a[ia], b[ib], i);
+    let at = offsets_of(i);
+    out[i] = apply_int(a[at.x], b[at.y], i);
 }

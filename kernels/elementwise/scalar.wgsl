@@ -8,17 +8,8 @@
 // `apply` (common/binary_op.wgsl) is shared with binary.wgsl.
 
 //! include common/binary_op.wgsl
+//! include common/scalar_params.wgsl
 
-struct ScalarParams {
-    numel: u32,
-    rank: u32,
-    offset: u32,
-    scalar: f32,
-    shape: array<u32, 6>,
-    strides: array<u32, 6>,
-}
-
-var<immediate> p: ScalarParams;
 override OP: u32 = 0u;
 override LEFT: u32 = 0u;
 
@@ -41,20 +32,6 @@ fn op(v: f32) -> f32 {
 // dispatches ceil(numel / EPT) threads.
 const EPT: u32 = 8u;
 const TILE: u32 = 2048u; // 256 * EPT
-
-// Offset of logical element `i` in the strided input (row-major walk; the
-// outermost dim needs no division, so a view the host coalesced to rank 1
-// costs none).
-fn offset_of(i: u32) -> u32 {
-    var rem = i;
-    var at = p.offset;
-    for (var d = i32(p.rank) - 1; d > 0; d--) {
-        let dim = p.shape[d];
-        at += (rem % dim) * p.strides[d];
-        rem /= dim;
-    }
-    return at + rem * p.strides[0];
-}
 
 @compute @workgroup_size(256)
 fn binary_scalar(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {

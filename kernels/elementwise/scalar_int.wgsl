@@ -5,19 +5,8 @@
 // and LEFT (1: `scalar op x`). A zero divisor raises fault code 10.
 
 //! include common/binary_op_int.wgsl
+//! include common/scalar_params.wgsl
 
-const FAULT_ZERO_DIVISION: u32 = 10u;
-
-struct ScalarParams {
-    numel: u32,
-    rank: u32,
-    offset: u32,
-    scalar: f32, // the i32 scalar's bits (ScalarParams is shared with scalar.wgsl)
-    shape: array<u32, 6>,
-    strides: array<u32, 6>,
-}
-
-var<immediate> p: ScalarParams;
 override OP: u32 = 0u;
 override LEFT: u32 = 0u;
 
@@ -31,15 +20,7 @@ fn binary_scalar_int(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
     if i >= p.numel {
         return;
     }
-    var rem = i;
-    var at = p.offset;
-    for (var d = i32(p.rank) - 1; d > 0; d--) {
-        let dim = p.shape[d];
-        at += (rem % dim) * p.strides[d];
-        rem /= dim;
-    }
-    at += rem * p.strides[0];
-    let v = x[at];
+    let v = x[offset_of(i)];
     let s = bitcast<elem>(p.scalar);
     if LEFT == 1u {
         out[i] = apply_int(s, v, i);
