@@ -25,6 +25,12 @@ pub struct AdapterSummary {
     pub limits: wgpu::Limits,
     /// The features the device was created with.
     pub features: wgpu::Features,
+    /// The tensor-core tile shapes and element types the adapter reports
+    /// through `VK_KHR_cooperative_matrix` (wgpu's
+    /// `EXPERIMENTAL_COOPERATIVE_MATRIX`), whether or not wgrad requested
+    /// the feature: what a cooperative-matrix kernel could use here.
+    /// Empty on adapters without it (lavapipe, Metal before Apple7).
+    pub cooperative_matrix: Vec<wgpu::CooperativeMatrixProperties>,
 }
 
 impl AdapterSummary {
@@ -33,6 +39,7 @@ impl AdapterSummary {
         info: &wgpu::AdapterInfo,
         limits: wgpu::Limits,
         features: wgpu::Features,
+        cooperative_matrix: Vec<wgpu::CooperativeMatrixProperties>,
     ) -> Self {
         AdapterSummary {
             index,
@@ -44,6 +51,7 @@ impl AdapterSummary {
             subgroup_sizes: (info.subgroup_min_size, info.subgroup_max_size),
             limits,
             features,
+            cooperative_matrix,
         }
     }
 }
@@ -104,7 +112,19 @@ impl fmt::Display for AdapterSummary {
             "subgroup_size: {}..={}",
             self.subgroup_sizes.0, self.subgroup_sizes.1
         )?;
-        write!(f, "features: {:?}", self.features)
+        writeln!(f, "features: {:?}", self.features)?;
+        write!(f, "cooperative matrix (MxNxK A/B -> C):")?;
+        if self.cooperative_matrix.is_empty() {
+            write!(f, " none")?;
+        }
+        for p in &self.cooperative_matrix {
+            write!(
+                f,
+                " {}x{}x{} {:?}->{:?}",
+                p.m_size, p.n_size, p.k_size, p.ab_type, p.cr_type
+            )?;
+        }
+        Ok(())
     }
 }
 

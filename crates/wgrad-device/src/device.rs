@@ -101,6 +101,7 @@ impl GpuDevice {
             &adapter.get_info(),
             device.limits(),
             device.features(),
+            adapter.cooperative_matrix_properties(),
         );
         let stats = Arc::new(StatCounters::default());
         let pool = Arc::new(BufferPool::new(
