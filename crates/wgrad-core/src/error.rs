@@ -3,6 +3,8 @@
 //! Every message names what was wrong and with which shapes, axes, dtypes,
 //! devices or sizes, so that a user can fix the call without a debugger.
 
+use std::path::{Path, PathBuf};
+
 use crate::DType;
 
 /// Result alias used across wgrad.
@@ -108,6 +110,44 @@ pub enum Error {
     /// A failure reported by the GPU driver or wgpu (validation, device lost, mapping).
     #[error("GPU device error: {0}")]
     Device(String),
+    /// Reading or writing a file failed in the operating system (missing
+    /// file, permissions, full disk, a lock held by another save).
+    /// [`source()`](std::error::Error::source) is the [`std::io::Error`];
+    /// the message repeats it after the file and what was being done, so a
+    /// plain `{}` says why too.
+    #[error("{op}: {}: {context}: {source}", path.display())]
+    Io {
+        /// Name of the failing op (e.g. `"load"`); the message starts with it.
+        op: &'static str,
+        /// The file the caller named.
+        path: PathBuf,
+        /// What was being done (e.g. `"cannot read"`, or which temporary
+        /// file or directory of a save failed).
+        context: String,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file's contents could not be decoded or encoded: a corrupt
+    /// safetensors header, a gzip stream that does not decompress.
+    /// [`source()`](std::error::Error::source) is the format library's
+    /// error (e.g. `safetensors::SafeTensorError`, reachable with
+    /// `downcast_ref`); boxed so that wgrad-core, which every backend
+    /// builds on, depends on no file-format crate and its API does not
+    /// change with their versions.
+    #[error("{op}: {}: {context}: {source}", path.display())]
+    Serialization {
+        /// Name of the failing op (e.g. `"load"`); the message starts with it.
+        op: &'static str,
+        /// The file the caller named.
+        path: PathBuf,
+        /// What was wrong, in words (e.g. `"not a valid safetensors file
+        /// (truncated or corrupted?)"`).
+        context: String,
+        /// The format library's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
 }
 
 /// The axes a tensor of `rank` accepts, as the error text names them.
@@ -128,5 +168,67 @@ impl Error {
             op,
             message: message.into(),
         }
+    }
+
+    /// Shorthand for [`Error::Io`].
+    pub fn io(
+        op: &'static str,
+        path: impl AsRef<Path>,
+        context: impl Into<String>,
+        source: std::io::Error,
+    ) -> Self {
+        Error::Io {
+            op,
+            path: path.as_ref().to_path_buf(),
+            context: context.into(),
+            source,
+        }
+    }
+
+    /// Shorthand for [`Error::Serialization`].
+    pub fn serialization(
+        op: &'static str,
+        path: impl AsRef<Path>,
+        context: impl Into<String>,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Self {
+        Error::Serialization {
+            op,
+            path: path.as_ref().to_path_buf(),
+            context: context.into(),
+            source: source.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as _;
+
+    use super::Error;
+
+    #[test]
+    fn io_errors_keep_their_source_and_name_the_file() {
+        let cause = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let e = Error::io("load", "/tmp/model.safetensors", "cannot read", cause);
+        assert_eq!(
+            e.to_string(),
+            "load: /tmp/model.safetensors: cannot read: no such file"
+        );
+        let source = e.source().and_then(|s| s.downcast_ref::<std::io::Error>());
+        assert_eq!(
+            source.map(std::io::Error::kind),
+            Some(std::io::ErrorKind::NotFound)
+        );
+    }
+
+    #[test]
+    fn serialization_errors_keep_their_source() {
+        let e = Error::serialization("load", "x.bin", "corrupt header", "bad JSON");
+        assert_eq!(e.to_string(), "load: x.bin: corrupt header: bad JSON");
+        assert_eq!(
+            e.source().map(|s| s.to_string()).as_deref(),
+            Some("bad JSON")
+        );
     }
 }

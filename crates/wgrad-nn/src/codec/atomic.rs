@@ -33,21 +33,25 @@ pub(crate) fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> Result<()> {
-    let fail = |what: String, e: io::Error| Error::invalid(op, format!("{what}: {e}"));
+    // Operating-system failures keep their io::Error as the source
+    // (Error::Io); the checks below that find no file to write are
+    // InvalidArgument.
     let target = resolve_symlinks(path).map_err(|e| {
-        fail(
-            format!(
-                "cannot write {}: cannot resolve the symbolic link",
-                path.display()
-            ),
+        Error::io(
+            op,
+            path,
+            "cannot write: cannot resolve the symbolic link",
             e,
         )
     })?;
-    let shown = if target == path {
-        path.display().to_string()
+    // Where a link was followed, messages say where to.
+    let via = if target == path {
+        String::new()
     } else {
-        format!("{} (-> {})", path.display(), target.display())
+        format!(" (-> {})", target.display())
     };
+    let shown = format!("{}{via}", path.display());
+    let fail = |what: String, e: io::Error| Error::io(op, path, what, e);
     let Some(name) = target.file_name() else {
         return Err(Error::invalid(
             op,
@@ -76,7 +80,7 @@ pub(crate) fn write_atomically(
             ));
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        Err(e) => return Err(fail(format!("cannot write {shown}"), e)),
+        Err(e) => return Err(fail(format!("cannot write{via}"), e)),
     };
     let mut temp_name = OsString::from(".");
     temp_name.push(name);
@@ -84,7 +88,7 @@ pub(crate) fn write_atomically(
     let temp = dir.join(temp_name);
     let file = claim_temp(&temp).map_err(|e| {
         fail(
-            format!("cannot write {shown}: temporary file {}", temp.display()),
+            format!("cannot write{via}: temporary file {}", temp.display()),
             e,
         )
     })?;
@@ -103,12 +107,12 @@ pub(crate) fn write_atomically(
         // Still locked by us, so `temp` is our file: no other save removes
         // or renames it.
         let _ = std::fs::remove_file(&temp);
-        return Err(fail(format!("cannot write {shown}"), e));
+        return Err(fail(format!("cannot write{via}"), e));
     }
     sync_dir(&dir).map_err(|e| {
         fail(
             format!(
-                "wrote {shown}, but could not sync its directory {} (the new file may not survive a crash)",
+                "wrote it{via}, but could not sync its directory {} (the new file may not survive a crash)",
                 dir.display()
             ),
             e,

@@ -1,7 +1,7 @@
 //! Reading safetensors files into memory and validating their layout.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use safetensors::SafeTensors;
 use safetensors::tensor::{Metadata, TensorView};
@@ -9,7 +9,7 @@ use wgrad_core::{Error, Result};
 
 /// A safetensors file read into memory.
 pub(crate) struct SafetensorsFile {
-    path: String,
+    path: PathBuf,
     bytes: Vec<u8>,
 }
 
@@ -20,32 +20,32 @@ pub(crate) struct Parsed<'a> {
 }
 
 impl SafetensorsFile {
-    /// Reads the whole file (`InvalidArgument` naming it when it can't be).
+    /// Reads the whole file ([`Error::Io`] naming it when it can't be).
     pub(crate) fn read(op: &'static str, path: &Path) -> Result<SafetensorsFile> {
-        let bytes = std::fs::read(path)
-            .map_err(|e| Error::invalid(op, format!("cannot read {}: {e}", path.display())))?;
+        let bytes = std::fs::read(path).map_err(|e| Error::io(op, path, "cannot read", e))?;
         Ok(SafetensorsFile {
-            path: path.display().to_string(),
+            path: path.to_path_buf(),
             bytes,
         })
     }
 
     /// How errors name the file.
     pub(crate) fn label(&self) -> String {
-        self.path.clone()
+        self.path.display().to_string()
     }
 
     /// Parses the header and checks that every tensor's byte range is
     /// consistent with its dtype and shape and that the data covers the rest
-    /// of the file exactly (so truncated and padded files are rejected).
+    /// of the file exactly (so truncated and padded files are rejected);
+    /// a file that fails is [`Error::Serialization`] with the safetensors
+    /// crate's error as its source.
     pub(crate) fn parse(&self, op: &'static str) -> Result<Parsed<'_>> {
         let corrupt = |e: safetensors::SafeTensorError| {
-            Error::invalid(
+            Error::serialization(
                 op,
-                format!(
-                    "{} is not a valid safetensors file (truncated or corrupted?): {e}",
-                    self.path
-                ),
+                &self.path,
+                "not a valid safetensors file (truncated or corrupted?)",
+                e,
             )
         };
         let (header_len, meta): (usize, Metadata) =

@@ -49,11 +49,12 @@ pub(crate) fn write_encoded(
         }
     }
     for (name, (dtype, shape, bytes)) in &tensors {
-        TensorView::new(*dtype, shape.clone(), bytes)
-            .map_err(|e| Error::invalid(op, format!("{}: tensor '{name}': {e}", path.display())))?;
+        TensorView::new(*dtype, shape.clone(), bytes).map_err(|e| {
+            Error::serialization(op, path, format!("cannot encode tensor '{name}'"), e)
+        })?;
     }
     let (header, order) = header_and_order(&tensors, metadata)
-        .map_err(|e| Error::invalid(op, format!("cannot write {}: {e}", path.display())))?;
+        .map_err(|e| Error::serialization(op, path, "cannot lay out the header", e))?;
     write_atomically(op, path, |w| {
         w.write_all(&header)?;
         for &i in &order {
@@ -94,13 +95,16 @@ impl View for HeaderOnly<'_> {
     }
 }
 
+/// The error of [`header_and_order`]: the safetensors crate's, or ours.
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
 /// The safetensors header of `tensors` (length word + JSON, as
 /// `safetensors::serialize` writes it) and the indices of `tensors` in the
 /// order their data follows it.
 fn header_and_order(
     tensors: &[(String, Encoded)],
     metadata: Option<HashMap<String, String>>,
-) -> std::result::Result<(Vec<u8>, Vec<usize>), String> {
+) -> std::result::Result<(Vec<u8>, Vec<usize>), BoxError> {
     let order = RefCell::new(Vec::with_capacity(tensors.len()));
     let views = tensors
         .iter()
@@ -115,7 +119,7 @@ fn header_and_order(
             };
             (name.as_str(), view)
         });
-    let header = safetensors::serialize(views, metadata).map_err(|e| e.to_string())?;
+    let header = safetensors::serialize(views, metadata)?;
     let order = order.into_inner();
     // The header is the length word and that many bytes; every tensor's
     // data was asked for exactly once.
@@ -128,7 +132,7 @@ fn header_and_order(
     if declared != (header.len() as u64).checked_sub(8)
         || !sorted.iter().copied().eq(0..tensors.len())
     {
-        return Err("the safetensors crate laid the header out unexpectedly".to_string());
+        return Err("the safetensors crate laid the header out unexpectedly".into());
     }
     Ok((header, order))
 }

@@ -74,10 +74,18 @@ fn saved_value(path: &Path) -> f32 {
     values[0]
 }
 
+/// The message of a refused save: `InvalidArgument` for a path that names
+/// no file to write, `Io` (whose `source()` is the operating system's
+/// error) for a failure of the file system.
 fn invalid<T: std::fmt::Debug>(result: wgrad_core::Result<T>) -> String {
     match result {
         Err(Error::InvalidArgument { message, .. }) => message,
-        other => panic!("expected InvalidArgument, got {other:?}"),
+        Err(e @ Error::Io { .. }) => {
+            let source = std::error::Error::source(&e).expect("Error::Io has a source");
+            assert!(source.downcast_ref::<std::io::Error>().is_some());
+            e.to_string()
+        }
+        other => panic!("expected InvalidArgument or Io, got {other:?}"),
     }
 }
 
@@ -259,9 +267,9 @@ fn concurrent_saves_to_one_path_never_mix() {
                 for _ in 0..25 {
                     match state_dict::save(&m, path) {
                         Ok(()) => {}
-                        Err(Error::InvalidArgument { message, .. })
-                            if message.contains("in progress")
-                                || message.contains("keep replacing") => {}
+                        Err(e @ Error::Io { .. })
+                            if e.to_string().contains("in progress")
+                                || e.to_string().contains("keep replacing") => {}
                         Err(e) => panic!("{e}"),
                     }
                 }

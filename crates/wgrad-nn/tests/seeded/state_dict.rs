@@ -146,13 +146,57 @@ fn file_holds_f32_tensors_under_pytorch_names() {
     assert_eq!(w.data(), &want[..]);
 }
 
+/// The message of an `Error::Io` from `op`, after checking that its
+/// `source()` is the operating system's error.
+fn io_error(result: wgrad_core::Result<()>, op: &str) -> String {
+    let err = result.expect_err("expected an I/O error");
+    let Error::Io { op: got, .. } = &err else {
+        panic!("expected Error::Io from {op}, got {err:?}");
+    };
+    assert_eq!(*got, op, "wrong op in error: {err}");
+    let source = std::error::Error::source(&err).expect("Error::Io has a source");
+    assert!(
+        source.downcast_ref::<std::io::Error>().is_some(),
+        "{source:?}"
+    );
+    err.to_string()
+}
+
+/// The message of an `Error::Serialization` from `op`, after checking that
+/// its `source()` is the safetensors crate's error.
+fn corrupt(result: wgrad_core::Result<()>, op: &str) -> String {
+    let err = result.expect_err("expected a corrupt-file error");
+    let Error::Serialization { op: got, .. } = &err else {
+        panic!("expected Error::Serialization from {op}, got {err:?}");
+    };
+    assert_eq!(*got, op, "wrong op in error: {err}");
+    let source = std::error::Error::source(&err).expect("Error::Serialization has a source");
+    assert!(
+        source
+            .downcast_ref::<safetensors::SafeTensorError>()
+            .is_some(),
+        "{source:?}"
+    );
+    err.to_string()
+}
+
 #[test]
 fn missing_file_is_an_error_naming_it() {
     let model = mlp(&[2, 2], 0, &Device::Cpu);
     let path = scratch("does_not_exist.safetensors");
-    let msg = invalid(state_dict::load(&model, &path), "load");
+    let msg = io_error(state_dict::load(&model, &path), "load");
     assert!(msg.contains("does_not_exist.safetensors"), "{msg}");
     assert!(msg.contains("cannot read"), "{msg}");
+    let Err(Error::Io {
+        path: named,
+        source,
+        ..
+    }) = state_dict::load(&model, &path)
+    else {
+        panic!("expected Error::Io");
+    };
+    assert_eq!(named, path);
+    assert_eq!(source.kind(), std::io::ErrorKind::NotFound);
 }
 
 #[test]
@@ -161,13 +205,15 @@ fn truncated_file_is_rejected() {
     let path = scratch("truncated.safetensors");
     state_dict::save(&model, &path).unwrap();
     let bytes = std::fs::read(&path).unwrap();
+    let before = bits(&model);
     // Cut inside the data, inside the header, and inside the length word.
     for keep in [bytes.len() - 5, 20, 5] {
         std::fs::write(&path, &bytes[..keep]).unwrap();
-        let msg = invalid(state_dict::load(&model, &path), "load");
+        let msg = corrupt(state_dict::load(&model, &path), "load");
         assert!(msg.contains("truncated.safetensors"), "{msg}");
         assert!(msg.contains("not a valid safetensors file"), "{msg}");
     }
+    assert_eq!(bits(&model), before, "a failed load changed the model");
 }
 
 #[test]
@@ -180,7 +226,7 @@ fn corrupted_header_is_rejected() {
     let mut bytes = clean.clone();
     bytes[8] = b'#';
     std::fs::write(&path, &bytes).unwrap();
-    let msg = invalid(state_dict::load(&model, &path), "load");
+    let msg = corrupt(state_dict::load(&model, &path), "load");
     assert!(
         msg.contains("corrupted.safetensors") && msg.contains("JSON"),
         "{msg}"
@@ -189,7 +235,7 @@ fn corrupted_header_is_rejected() {
     let mut bytes = clean.clone();
     bytes[..8].copy_from_slice(&(clean.len() as u64 * 2).to_le_bytes());
     std::fs::write(&path, &bytes).unwrap();
-    let msg = invalid(state_dict::load(&model, &path), "load");
+    let msg = corrupt(state_dict::load(&model, &path), "load");
     assert!(msg.contains("not a valid safetensors file"), "{msg}");
     // Offsets that disagree with the shape.
     let mut bytes = clean.clone();
@@ -199,7 +245,7 @@ fn corrupted_header_is_rejected() {
         .expect("the weight's shape in the header");
     bytes[at + 3] = b'4';
     std::fs::write(&path, &bytes).unwrap();
-    let msg = invalid(state_dict::load(&model, &path), "load");
+    let msg = corrupt(state_dict::load(&model, &path), "load");
     assert!(msg.contains("not a valid safetensors file"), "{msg}");
 }
 
