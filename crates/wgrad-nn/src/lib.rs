@@ -22,6 +22,10 @@
 
 #![deny(missing_docs)]
 
+// The derive's impls name `::wgrad_nn::...`; this makes that path resolve
+// inside this crate too, so its own layers can derive `Module`.
+extern crate self as wgrad_nn;
+
 mod activation;
 pub mod attention;
 pub mod batch_norm;
@@ -60,6 +64,19 @@ pub use layer_norm::LayerNorm;
 pub use linear::Linear;
 pub use loss::{CrossEntropyOptions, Reduction};
 pub use module::{Module, unique_parameters};
+/// `#[derive(Module)]`: see [the derive's documentation](macro@Module).
+/// It shares the trait's name (as serde's `Serialize` does), so
+/// `use wgrad_nn::Module;` brings in both.
+pub use wgrad_derive::Module;
+
+/// What the code `#[derive(Module)]` writes refers to; not an API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::module::derive_support::{TensorSlots, push_prefixed};
+    pub use crate::module::unique_parameters;
+    pub use wgrad_autograd::{Device, Tensor};
+    pub use wgrad_core::Result;
+}
 pub use pool::{AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d, Upsample};
 pub use sequential::Sequential;
 pub use transformer::{

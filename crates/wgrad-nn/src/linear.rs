@@ -3,12 +3,22 @@
 use wgrad_autograd::{Device, Tensor};
 use wgrad_core::Result;
 
+use crate::Module;
 use crate::init::{self, FanMode, Nonlinearity};
-use crate::module::{Module, moved_parameter};
 
 /// A fully connected layer: `forward(x) = x @ weight^T + bias` over the last
 /// dim of `x` (any leading batch dims). `weight` is `[out, in]` and `bias`
 /// `[out]`, as in PyTorch.
+///
+/// ```
+/// use wgrad_autograd::{Device, Tensor};
+/// use wgrad_nn::{Linear, Module};
+/// let layer = Linear::new(4, 3, true, &Device::Cpu)?;
+/// let y = layer.forward(&Tensor::randn(&[2, 4], &Device::Cpu)?)?;
+/// assert_eq!(y.shape(), [2, 3]);
+/// # Ok::<(), wgrad_core::Error>(())
+/// ```
+#[derive(Module)]
 pub struct Linear {
     /// `[out_features, in_features]`.
     pub weight: Tensor,
@@ -74,7 +84,7 @@ impl Linear {
     }
 }
 
-impl Module for Linear {
+impl Linear {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         // A single sample [in] is a batch of one, as torch.matmul promotes it.
         if x.rank() == 1 {
@@ -86,29 +96,5 @@ impl Module for Linear {
             Some(b) => y.add(b),
             None => Ok(y),
         }
-    }
-
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
-        let mut out = vec![("weight".to_string(), self.weight.clone())];
-        if let Some(b) = &self.bias {
-            out.push(("bias".to_string(), b.clone()));
-        }
-        out
-    }
-
-    fn train(&mut self, on: bool) {
-        self.training = on;
-    }
-
-    fn is_training(&self) -> bool {
-        self.training
-    }
-
-    fn to_device(&mut self, device: &Device) -> Result<()> {
-        self.weight = moved_parameter(&self.weight, device)?;
-        if let Some(b) = &self.bias {
-            self.bias = Some(moved_parameter(b, device)?);
-        }
-        Ok(())
     }
 }

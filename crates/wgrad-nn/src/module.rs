@@ -13,6 +13,43 @@ use wgrad_core::Result;
 ///
 /// Modules are `Send + Sync`, so a model (also as `Box<dyn Module>`) can move
 /// to a worker thread or be shared with one.
+///
+/// A model is usually written as a struct with `#[derive(Module)]` (the
+/// derive shares this trait's name; see [its documentation](macro@Module))
+/// and an inherent `forward`:
+///
+/// ```
+/// use wgrad_autograd::{Device, Tensor};
+/// use wgrad_core::Result;
+/// use wgrad_nn::{Linear, Module};
+///
+/// #[derive(Module)]
+/// struct TwoLayer {
+///     hidden: Linear,
+///     out: Linear,
+/// }
+///
+/// impl TwoLayer {
+///     fn forward(&self, x: &Tensor) -> Result<Tensor> {
+///         self.out.forward(&self.hidden.forward(x)?.relu()?)
+///     }
+/// }
+///
+/// let device = Device::Cpu;
+/// let model = TwoLayer {
+///     hidden: Linear::new(3, 5, true, &device)?,
+///     out: Linear::new(5, 1, false, &device)?,
+/// };
+/// let names: Vec<String> = model.named_parameters().into_iter().map(|(n, _)| n).collect();
+/// assert_eq!(names, ["hidden.weight", "hidden.bias", "out.weight"]);
+/// assert_eq!(model.forward(&Tensor::ones(&[2, 3], &device)?)?.shape(), [2, 1]);
+/// # Ok::<(), wgrad_core::Error>(())
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a wgrad Module",
+    note = "a field of a #[derive(Module)] struct whose type is not a module (an options \
+            struct, an enum) needs #[module(skip)]"
+)]
 pub trait Module: Send + Sync {
     /// Applies the module to `x`.
     fn forward(&self, x: &Tensor) -> Result<Tensor>;
@@ -133,4 +170,85 @@ pub(crate) fn moved_parameter(p: &Tensor, device: &Device) -> Result<Tensor> {
     }
     // `detach` first so the copy is a leaf rather than a `ToDevice` node.
     p.detach().to(device)?.with_requires_grad(p.requires_grad())
+}
+
+/// The helpers `#[derive(Module)]`'s code calls (through
+/// `wgrad_nn::__private`).
+pub(crate) mod derive_support {
+    use super::moved_parameter;
+    use wgrad_autograd::{Device, Tensor};
+    use wgrad_core::Result;
+
+    /// A field that holds parameters or buffers: `Tensor`,
+    /// `Option<Tensor>`, `Vec<Tensor>`, `[Tensor; N]`.
+    pub trait TensorSlots {
+        /// Appends the tensors as `name` (`name.i` for a list).
+        fn push_named(&self, name: &str, out: &mut Vec<(String, Tensor)>);
+        /// Moves every tensor to `device` as a new leaf with the same
+        /// `requires_grad` (what the built-in layers always did).
+        fn move_to(&mut self, device: &Device) -> Result<()>;
+    }
+
+    impl TensorSlots for Tensor {
+        fn push_named(&self, name: &str, out: &mut Vec<(String, Tensor)>) {
+            out.push((name.to_string(), self.clone()));
+        }
+        fn move_to(&mut self, device: &Device) -> Result<()> {
+            *self = moved_parameter(self, device)?;
+            Ok(())
+        }
+    }
+
+    impl TensorSlots for Option<Tensor> {
+        fn push_named(&self, name: &str, out: &mut Vec<(String, Tensor)>) {
+            if let Some(t) = self {
+                t.push_named(name, out);
+            }
+        }
+        fn move_to(&mut self, device: &Device) -> Result<()> {
+            self.as_mut().map_or(Ok(()), |t| t.move_to(device))
+        }
+    }
+
+    impl TensorSlots for [Tensor] {
+        fn push_named(&self, name: &str, out: &mut Vec<(String, Tensor)>) {
+            for (i, t) in self.iter().enumerate() {
+                t.push_named(&format!("{name}.{i}"), out);
+            }
+        }
+        fn move_to(&mut self, device: &Device) -> Result<()> {
+            self.iter_mut().try_for_each(|t| t.move_to(device))
+        }
+    }
+
+    impl TensorSlots for Vec<Tensor> {
+        fn push_named(&self, name: &str, out: &mut Vec<(String, Tensor)>) {
+            self.as_slice().push_named(name, out);
+        }
+        fn move_to(&mut self, device: &Device) -> Result<()> {
+            self.as_mut_slice().move_to(device)
+        }
+    }
+
+    impl<const N: usize> TensorSlots for [Tensor; N] {
+        fn push_named(&self, name: &str, out: &mut Vec<(String, Tensor)>) {
+            self.as_slice().push_named(name, out);
+        }
+        fn move_to(&mut self, device: &Device) -> Result<()> {
+            self.as_mut_slice().move_to(device)
+        }
+    }
+
+    /// Appends a child's `named` tensors under `prefix.`.
+    pub fn push_prefixed(
+        out: &mut Vec<(String, Tensor)>,
+        prefix: &str,
+        named: Vec<(String, Tensor)>,
+    ) {
+        out.extend(
+            named
+                .into_iter()
+                .map(|(name, t)| (format!("{prefix}.{name}"), t)),
+        );
+    }
 }

@@ -32,6 +32,12 @@ pub use wgrad_autograd::{
     InterpolateMode, NoGradGuard, PadMode, Pool2dArgs, Storage, Tensor, gradcheck, is_grad_enabled,
     manual_seed, no_grad, optim,
 };
+/// `torch.set_float32_matmul_precision` and friends: "medium" lets f32
+/// products use f16 tensor cores on GPUs that have them.
+#[doc(inline)]
+pub use wgrad_core::precision::{
+    MatmulPrecision, get_float32_matmul_precision, set_float32_matmul_precision,
+};
 #[doc(inline)]
 pub use wgrad_core::{BinaryOp, CompareOp, DType, Dims, Error, Result, UnaryOp};
 #[doc(inline)]
@@ -49,7 +55,10 @@ pub mod autograd {
     pub use wgrad_autograd::{BackwardOptions, GradOptions, grad, gradcheck};
 }
 
-/// The names most programs need: `use wgrad::prelude::*;`.
+/// The names most programs need: `use wgrad::prelude::*;`. `Module` is both
+/// the trait of `nn` layers and models and its derive
+/// (`#[derive(Module)]`).
 pub mod prelude {
+    pub use crate::nn::Module;
     pub use crate::{DType, Device, Error, Result, Tensor, manual_seed, no_grad};
 }

@@ -4,6 +4,7 @@
 //! the generator and compare draws live in `tests/seeded`.
 
 mod data_loader;
+mod derive;
 mod data_mnist;
 mod data_synthetic;
 mod gpu_device_hardening;

@@ -6,6 +6,7 @@
 mod attention;
 mod cnn_errors;
 mod common;
+mod derive;
 mod fixtures_attention;
 mod fixtures_cnn;
 mod fixtures_models;
