@@ -1,8 +1,8 @@
 //! The recorded graph: which op made a tensor, from which inputs.
 
 use std::collections::HashSet;
-use std::sync::{Mutex, MutexGuard, PoisonError};
 
+use parking_lot::{Mutex, MutexGuard};
 use wgrad_core::checks::conv::Conv2dGeometry;
 use wgrad_core::checks::pool::Pool2dArgs;
 use wgrad_core::{BinaryOp, Error, Result, UnaryOp};
@@ -211,7 +211,7 @@ impl GradFn {
 
     /// The node, or `None` once a backward without `retain_graph` freed it.
     pub fn lock(&self) -> MutexGuard<'_, Option<Node>> {
-        self.node.lock().unwrap_or_else(PoisonError::into_inner)
+        self.node.lock()
     }
 
     /// Takes the node out (the graph below this tensor is freed with it).

@@ -1,8 +1,9 @@
 //! `Tensor`: a cheap handle over device storage plus its place in the graph.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, OnceLock};
 
+use parking_lot::{Mutex, RwLock};
 use wgrad_core::{DType, Dims, Element, Error, Generator, Result};
 
 use crate::Device;
@@ -71,17 +72,12 @@ fn generator() -> &'static Mutex<Generator> {
 
 /// Seeds the default generator used by `rand`/`randn`/init/dropout (like `torch.manual_seed`).
 pub fn manual_seed(seed: u64) {
-    if let Ok(mut g) = generator().lock() {
-        *g = Generator::new(seed);
-    }
+    *generator().lock() = Generator::new(seed);
 }
 
 /// The next seed from the default generator.
 pub fn next_seed() -> u64 {
-    generator()
-        .lock()
-        .map(|mut g| g.next_seed())
-        .unwrap_or(0x5eed)
+    generator().lock().next_seed()
 }
 
 impl Tensor {
@@ -174,10 +170,7 @@ impl Tensor {
 
     /// A snapshot of the storage (cheap: an `Arc` clone).
     pub fn storage(&self) -> Storage {
-        let s = match self.inner.storage.read() {
-            Ok(s) => s.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        };
+        let s = self.inner.storage.read().clone();
         // After an in-place CPU write through another view, this view
         // moves to the rewritten buffer (one atomic load otherwise).
         match self.inner.cell.follow(&s) {
@@ -192,10 +185,7 @@ impl Tensor {
     /// Swaps in storage of the same shape, dtype and device (no checks, no
     /// version bump: the callers do both).
     pub(crate) fn put_storage(&self, storage: Storage) {
-        match self.inner.storage.write() {
-            Ok(mut s) => *s = storage,
-            Err(poisoned) => *poisoned.into_inner() = storage,
-        }
+        *self.inner.storage.write() = storage;
     }
 
     /// Replaces the data (used by optimizers and `load`); shape, dtype and
@@ -222,10 +212,7 @@ impl Tensor {
                 rhs: storage.device().to_string(),
             });
         }
-        match self.inner.storage.write() {
-            Ok(mut s) => *s = storage,
-            Err(poisoned) => *poisoned.into_inner() = storage,
-        }
+        *self.inner.storage.write() = storage;
         self.bump_version();
         Ok(())
     }
@@ -310,23 +297,17 @@ impl Tensor {
     /// The accumulated gradient of a leaf, if any. In-place ops on it are
     /// refused (gradients may share storage): use `set_grad`/`zero_grad`.
     pub fn grad(&self) -> Option<Tensor> {
-        self.inner
-            .grad
-            .lock()
-            .ok()
-            .and_then(|g| g.clone())
-            .map(|g| {
-                // Read-only for in-place ops: gradients may share buffers.
-                let version = Arc::new(AtomicU64::new(0));
-                Tensor::with_version(g, None, version, Arc::new(DataCell::read_only()))
-            })
+        let grad = self.inner.grad.lock().clone();
+        grad.map(|g| {
+            // Read-only for in-place ops: gradients may share buffers.
+            let version = Arc::new(AtomicU64::new(0));
+            Tensor::with_version(g, None, version, Arc::new(DataCell::read_only()))
+        })
     }
 
     /// Drops the gradient (like `set_to_none=True`).
     pub fn zero_grad(&self) {
-        if let Ok(mut g) = self.inner.grad.lock() {
-            *g = None;
-        }
+        *self.inner.grad.lock() = None;
     }
 
     /// Replaces the gradient (used by clipping and tests).
@@ -341,18 +322,12 @@ impl Tensor {
                 rhs: s.shape().to_vec(),
             });
         }
-        if let Ok(mut g) = self.inner.grad.lock() {
-            *g = storage;
-        }
+        *self.inner.grad.lock() = storage;
         Ok(())
     }
 
     pub(crate) fn accumulate_grad(&self, delta: Storage) -> Result<()> {
-        let mut slot = self
-            .inner
-            .grad
-            .lock()
-            .map_err(|_| Error::invalid("backward", "grad lock poisoned"))?;
+        let mut slot = self.inner.grad.lock();
         *slot = Some(match slot.take() {
             None => delta.contiguous()?,
             Some(existing) => existing.binary(&delta, wgrad_core::BinaryOp::Add)?,

@@ -23,9 +23,9 @@
 //! is allowed. A tensor saved for backward and then written makes backward
 //! fail with the "modified by an inplace operation" version error.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use parking_lot::Mutex;
 use wgrad_core::checks::arith;
 use wgrad_core::{BinaryOp, DType, Error, Result, UnaryOp};
 use wgrad_cpu::{BufferRef, CpuTensor};
@@ -64,7 +64,7 @@ impl DataCell {
             return None;
         }
         let Storage::Cpu(t) = s else { return None };
-        let rewrites = self.rewrites.lock().ok()?;
+        let rewrites = self.rewrites.lock();
         let mut cur = t.clone();
         let mut moved = false;
         // Each rewrite replaces one buffer; follow the chain to its end.
@@ -85,11 +85,10 @@ impl DataCell {
     /// Records that `old`'s buffer was replaced by `new`'s; forgets the
     /// rewrites of buffers no tensor reads any more.
     fn record(&self, old: &CpuTensor, new: &CpuTensor) {
-        if let Ok(mut rewrites) = self.rewrites.lock() {
-            rewrites.retain(|(buf, _)| buf.is_alive());
-            rewrites.push((old.buffer_ref(), new.clone()));
-            self.writes.fetch_add(1, Ordering::AcqRel);
-        }
+        let mut rewrites = self.rewrites.lock();
+        rewrites.retain(|(buf, _)| buf.is_alive());
+        rewrites.push((old.buffer_ref(), new.clone()));
+        self.writes.fetch_add(1, Ordering::AcqRel);
     }
 }
 
