@@ -63,6 +63,7 @@ use crate::codec::{
 
 mod config;
 mod impls;
+mod metadata;
 mod state;
 pub use config::OptimizerConfig;
 use state::*;

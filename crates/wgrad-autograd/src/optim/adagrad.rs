@@ -14,7 +14,7 @@ use crate::{Storage, Tensor};
 const OP: &str = "Adagrad";
 
 /// Hyper-parameters of [`Adagrad`], with `torch.optim.Adagrad`'s defaults.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AdagradConfig {
     /// Learning rate (>= 0). Default 1e-2.
     pub lr: f64,

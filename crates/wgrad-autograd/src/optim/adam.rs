@@ -12,7 +12,7 @@ use crate::storage::AdamStepOutcome;
 use crate::{Storage, Tensor};
 
 /// Hyper-parameters of [`Adam`], with `torch.optim.Adam`'s defaults.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AdamConfig {
     /// Learning rate (>= 0). Default 1e-3.
     pub lr: f64,
@@ -44,7 +44,7 @@ impl Default for AdamConfig {
 
 /// Hyper-parameters of [`AdamW`], with `torch.optim.AdamW`'s defaults (as
 /// [`AdamConfig`] but `weight_decay = 1e-2`, applied as `param *= 1 - lr * wd`).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AdamWConfig {
     /// Learning rate (>= 0). Default 1e-3.
     pub lr: f64,

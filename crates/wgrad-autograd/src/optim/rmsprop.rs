@@ -14,7 +14,7 @@ use crate::{Storage, Tensor};
 const OP: &str = "RMSprop";
 
 /// Hyper-parameters of [`RmsProp`], with `torch.optim.RMSprop`'s defaults.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RmsPropConfig {
     /// Learning rate (>= 0). Default 1e-2.
     pub lr: f64,

@@ -20,7 +20,7 @@ const DEFAULT: SgdConfig = SgdConfig {
 
 /// Hyper-parameters of [`Sgd`], with `torch.optim.SGD`'s defaults
 /// (`lr = 1e-3`, everything else off).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SgdConfig {
     /// Learning rate (>= 0).
     pub lr: f64,

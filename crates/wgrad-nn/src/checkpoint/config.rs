@@ -1,10 +1,12 @@
 //! [`OptimizerConfig`]: the hyper-parameters of one parameter group of a
-//! supported optimizer, and their file metadata form.
+//! supported optimizer, and their file metadata form (`optim.type` and one
+//! `optim.{key}` entry per field of the config, written and read by serde).
 
 use std::collections::HashMap;
 
 use wgrad_autograd::optim::{AdagradConfig, AdamConfig, AdamWConfig, RmsPropConfig, SgdConfig};
 
+use super::metadata::{from_pairs, to_pairs};
 use crate::codec::OPTIM_PREFIX as PREFIX;
 
 /// The hyper-parameters of a supported optimizer (of one parameter group).
@@ -63,71 +65,23 @@ impl OptimizerConfig {
 
     /// `(optim.{key}, value)` pairs with PyTorch's `param_groups` keys,
     /// `optim.type` first.
-    pub(super) fn metadata_pairs(self) -> Vec<(String, String)> {
+    pub(super) fn metadata_pairs(self) -> Result<Vec<(String, String)>, String> {
         let mut pairs = vec![(format!("{PREFIX}type"), self.kind().to_string())];
-        pairs.extend(self.hyper_pairs(PREFIX));
-        pairs
+        pairs.extend(self.hyper_pairs(PREFIX)?);
+        Ok(pairs)
     }
 
-    /// `({prefix}{key}, value)` pairs of the hyper-parameters (no type).
-    /// Floats use Rust's shortest round-trip form, so they parse back exactly.
-    pub(super) fn hyper_pairs(self, prefix: &str) -> Vec<(String, String)> {
-        let f = |x: f64| format!("{x:?}");
-        let b = |x: bool| x.to_string();
-        let pairs: Vec<(&str, String)> = match self {
-            OptimizerConfig::Sgd(c) => vec![
-                ("lr", f(c.lr)),
-                ("momentum", f(c.momentum)),
-                ("dampening", f(c.dampening)),
-                ("nesterov", b(c.nesterov)),
-                ("weight_decay", f(c.weight_decay)),
-                ("maximize", b(c.maximize)),
-            ],
-            OptimizerConfig::Adam(AdamConfig {
-                lr,
-                betas,
-                eps,
-                weight_decay,
-                amsgrad,
-                maximize,
-            })
-            | OptimizerConfig::AdamW(AdamWConfig {
-                lr,
-                betas,
-                eps,
-                weight_decay,
-                amsgrad,
-                maximize,
-            }) => vec![
-                ("lr", f(lr)),
-                ("betas", format!("[{}, {}]", f(betas.0), f(betas.1))),
-                ("eps", f(eps)),
-                ("weight_decay", f(weight_decay)),
-                ("amsgrad", b(amsgrad)),
-                ("maximize", b(maximize)),
-            ],
-            OptimizerConfig::RmsProp(c) => vec![
-                ("lr", f(c.lr)),
-                ("alpha", f(c.alpha)),
-                ("eps", f(c.eps)),
-                ("weight_decay", f(c.weight_decay)),
-                ("momentum", f(c.momentum)),
-                ("centered", b(c.centered)),
-                ("maximize", b(c.maximize)),
-            ],
-            OptimizerConfig::Adagrad(c) => vec![
-                ("lr", f(c.lr)),
-                ("lr_decay", f(c.lr_decay)),
-                ("weight_decay", f(c.weight_decay)),
-                ("initial_accumulator_value", f(c.initial_accumulator_value)),
-                ("eps", f(c.eps)),
-                ("maximize", b(c.maximize)),
-            ],
-        };
-        pairs
-            .into_iter()
-            .map(|(k, v)| (format!("{prefix}{k}"), v))
-            .collect()
+    /// `({prefix}{key}, value)` pairs of the hyper-parameters (no type):
+    /// the config's fields, which are PyTorch's `param_groups` keys, through
+    /// its serde derive and the [`metadata`](super::metadata) format.
+    pub(super) fn hyper_pairs(self, prefix: &str) -> Result<Vec<(String, String)>, String> {
+        match self {
+            OptimizerConfig::Sgd(c) => to_pairs(&c, prefix),
+            OptimizerConfig::Adam(c) => to_pairs(&c, prefix),
+            OptimizerConfig::AdamW(c) => to_pairs(&c, prefix),
+            OptimizerConfig::RmsProp(c) => to_pairs(&c, prefix),
+            OptimizerConfig::Adagrad(c) => to_pairs(&c, prefix),
+        }
     }
 
     /// Reads the first group's hyper-parameters back from file metadata.
@@ -144,79 +98,12 @@ impl OptimizerConfig {
         prefix: &str,
         kind: &str,
     ) -> Result<Self, String> {
-        let get = |key: &str| {
-            meta.get(&format!("{prefix}{key}"))
-                .ok_or_else(|| format!("metadata lacks '{prefix}{key}'"))
-        };
-        let float = |key: &str| -> Result<f64, String> {
-            let v = get(key)?;
-            v.trim()
-                .parse()
-                .map_err(|_| format!("metadata '{prefix}{key}' = {v:?} is not a number"))
-        };
-        let flag = |key: &str| -> Result<bool, String> {
-            let v = get(key)?;
-            v.trim()
-                .parse()
-                .map_err(|_| format!("metadata '{prefix}{key}' = {v:?} is not true/false"))
-        };
-        let betas = || -> Result<(f64, f64), String> {
-            let v = get("betas")?;
-            let bad = || format!("metadata '{prefix}betas' = {v:?} is not two numbers");
-            let parts: Vec<f64> = v
-                .trim()
-                .trim_start_matches(['[', '('])
-                .trim_end_matches([']', ')'])
-                .split(',')
-                .map(|x| x.trim().parse::<f64>())
-                .collect::<Result<_, _>>()
-                .map_err(|_| bad())?;
-            match parts[..] {
-                [b1, b2] => Ok((b1, b2)),
-                _ => Err(bad()),
-            }
-        };
         match kind {
-            "SGD" => Ok(OptimizerConfig::Sgd(SgdConfig {
-                lr: float("lr")?,
-                momentum: float("momentum")?,
-                dampening: float("dampening")?,
-                nesterov: flag("nesterov")?,
-                weight_decay: float("weight_decay")?,
-                maximize: flag("maximize")?,
-            })),
-            "Adam" | "AdamW" => {
-                let c = AdamConfig {
-                    lr: float("lr")?,
-                    betas: betas()?,
-                    eps: float("eps")?,
-                    weight_decay: float("weight_decay")?,
-                    amsgrad: flag("amsgrad")?,
-                    maximize: flag("maximize")?,
-                };
-                Ok(if kind == "Adam" {
-                    OptimizerConfig::Adam(c)
-                } else {
-                    OptimizerConfig::AdamW(c.into())
-                })
-            }
-            "RMSprop" => Ok(OptimizerConfig::RmsProp(RmsPropConfig {
-                lr: float("lr")?,
-                alpha: float("alpha")?,
-                eps: float("eps")?,
-                weight_decay: float("weight_decay")?,
-                momentum: float("momentum")?,
-                centered: flag("centered")?,
-                maximize: flag("maximize")?,
-            })),
-            "Adagrad" => Ok(OptimizerConfig::Adagrad(AdagradConfig {
-                lr: float("lr")?,
-                lr_decay: float("lr_decay")?,
-                weight_decay: float("weight_decay")?,
-                initial_accumulator_value: float("initial_accumulator_value")?,
-                eps: float("eps")?,
-                maximize: flag("maximize")?,
-            })),
+            "SGD" => from_pairs(meta, prefix).map(OptimizerConfig::Sgd),
+            "Adam" => from_pairs(meta, prefix).map(OptimizerConfig::Adam),
+            "AdamW" => from_pairs(meta, prefix).map(OptimizerConfig::AdamW),
+            "RMSprop" => from_pairs(meta, prefix).map(OptimizerConfig::RmsProp),
+            "Adagrad" => from_pairs(meta, prefix).map(OptimizerConfig::Adagrad),
             other => Err(format!(
                 "metadata '{PREFIX}type' = {other:?} is not an optimizer wgrad has ({KINDS})"
             )),

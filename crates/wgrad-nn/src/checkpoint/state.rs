@@ -152,12 +152,21 @@ fn group_problems(own: &[ParamGroupState], state: &OptimizerStateDict) -> Vec<St
         return problems;
     }
     for (g, (mine, theirs)) in own.iter().zip(&theirs).enumerate() {
-        let differing: Vec<String> = mine
+        let pairs = mine
             .config
             .with_lr(theirs.config.lr())
             .metadata_pairs()
+            .and_then(|m| Ok((m, theirs.config.metadata_pairs()?)));
+        let (mine_pairs, theirs_pairs) = match pairs {
+            Ok(p) => p,
+            Err(e) => {
+                problems.push(e);
+                continue;
+            }
+        };
+        let differing: Vec<String> = mine_pairs
             .into_iter()
-            .zip(theirs.config.metadata_pairs())
+            .zip(theirs_pairs)
             .filter(|((_, mine), (_, theirs))| mine != theirs)
             .map(|((key, mine), (_, theirs))| {
                 format!("{key} = {theirs} (the optimizer has {mine})")
@@ -275,7 +284,10 @@ pub(super) type OptimizerPart = (Vec<(String, Encoded)>, Vec<(String, String)>);
 /// Encodes the optimizer part of a file: its tensors and `optim.*` metadata.
 pub(super) fn encode_optimizer(sd: &OptimizerStateDict) -> Result<OptimizerPart> {
     let groups = sd.groups();
-    let mut meta = sd.config.metadata_pairs();
+    let mut meta = sd
+        .config
+        .metadata_pairs()
+        .map_err(|e| Error::invalid("save", e))?;
     meta.push((NUM_PARAMS_KEY.to_string(), sd.state.len().to_string()));
     if let Some(lr) = sd.initial_lr {
         meta.push((INITIAL_LR_KEY.to_string(), format!("{lr:?}")));
@@ -289,7 +301,12 @@ pub(super) fn encode_optimizer(sd: &OptimizerStateDict) -> Result<OptimizerPart>
         ));
         for (g, group) in groups.iter().enumerate().skip(1) {
             let prefix = format!("{GROUP_PREFIX}{g}.");
-            meta.extend(group.config.hyper_pairs(&prefix));
+            meta.extend(
+                group
+                    .config
+                    .hyper_pairs(&prefix)
+                    .map_err(|e| Error::invalid("save", e))?,
+            );
             if let Some(lr) = group.initial_lr {
                 meta.push((format!("{prefix}initial_lr"), format!("{lr:?}")));
             }
