@@ -1,9 +1,12 @@
 //! Reader for MNIST (and Fashion-MNIST, KMNIST, ...) in the IDX format.
 //!
-//! The files must already be decompressed: wgrad carries no gzip decoder, so
-//! `train-images-idx3-ubyte.gz` has to be `gunzip`ped first. Every error
-//! names the offending file and what was expected of it.
+//! The files may be gzip-compressed as downloaded (`train-images-idx3-ubyte.gz`)
+//! or decompressed: a missing `train-images-idx3-ubyte` is looked for with a
+//! `.gz` suffix, and gzip content is recognised by its magic bytes and
+//! decompressed on the fly. Every error names the offending file and what
+//! was expected of it.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use wgrad_core::{Error, Result};
@@ -21,21 +24,48 @@ fn error(path: &Path, message: impl std::fmt::Display) -> Error {
     Error::invalid(OP, format!("{}: {message}", path.display()))
 }
 
-/// Reads a whole file, explaining a missing one (and spotting a `.gz` twin).
-fn read(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|e| {
-        let mut gz = path.as_os_str().to_owned();
-        gz.push(".gz");
-        let hint = if Path::new(&gz).exists() {
-            format!(
-                "; found {} next to it: decompress it first (e.g. `gunzip -k`), wgrad reads only uncompressed IDX files",
-                Path::new(&gz).display()
-            )
-        } else {
-            String::from(" (IDX files must be decompressed, not .gz)")
-        };
-        error(path, format!("cannot read: {e}{hint}"))
-    })
+/// Largest decompressed IDX file accepted (the MNIST training images are
+/// 47 MB), so that a corrupt or hostile `.gz` cannot exhaust memory.
+const MAX_DECOMPRESSED: u64 = 1 << 32;
+
+/// `path` with `.gz` appended.
+fn gz_twin(path: &Path) -> PathBuf {
+    let mut gz = path.as_os_str().to_owned();
+    gz.push(".gz");
+    PathBuf::from(gz)
+}
+
+/// Reads a whole IDX file, or its `.gz` twin when the file itself is
+/// missing, decompressing gzip content; returns the path actually read
+/// (for error messages) and the IDX bytes.
+fn read(path: &Path) -> Result<(PathBuf, Vec<u8>)> {
+    let gz = gz_twin(path);
+    let (path, bytes) = match std::fs::read(path) {
+        Ok(bytes) => (path.to_path_buf(), bytes),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && gz.exists() => {
+            let bytes = std::fs::read(&gz).map_err(|e| Error::io(OP, &gz, "cannot read", e))?;
+            (gz, bytes)
+        }
+        Err(e) => {
+            let context = format!("cannot read (nor is there a {} next to it)", gz.display());
+            return Err(Error::io(OP, path, context, e));
+        }
+    };
+    if !bytes.starts_with(&[0x1f, 0x8b]) {
+        return Ok((path, bytes));
+    }
+    let mut idx = Vec::new();
+    flate2::read::MultiGzDecoder::new(&bytes[..])
+        .take(MAX_DECOMPRESSED + 1)
+        .read_to_end(&mut idx)
+        .map_err(|e| Error::serialization(OP, &path, "cannot decompress its gzip data", e))?;
+    if idx.len() as u64 > MAX_DECOMPRESSED {
+        return Err(error(
+            &path,
+            format!("decompresses to more than {MAX_DECOMPRESSED} bytes"),
+        ));
+    }
+    Ok((path, idx))
 }
 
 /// Checks the 4-byte magic number and the header length, returning the
@@ -47,12 +77,6 @@ fn parse_header<'b>(
     dims: usize,
 ) -> Result<(Vec<usize>, &'b [u8])> {
     let header = 4 + 4 * dims;
-    if bytes.len() >= 2 && bytes[..2] == [0x1f, 0x8b] {
-        return Err(error(
-            path,
-            "is gzip-compressed; decompress it first (e.g. `gunzip -k`), wgrad reads only uncompressed IDX files",
-        ));
-    }
     if bytes.len() < 4 {
         return Err(error(
             path,
@@ -108,11 +132,12 @@ fn check_payload(path: &Path, payload: &[u8], expected: usize, what: &str) -> Re
     Ok(())
 }
 
-/// Reads an IDX image file (magic `0x00000803`): returns the pixels scaled
+/// Reads an IDX image file (magic `0x00000803`; gzip-compressed or not, see
+/// the [module docs](self)): returns the pixels scaled
 /// to `[0, 1]` (row-major, image after image), `rows`, `cols` and the count.
 pub fn load_idx_images(path: impl AsRef<Path>) -> Result<(Vec<f32>, usize, usize, usize)> {
-    let path = path.as_ref();
-    let bytes = read(path)?;
+    let (path, bytes) = read(path.as_ref())?;
+    let path = path.as_path();
     let (sizes, payload) = parse_header(path, &bytes, IMAGES_MAGIC, 3)?;
     let (count, rows, cols) = (sizes[0], sizes[1], sizes[2]);
     let expected = count
@@ -129,10 +154,11 @@ pub fn load_idx_images(path: impl AsRef<Path>) -> Result<(Vec<f32>, usize, usize
     Ok((pixels, rows, cols, count))
 }
 
-/// Reads an IDX label file (magic `0x00000801`): one byte per label.
+/// Reads an IDX label file (magic `0x00000801`; gzip-compressed or not):
+/// one byte per label.
 pub fn load_idx_labels(path: impl AsRef<Path>) -> Result<Vec<i32>> {
-    let path = path.as_ref();
-    let bytes = read(path)?;
+    let (path, bytes) = read(path.as_ref())?;
+    let path = path.as_path();
     let (sizes, payload) = parse_header(path, &bytes, LABELS_MAGIC, 1)?;
     check_payload(path, payload, sizes[0], &format!("{} labels", sizes[0]))?;
     Ok(payload.iter().map(|&b| i32::from(b)).collect())
@@ -157,9 +183,7 @@ fn find_dir(dir: &Path, images: &str) -> PathBuf {
     ];
     for candidate in &candidates {
         let path = candidate.join(images);
-        let mut gz = path.as_os_str().to_owned();
-        gz.push(".gz");
-        if path.exists() || Path::new(&gz).exists() {
+        if path.exists() || gz_twin(&path).exists() {
             return candidate.clone();
         }
     }
@@ -172,8 +196,8 @@ fn find_dir(dir: &Path, images: &str) -> PathBuf {
 /// (`[784]`) with labels `0..=9`.
 ///
 /// Looks for `train-images-idx3-ubyte` / `train-labels-idx1-ubyte` (or the
-/// `t10k-` pair) in `dir`, `dir/MNIST/raw` or `dir/raw`. The files must be
-/// decompressed. Use [`Dataset::with_features_shape`] for `[1, 28, 28]`.
+/// `t10k-` pair), or the same names with `.gz` as downloaded, in `dir`,
+/// `dir/MNIST/raw` or `dir/raw`. Use [`Dataset::with_features_shape`] for `[1, 28, 28]`.
 pub fn load(dir: impl AsRef<Path>, train: bool) -> Result<Dataset> {
     let [images_name, labels_name] = file_names(train);
     let dir = find_dir(dir.as_ref(), images_name);
