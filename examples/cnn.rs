@@ -1,138 +1,134 @@
 //! The PyTorch MNIST example's convolutional net (conv 32 3x3, conv 64 3x3,
 //! max-pool 2, dropout 0.25, linear 9216-128, dropout 0.5, linear 128-10),
-//! trained with Adam and StepLR on procedurally drawn 28x28 digits (no
-//! download), or on MNIST with `--data DIR`.
+//! trained with Adam, gradient clipping and StepLR on procedurally drawn
+//! 28x28 digits (no download), or on MNIST with `--data DIR`.
 //!
 //! `cargo run --release --example cnn` (add `--device gpu` for the GPU).
 //!
 //! The parameters carry PyTorch's names (`conv1.weight`, `fc1.bias`, ...):
-//! `--save FILE` writes a state_dict that `model.load_state_dict(
-//! safetensors.torch.load_file(FILE))` reads into the PyTorch example's
-//! `Net`, and `--resume FILE` loads one written by it.
+//! the best epoch's weights that `--save FILE` writes to `FILE` with `.best`
+//! before the extension are a state_dict that `model.load_state_dict(
+//! safetensors.torch.load_file(path))` reads into the PyTorch example's
+//! `Net`; `--resume FILE` loads one written by it (or the weights of a
+//! checkpoint written by `--save`).
 
 mod common;
 
-use wgrad::nn::data::{mnist, synthetic};
-use wgrad::nn::{
-    Conv2d, Dropout, Flatten, Linear, MaxPool2d, Module, ReLU, Sequential, state_dict,
-};
-use wgrad::optim::{Adam, AdamConfig, LrScheduler, Optimizer, StepLR};
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::Parser;
+use common::digits::{self, Net};
+use common::progress::Progress;
+use common::train::EpochStats;
+use wgrad::nn::data::DataLoader;
+use wgrad::nn::loss::cross_entropy;
+use wgrad::nn::{Module, state_dict};
+use wgrad::optim::{Adam, AdamConfig, LrScheduler, Optimizer, StepLR, clip_grad_norm_};
 use wgrad::prelude::*;
 
-/// The tutorial's `Net`, as a Sequential whose parameter names are mapped to
-/// the tutorial's attribute names.
-struct Net {
-    body: Sequential,
-    training: bool,
+/// The PyTorch MNIST example's conv net on MNIST-like digits.
+#[derive(Parser)]
+struct Cli {
+    #[command(flatten)]
+    device: common::DeviceArgs,
+    #[command(flatten)]
+    train: common::TrainArgs,
+    #[command(flatten)]
+    output: common::OutputArgs,
+
+    /// Directory with the MNIST IDX files (`.gz` or not); without it,
+    /// synthetic digits
+    #[arg(long, value_name = "DIR")]
+    data: Option<PathBuf>,
+
+    /// Train on N synthetic digits (the test set has N/4, at most 2000)
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    train_size: usize,
+
+    /// Learning-rate decay per epoch (StepLR's gamma)
+    #[arg(long, default_value_t = 0.7)]
+    gamma: f64,
+
+    /// Clip the gradients' global L2 norm to this before each step
+    #[arg(long, value_name = "NORM", default_value_t = 1.0)]
+    max_grad_norm: f64,
+
+    /// Start from these weights (a state_dict, e.g. saved by PyTorch's
+    /// example, or a checkpoint of --save)
+    #[arg(long, value_name = "FILE")]
+    resume: Option<PathBuf>,
 }
 
-/// Sequential index -> the PyTorch attribute name of that layer.
-const NAMES: [(&str, &str); 4] = [
-    ("0.", "conv1."),
-    ("2.", "conv2."),
-    ("7.", "fc1."),
-    ("10.", "fc2."),
-];
-
-impl Net {
-    fn new(device: &Device) -> Result<Net> {
-        Ok(Net {
-            body: Sequential::new()
-                .add(Conv2d::new(1, 32, 3, device)?)
-                .add(ReLU::new())
-                .add(Conv2d::new(32, 64, 3, device)?)
-                .add(ReLU::new())
-                .add(MaxPool2d::new(2))
-                .add(Dropout::new(0.25)?)
-                .add(Flatten::new())
-                .add(Linear::new(9216, 128, true, device)?)
-                .add(ReLU::new())
-                .add(Dropout::new(0.5)?)
-                .add(Linear::new(128, 10, true, device)?),
-            training: true,
-        })
+/// One epoch, as the tutorial's `train()`: forward, loss, backward, clip,
+/// step. The progress bar sums the loss on the device (no readback per batch).
+fn train(
+    args: &Cli,
+    model: &mut Net,
+    opt: &mut Adam,
+    loader: &DataLoader<'_>,
+    epoch: usize,
+    device: &Device,
+) -> Result<EpochStats> {
+    let start = Instant::now();
+    let lr = opt.lr();
+    model.train(true);
+    let params = model.parameters();
+    let mut progress = Progress::epoch(epoch, args.train.epochs, loader.num_batches(), device)?;
+    for batch in loader.epoch(epoch as u64, device) {
+        let (data, target) = batch?;
+        let output = model.forward(&data)?;
+        let loss = cross_entropy(&output, &target, Default::default())?;
+        opt.zero_grad();
+        loss.backward()?;
+        clip_grad_norm_(&params, args.max_grad_norm, 2.0)?;
+        opt.step()?;
+        progress.batch(&loss, &output, &target)?;
     }
+    let totals = progress.finish()?;
+    Ok(EpochStats {
+        loss: totals.loss,
+        accuracy: totals.accuracy,
+        lr,
+        samples: totals.samples,
+        seconds: start.elapsed().as_secs_f64(),
+    })
 }
 
-impl Module for Net {
-    fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        // The datasets hold flat 784-pixel rows; the convolutions want images.
-        let images = x.reshape(&[-1, 1, 28, 28])?;
-        self.body.forward(&images)
-    }
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
-        self.body
-            .named_parameters()
-            .into_iter()
-            .map(|(name, t)| {
-                let renamed = NAMES
-                    .iter()
-                    .find(|(index, _)| name.starts_with(index))
-                    .map(|(index, attr)| name.replacen(index, attr, 1))
-                    .unwrap_or(name);
-                (renamed, t)
-            })
-            .collect()
-    }
-    fn train(&mut self, on: bool) {
-        self.training = on;
-        self.body.train(on);
-    }
-    fn is_training(&self) -> bool {
-        self.training
-    }
-    fn to_device(&mut self, device: &Device) -> Result<()> {
-        self.body.to_device(device)
-    }
-}
+fn main() -> anyhow::Result<()> {
+    let args: Cli = common::cli::parse(&[("epochs", "3"), ("batch_size", "64"), ("lr", "1e-3")]);
+    let device = &args.device.setup()?;
+    let n_test = (args.train_size / 4).clamp(64, 2_000);
+    let (train_set, test_set) = digits::load(
+        args.data.as_deref(),
+        args.train_size,
+        n_test,
+        args.device.seed,
+    )?;
 
-fn main() {
-    let flags = common::parse_flags_with_checkpoints(3, 64, 1e-3);
-    common::exit_on_error(run(&flags));
-}
-
-fn run(flags: &common::Flags) -> Result<()> {
-    let device = &flags.device;
-    manual_seed(flags.seed);
-    let (train, test) = match &flags.data {
-        Some(dir) => {
-            println!("data: MNIST from {dir}");
-            (mnist::load(dir, true)?, mnist::load(dir, false)?)
-        }
-        None => {
-            println!("data: synthetic digits (pass --data DIR for MNIST)");
-            // --train-size (quick runs) shrinks the test set with it.
-            let test_size = flags.train_size.map_or(2_000, |n| (n / 4).clamp(64, 2_000));
-            synthetic::digits_split(flags.train_size.unwrap_or(10_000), test_size, flags.seed)
-        }
-    };
     let mut model = Net::new(device)?;
-    if let Some(path) = &flags.resume {
+    if let Some(path) = &args.resume {
         state_dict::load(&model, path)?;
-        println!("loaded weights from {path}");
+        println!("loaded weights from {}", path.display());
     }
     let mut opt = Adam::new(
         model.parameters(),
         AdamConfig {
-            lr: flags.lr,
+            lr: args.train.lr,
             ..Default::default()
         },
     )?;
     // The tutorial decays the rate by 0.7 every epoch.
-    let mut scheduler = StepLR::new(&mut opt, 1, 0.7)?;
-    common::train_with_epoch_hook(
-        &mut model,
-        &mut opt,
-        &train,
-        &test,
-        "test",
-        flags,
-        0,
-        &mut |opt: &mut dyn Optimizer| scheduler.step(opt),
-    )?;
-    if let Some(path) = &flags.save {
-        state_dict::save(&model, path)?;
-        println!("saved the state_dict to {path}");
+    let mut scheduler = StepLR::new(&mut opt, 1, args.gamma)?;
+
+    let loader = DataLoader::new(&train_set, args.train.batch_size)?.shuffle(args.device.seed);
+    let mut run = common::Run::new("cnn", args.train.epochs, &args.output)?;
+    for epoch in 0..args.train.epochs {
+        let stats = train(&args, &mut model, &mut opt, &loader, epoch, device)?;
+        let test_result = common::evaluate(&mut model, &test_set, 1000, device)?;
+        scheduler.step(&mut opt);
+        run.end_epoch(epoch, &stats, test_result, &model, &opt)?;
     }
+    run.finish();
     Ok(())
 }

@@ -7,104 +7,90 @@
 //! train and validation loss, and prints text sampled with temperature and
 //! top-k at the end.
 //!
-//! `cargo run --release --example gpt -- --device gpu`
-//!
-//! Flags (defaults in brackets): `--device auto|cpu|gpu|gpu:N` [auto],
-//! `--seed N` [0], `--steps N` [2000], `--batch-size N` [32], `--lr X`
-//! [1e-3], `--data FILE`, `--block-size N` [64], `--n-layer N` [4],
-//! `--n-head N` [4], `--n-embd N` [128], `--dropout X` [0.0],
-//! `--eval-interval N` [200], `--sample-len N` [400], `--temperature X`
-//! [0.8], `--top-k N` [10].
+//! `cargo run --release --example gpt -- --device gpu` (`--help` lists the
+//! flags and their defaults). `--out DIR` writes `metrics.csv` and
+//! `metrics.png` (train and validation loss at every evaluation); `--save
+//! FILE` a checkpoint at every evaluation and the weights with the best
+//! validation loss to `FILE` with `.best` before the extension.
 
 #[path = "gpt/model.rs"]
 mod model;
 
+mod common;
+
 use std::collections::BTreeSet;
+use std::path::PathBuf;
 use std::time::Instant;
 
+use anyhow::{Context, bail};
+use clap::Parser;
+use common::checkpoints::Checkpoints;
+use common::metrics::{Metrics, Panel};
+use common::progress::Progress;
 use model::{Gpt, GptConfig, lr_at};
 use wgrad::nn::Module;
 use wgrad::optim::{AdamW, AdamWConfig, Optimizer, ParamGroup, clip_grad_norm_};
 use wgrad::prelude::*;
 
-struct Flags {
-    device: String,
-    seed: u64,
-    steps: usize,
-    batch: usize,
+/// A nanoGPT-shaped character-level language model.
+#[derive(Parser)]
+struct Cli {
+    #[command(flatten)]
+    device: common::DeviceArgs,
+    #[command(flatten)]
+    output: common::OutputArgs,
+
+    /// Training steps (one batch each)
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u32).range(1..))]
+    steps: u32,
+
+    /// Sequences per batch
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..))]
+    batch_size: u32,
+
+    /// Peak learning rate (linear warm-up, then cosine decay to a tenth)
+    #[arg(long, default_value_t = 1e-3)]
     lr: f64,
-    data: Option<String>,
-    block: usize,
+
+    /// A text file to train on; without it, a generated corpus
+    #[arg(long, value_name = "FILE")]
+    data: Option<PathBuf>,
+
+    /// Context length in characters
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
+    block_size: u32,
+
+    /// Transformer blocks
+    #[arg(long, default_value_t = 4)]
     n_layer: usize,
+
+    /// Attention heads per block
+    #[arg(long, default_value_t = 4)]
     n_head: usize,
+
+    /// Embedding width
+    #[arg(long, default_value_t = 128)]
     n_embd: usize,
+
+    /// Dropout probability
+    #[arg(long, default_value_t = 0.0)]
     dropout: f32,
-    eval_interval: usize,
+
+    /// Steps between evaluations of the validation loss
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..))]
+    eval_interval: u32,
+
+    /// Characters sampled at the end
+    #[arg(long, default_value_t = 400)]
     sample_len: usize,
+
+    /// Sampling temperature
+    #[arg(long, default_value_t = 0.8)]
     temperature: f32,
+
+    /// Sample from the K most likely characters only (0: all)
+    #[arg(long, value_name = "K", default_value_t = 10)]
     top_k: usize,
-}
-
-fn usage(problem: &str) -> ! {
-    eprintln!("gpt: {problem}");
-    eprintln!(
-        "usage: gpt [--device auto|cpu|gpu|gpu:N] [--seed N] [--steps N] [--batch-size N] [--lr X] \
-         [--data FILE] [--block-size N] [--n-layer N] [--n-head N] [--n-embd N] [--dropout X] \
-         [--eval-interval N] [--sample-len N] [--temperature X] [--top-k N]"
-    );
-    std::process::exit(2)
-}
-
-fn parse_flags() -> Flags {
-    let mut f = Flags {
-        device: "auto".into(),
-        seed: 0,
-        steps: 2000,
-        batch: 32,
-        lr: 1e-3,
-        data: None,
-        block: 64,
-        n_layer: 4,
-        n_head: 4,
-        n_embd: 128,
-        dropout: 0.0,
-        eval_interval: 200,
-        sample_len: 400,
-        temperature: 0.8,
-        top_k: 10,
-    };
-    let mut args = std::env::args().skip(1);
-    while let Some(flag) = args.next() {
-        let value = args
-            .next()
-            .unwrap_or_else(|| usage(&format!("{flag} needs a value")));
-        fn num<T: std::str::FromStr>(flag: &str, v: &str) -> T {
-            v.parse()
-                .unwrap_or_else(|_| usage(&format!("{flag}: cannot parse {v:?}")))
-        }
-        match flag.as_str() {
-            "--device" => f.device = value,
-            "--seed" => f.seed = num(&flag, &value),
-            "--steps" => f.steps = num(&flag, &value),
-            "--batch-size" => f.batch = num(&flag, &value),
-            "--lr" => f.lr = num(&flag, &value),
-            "--data" => f.data = Some(value),
-            "--block-size" => f.block = num(&flag, &value),
-            "--n-layer" => f.n_layer = num(&flag, &value),
-            "--n-head" => f.n_head = num(&flag, &value),
-            "--n-embd" => f.n_embd = num(&flag, &value),
-            "--dropout" => f.dropout = num(&flag, &value),
-            "--eval-interval" => f.eval_interval = num(&flag, &value),
-            "--sample-len" => f.sample_len = num(&flag, &value),
-            "--temperature" => f.temperature = num(&flag, &value),
-            "--top-k" => f.top_k = num(&flag, &value),
-            other => usage(&format!("unknown flag {other}")),
-        }
-    }
-    if f.steps == 0 || f.batch == 0 || f.block == 0 || f.eval_interval == 0 {
-        usage("--steps, --batch-size, --block-size and --eval-interval must be positive");
-    }
-    f
 }
 
 /// A deterministic corpus with structure at several scales (words,
@@ -223,33 +209,39 @@ impl Batches {
     }
 }
 
-fn run() -> Result<()> {
-    let flags = parse_flags();
-    let (device, reason) = Device::parse_with_reason(&flags.device)?;
-    println!("device: {device} ({reason})");
-    manual_seed(flags.seed);
-    let text = match &flags.data {
+fn main() -> anyhow::Result<()> {
+    let args: Cli = common::cli::parse(&[]);
+    let (steps, batch, block) = (
+        args.steps as usize,
+        args.batch_size as usize,
+        args.block_size as usize,
+    );
+    let eval_interval = args.eval_interval as usize;
+    let device = args.device.setup()?;
+    let seed = args.device.seed;
+    let text = match &args.data {
         Some(path) => std::fs::read_to_string(path)
-            .map_err(|e| Error::invalid("gpt", format!("cannot read --data {path}: {e}")))?,
-        None => generated_corpus(flags.seed),
+            .with_context(|| format!("cannot read --data {}", path.display()))?,
+        None => generated_corpus(seed),
     };
     let vocab = Vocab::new(&text);
     let data = vocab.encode(&text);
-    if data.len() < 10 * (flags.block + 2) {
-        return Err(Error::invalid(
-            "gpt",
-            format!("the text has only {} characters", data.len()),
-        ));
+    if data.len() < 10 * (block + 2) {
+        bail!(
+            "the text has only {} characters; --block-size {block} needs at least {}",
+            data.len(),
+            10 * (block + 2)
+        );
     }
     let split = data.len() * 9 / 10;
     let (train, val) = data.split_at(split);
     let config = GptConfig {
         vocab_size: vocab.chars.len(),
-        block_size: flags.block,
-        n_layer: flags.n_layer,
-        n_head: flags.n_head,
-        n_embd: flags.n_embd,
-        dropout: flags.dropout,
+        block_size: block,
+        n_layer: args.n_layer,
+        n_head: args.n_head,
+        n_embd: args.n_embd,
+        dropout: args.dropout,
     };
     let mut model = Gpt::new(config, &device)?;
     println!(
@@ -260,7 +252,7 @@ fn run() -> Result<()> {
     );
     let (decay, no_decay) = model.decay_groups();
     let base = AdamWConfig {
-        lr: flags.lr,
+        lr: args.lr,
         betas: (0.9, 0.95),
         ..AdamWConfig::default()
     };
@@ -281,51 +273,96 @@ fn run() -> Result<()> {
         ),
     ])?;
     let params = model.parameters();
-    let warmup = (flags.steps / 20).max(1);
-    let min_lr = flags.lr / 10.0;
+    let warmup = (steps / 20).max(1);
+    let min_lr = args.lr / 10.0;
     let mut batches = Batches {
-        state: flags.seed ^ 0x5eed,
+        state: seed ^ 0x5eed,
     };
     let mut val_batches = Batches {
-        state: flags.seed ^ 0xfeed,
+        state: seed ^ 0xfeed,
     };
+
+    let columns = ["train_loss", "val_loss", "lr", "seconds"];
+    let mut metrics = Metrics::new("step", &columns);
+    let checkpoints = Checkpoints::new(args.output.save.as_deref());
+    if let Some(dir) = &args.output.out {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create --out {}", dir.display()))?;
+    }
+    let mut best: Option<(usize, f32)> = None;
     let start = Instant::now();
     let (mut train_loss, mut val_loss) = (f32::NAN, f32::NAN);
-    for step in 0..flags.steps {
-        opt.set_lr(lr_at(step, flags.lr, min_lr, warmup, flags.steps));
-        let (x, y) = batches.next(train, flags.batch, flags.block, &device)?;
+    // The training loss summed on the device since the last evaluation.
+    let mut interval_loss = Tensor::zeros(&[], &device)?;
+    let mut interval_steps = 0;
+    let mut progress = Progress::new("gpt".to_string(), steps, &device)?;
+    for step in 0..steps {
+        opt.set_lr(lr_at(step, args.lr, min_lr, warmup, steps));
+        let (x, y) = batches.next(train, batch, block, &device)?;
         let loss = model.loss(&x, &y)?;
         opt.zero_grad();
         loss.backward()?;
         clip_grad_norm_(&params, 1.0, 2.0)?;
         opt.step()?;
-        if step % flags.eval_interval == 0 || step + 1 == flags.steps {
-            train_loss = loss.item()?;
-            model.eval();
-            val_loss = {
-                let _guard = no_grad();
-                let mut total = 0.0;
-                for _ in 0..4 {
-                    let (x, y) = val_batches.next(val, flags.batch, flags.block, &device)?;
-                    total += model.loss(&x, &y)?.item()?;
-                }
-                total / 4.0
-            };
-            model.train(true);
-            println!(
-                "step {step:5}: train loss {train_loss:.4}, val loss {val_loss:.4}, lr {:.2e} ({:.1} s)",
+        progress.step(&loss, batch * block)?;
+        interval_loss = interval_loss.add(&loss.detach())?;
+        interval_steps += 1;
+        if step % eval_interval == 0 || step + 1 == steps {
+            train_loss = interval_loss.item()? / interval_steps as f32;
+            (interval_loss, interval_steps) = (Tensor::zeros(&[], &device)?, 0);
+            val_loss = evaluate(&mut model, &mut val_batches, val, batch, block, &device)?;
+            let seconds = start.elapsed().as_secs_f64();
+            progress.println(format!(
+                "step {step:5}: train loss {train_loss:.4}, val loss {val_loss:.4}, lr {:.2e} ({seconds:.1} s)",
                 opt.lr(),
-                start.elapsed().as_secs_f64()
-            );
+            ));
+            let is_best = best.is_none_or(|(_, b)| val_loss < b);
+            if is_best {
+                best = Some((metrics.rows().len(), val_loss));
+            }
+            let row = [train_loss, val_loss].map(f64::from);
+            metrics.push(step as f64, &[row[0], row[1], opt.lr(), seconds]);
+            if let Some(dir) = &args.output.out {
+                metrics.write_csv(&dir.join("metrics.csv"))?;
+                let panel = Panel {
+                    title: "loss",
+                    y_label: "cross-entropy per character",
+                    columns: &["train_loss", "val_loss"],
+                };
+                let title = "gpt: training (mean since the last evaluation) and validation";
+                metrics.plot(&dir.join("metrics.png"), title, &[panel])?;
+            }
+            if let Some(c) = &checkpoints {
+                c.save(&model, &opt, step as u64 + 1, is_best)
+                    .with_context(|| format!("saving at step {step}"))?;
+            }
         }
     }
+    progress.finish()?;
+    println!();
+    print!("{}", common::summary::table(&metrics, best.map(|b| b.0)));
+    if let Some(dir) = &args.output.out {
+        println!(
+            "wrote {} and {}",
+            dir.join("metrics.csv").display(),
+            dir.join("metrics.png").display()
+        );
+    }
+    if let Some(c) = &checkpoints {
+        println!(
+            "saved {} (last evaluation) and {} (best validation loss)",
+            c.path().display(),
+            c.best_path().display()
+        );
+    }
+
     model.eval();
     let prompt = Tensor::from_vec(vocab.encode(&text[..1]), &[1, 1], &device)?;
-    let top_k = (flags.top_k > 0).then_some(flags.top_k);
-    let sample = model.generate(&prompt, flags.sample_len, flags.temperature, top_k)?;
+    let top_k = (args.top_k > 0).then_some(args.top_k);
+    let sample = model.generate(&prompt, args.sample_len, args.temperature, top_k)?;
     println!(
         "--- sample (temperature {}, top-k {}) ---",
-        flags.temperature, flags.top_k
+        args.temperature, args.top_k
     );
     println!("{}", vocab.decode(&sample.to_vec::<i32>()?));
     println!("---");
@@ -333,9 +370,25 @@ fn run() -> Result<()> {
     Ok(())
 }
 
-fn main() {
-    if let Err(e) = run() {
-        eprintln!("gpt: {e}");
-        std::process::exit(1);
-    }
+/// Mean validation loss over 4 batches, summed on the device (one readback).
+fn evaluate(
+    model: &mut Gpt,
+    batches: &mut Batches,
+    val: &[i32],
+    batch: usize,
+    block: usize,
+    device: &Device,
+) -> Result<f32> {
+    model.eval();
+    let total = {
+        let _guard = no_grad();
+        let mut total = Tensor::zeros(&[], device)?;
+        for _ in 0..4 {
+            let (x, y) = batches.next(val, batch, block, device)?;
+            total = total.add(&model.loss(&x, &y)?)?;
+        }
+        total
+    };
+    model.train(true);
+    Ok(total.item()? / 4.0)
 }

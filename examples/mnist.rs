@@ -1,13 +1,17 @@
-//! An MLP on MNIST (`--data DIR` with the IDX files) or, when no data is
-//! given, on procedurally drawn 28x28 digits that need no download.
+//! An MLP on MNIST (`--data DIR` with the IDX files, `.gz` as downloaded or
+//! not) or, when no data is given, on procedurally drawn 28x28 digits that
+//! need no download.
 //!
 //! `cargo run --release --example mnist`
 //!
-//! Checkpoints: `--save FILE` writes the model, the Adam state and the epoch
-//! count after training; `--resume FILE` restores them before training and
-//! carries on from the next epoch up to `--epochs` in all (`--epochs 3 --save
-//! run.safetensors`, then `--epochs 5 --resume run.safetensors` trains epochs
-//! 4 and 5, with the numbers an uninterrupted 5-epoch run gives).
+//! `--out DIR` writes `metrics.csv` and `metrics.png` (loss and accuracy per
+//! epoch). Checkpoints: `--save FILE` writes the model, the Adam state and
+//! the epoch count after every epoch (and the best epoch's weights to
+//! `FILE` with `.best` before the extension, which the `infer` example
+//! loads); `--resume FILE` restores them before training and carries on from
+//! the next epoch up to `--epochs` in all (`--epochs 3 --save
+//! run.safetensors`, then `--epochs 5 --resume run.safetensors` trains
+//! epochs 4 and 5, with the numbers an uninterrupted 5-epoch run gives).
 //!
 //! `--resume` also takes a plain state_dict, e.g. one saved from PyTorch for
 //! the equivalent model:
@@ -21,84 +25,99 @@
 //!
 //! loads with `wgrad::nn::state_dict::load` (same names, shapes and float32),
 //! and training then starts at epoch 1 with a fresh optimizer. The other way
-//! round, the model part of a checkpoint saved here loads into that torch
-//! model with `model.load_state_dict({k: v for k, v in
-//! safetensors.torch.load_file(f).items() if not k.startswith("optim.")},
-//! strict=True)` (the `optim.*` tensors are Adam's state).
+//! round, the `.best` file loads into that torch model with
+//! `model.load_state_dict(safetensors.torch.load_file(f))`, and the model
+//! part of a checkpoint with `model.load_state_dict({k: v for k, v in
+//! safetensors.torch.load_file(f).items() if not k.startswith("optim.")})`
+//! (the `optim.*` tensors are Adam's state).
 
 mod common;
 
-use wgrad::nn::checkpoint;
-use wgrad::nn::data::{mnist, synthetic};
-use wgrad::nn::state_dict;
-use wgrad::nn::{Linear, ReLU, Sequential};
-use wgrad::optim::{Adam, AdamConfig, Optimizer};
-use wgrad::prelude::*;
+use std::path::PathBuf;
 
-fn main() {
-    let flags = common::parse_flags_with_checkpoints(3, 128, 1e-3);
-    common::exit_on_error(run(&flags));
+use clap::Parser;
+use common::digits;
+use wgrad::nn::data::DataLoader;
+use wgrad::nn::{Module, checkpoint, state_dict};
+use wgrad::optim::{Adam, AdamConfig, Optimizer};
+
+/// An MLP (784-256-256-10) on MNIST-like digits.
+#[derive(Parser)]
+struct Cli {
+    #[command(flatten)]
+    device: common::DeviceArgs,
+    #[command(flatten)]
+    train: common::TrainArgs,
+    #[command(flatten)]
+    output: common::OutputArgs,
+
+    /// Directory with the MNIST IDX files (`.gz` or not; torchvision's
+    /// `MNIST/raw` layout works too); without it, synthetic digits
+    #[arg(long, value_name = "DIR")]
+    data: Option<PathBuf>,
+
+    /// Train on N synthetic digits (the test set has N/10)
+    #[arg(long, value_name = "N", default_value_t = 20_000)]
+    train_size: usize,
+
+    /// Start from a checkpoint of --save (carrying on after its epochs) or
+    /// from a state_dict (weights only)
+    #[arg(long, value_name = "FILE")]
+    resume: Option<PathBuf>,
 }
 
-fn run(flags: &common::Flags) -> Result<()> {
-    let device = &flags.device;
-    let (train, test) = match &flags.data {
-        Some(dir) => {
-            println!("data: MNIST from {dir}");
-            (mnist::load(dir, true)?, mnist::load(dir, false)?)
-        }
-        None => {
-            println!("data: synthetic digits (pass --data DIR for MNIST)");
-            synthetic::digits_split(20_000, 2_000, flags.seed)
-        }
-    };
-    // The layout of torch's `nn.Sequential(Linear, ReLU, Linear, ReLU,
-    // Linear)`: parameters `0.*`, `2.*`, `4.*`, as in its state_dict.
-    let mut model = Sequential::new()
-        .add(Linear::new(784, 256, true, device)?)
-        .add(ReLU::new())
-        .add(Linear::new(256, 256, true, device)?)
-        .add(ReLU::new())
-        .add(Linear::new(256, 10, true, device)?);
+fn main() -> anyhow::Result<()> {
+    let args: Cli = common::cli::parse(&[("epochs", "3"), ("batch_size", "128"), ("lr", "1e-3")]);
+    let device = &args.device.setup()?;
+    let (n_train, seed) = (args.train_size, args.device.seed);
+    let (train, test) = digits::load(args.data.as_deref(), n_train, n_train / 10, seed)?;
+
+    let mut model = digits::mlp(device)?;
     let mut opt = Adam::new(
-        wgrad::nn::Module::parameters(&model),
+        model.parameters(),
         AdamConfig {
-            lr: flags.lr,
+            lr: args.train.lr,
             ..Default::default()
         },
     )?;
-    let start_epoch = match &flags.resume {
+    let start_epoch = match &args.resume {
         Some(path) if checkpoint::is_checkpoint(path)? => {
             let done = checkpoint::load(path, &model, &mut opt)?;
-            println!("resumed from {path}: {done} epoch(s) done, lr {}", opt.lr());
-            usize::try_from(done).unwrap_or(usize::MAX)
+            println!(
+                "resumed from {}: {done} epoch(s) done, lr {}",
+                path.display(),
+                opt.lr()
+            );
+            usize::try_from(done)?
         }
         Some(path) => {
             state_dict::load(&model, path)?;
-            println!("loaded weights from {path} (a state_dict: fresh optimizer)");
+            println!(
+                "loaded weights from {} (a state_dict: fresh optimizer)",
+                path.display()
+            );
             0
         }
         None => 0,
     };
-    if start_epoch >= flags.epochs {
-        println!(
-            "nothing to train: {start_epoch} epoch(s) done, --epochs {}",
-            flags.epochs
-        );
+    let epochs = args.train.epochs;
+    if start_epoch >= epochs {
+        println!("nothing to train: {start_epoch} epoch(s) done, --epochs {epochs}");
     }
-    common::train_from(
-        &mut model,
-        &mut opt,
-        &train,
-        &test,
-        "test",
-        flags,
-        start_epoch,
-    )?;
-    if let Some(path) = &flags.save {
-        let epochs_done = flags.epochs.max(start_epoch) as u64;
-        checkpoint::save(path, &model, &opt, epochs_done)?;
-        println!("saved checkpoint to {path} ({epochs_done} epoch(s) done)");
+
+    let loader = DataLoader::new(&train, args.train.batch_size)?.shuffle(seed);
+    let mut run = common::Run::new("mnist", epochs, &args.output)?;
+    for epoch in start_epoch..epochs {
+        let stats = common::train_epoch(&mut model, &mut opt, &loader, epoch, epochs, device)?;
+        let test_result = common::evaluate(&mut model, &test, 1024, device)?;
+        run.end_epoch(epoch, &stats, test_result, &model, &opt)?;
+    }
+    if run.is_empty() {
+        // Resumed with nothing left to train: report the loaded model.
+        let (loss, accuracy) = common::evaluate(&mut model, &test, 1024, device)?;
+        println!("final: loss={loss:.4} accuracy={accuracy:.4}");
+    } else {
+        run.finish();
     }
     Ok(())
 }

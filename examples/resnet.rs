@@ -8,17 +8,21 @@
 //! `cargo run --release --example resnet` (`--device gpu` for the GPU).
 //!
 //! Parameter and buffer names are torchvision's (`conv1.weight`,
-//! `layer2.0.downsample.1.running_var`, ...), so `--save FILE` writes a
-//! state_dict PyTorch's model of the same layout loads.
+//! `layer2.0.downsample.1.running_var`, ...), so the best epoch's weights
+//! that `--save FILE` writes (to `FILE` with `.best` before the extension)
+//! are a state_dict PyTorch's model of the same layout loads.
 
 mod common;
 
+use std::path::PathBuf;
+
+use clap::Parser;
 use wgrad::ConvPadding;
-use wgrad::nn::data::Dataset;
+use wgrad::nn::data::{DataLoader, Dataset};
 use wgrad::nn::{
     AdaptiveAvgPool2d, BatchNorm2d, Conv2d, Conv2dOptions, Linear, Module, Sequential, state_dict,
 };
-use wgrad::optim::{CosineAnnealingLR, LrScheduler, Optimizer, Sgd, SgdConfig};
+use wgrad::optim::{CosineAnnealingLR, LrScheduler, Sgd, SgdConfig};
 use wgrad::prelude::*;
 
 const SIZE: usize = 32;
@@ -282,46 +286,61 @@ fn shapes(n: usize, seed: u64) -> Result<Dataset> {
     Dataset::new(pixels, &[3 * SIZE * SIZE], labels)
 }
 
-fn main() {
-    let flags = common::parse_flags_with_checkpoints(3, 64, 0.05);
-    common::exit_on_error(run(&flags));
+/// A small ResNet on synthetic 32x32 RGB shapes.
+#[derive(Parser)]
+struct Cli {
+    #[command(flatten)]
+    device: common::DeviceArgs,
+    #[command(flatten)]
+    train: common::TrainArgs,
+    #[command(flatten)]
+    output: common::OutputArgs,
+
+    /// Train on N synthetic images (the test set has N/4, at most 1000)
+    #[arg(long, value_name = "N", default_value_t = 6_000)]
+    train_size: usize,
+
+    /// Start from these weights and BatchNorm buffers (a state_dict, or a
+    /// checkpoint of --save)
+    #[arg(long, value_name = "FILE")]
+    resume: Option<PathBuf>,
 }
 
-fn run(flags: &common::Flags) -> Result<()> {
-    let device = &flags.device;
-    let n_train = flags.train_size.unwrap_or(6_000);
-    let n_test = flags.train_size.map_or(1_000, |n| (n / 4).clamp(64, 1_000));
+fn main() -> anyhow::Result<()> {
+    let args: Cli = common::cli::parse(&[("epochs", "3"), ("batch_size", "64"), ("lr", "0.05")]);
+    let device = &args.device.setup()?;
+    let seed = args.device.seed;
+    let n_train = args.train_size;
+    let n_test = (n_train / 4).clamp(64, 1_000);
     println!("data: synthetic 32x32 RGB shapes, {n_train} training and {n_test} test images");
-    let train = shapes(n_train, flags.seed ^ 0x0074_7261_696e)?;
-    let test = shapes(n_test, flags.seed ^ 0x7465_7374)?;
+    let train = shapes(n_train, seed ^ 0x0074_7261_696e)?;
+    let test = shapes(n_test, seed ^ 0x7465_7374)?;
+
     let mut model = ResNet::new(10, device)?;
-    if let Some(path) = &flags.resume {
+    if let Some(path) = &args.resume {
         state_dict::load(&model, path)?;
-        println!("loaded weights and buffers from {path}");
+        println!("loaded weights and buffers from {}", path.display());
     }
     let mut opt = Sgd::new(
         model.parameters(),
         SgdConfig {
-            lr: flags.lr,
+            lr: args.train.lr,
             momentum: 0.9,
             weight_decay: 5e-4,
             ..Default::default()
         },
     )?;
-    let mut scheduler = CosineAnnealingLR::new(&mut opt, flags.epochs.max(1), 0.0)?;
-    common::train_with_epoch_hook(
-        &mut model,
-        &mut opt,
-        &train,
-        &test,
-        "test",
-        flags,
-        0,
-        &mut |opt: &mut dyn Optimizer| scheduler.step(opt),
-    )?;
-    if let Some(path) = &flags.save {
-        state_dict::save(&model, path)?;
-        println!("saved the state_dict (parameters and BatchNorm buffers) to {path}");
+    let epochs = args.train.epochs;
+    let mut scheduler = CosineAnnealingLR::new(&mut opt, epochs.max(1), 0.0)?;
+
+    let loader = DataLoader::new(&train, args.train.batch_size)?.shuffle(seed);
+    let mut run = common::Run::new("resnet", epochs, &args.output)?;
+    for epoch in 0..epochs {
+        let stats = common::train_epoch(&mut model, &mut opt, &loader, epoch, epochs, device)?;
+        let test_result = common::evaluate(&mut model, &test, 256, device)?;
+        scheduler.step(&mut opt);
+        run.end_epoch(epoch, &stats, test_result, &model, &opt)?;
     }
+    run.finish();
     Ok(())
 }

@@ -4,18 +4,25 @@
 
 mod common;
 
-use wgrad::nn::data::synthetic;
-use wgrad::nn::{Linear, ReLU, Sequential};
+use clap::Parser;
+use wgrad::nn::data::{DataLoader, synthetic};
+use wgrad::nn::{Linear, Module, ReLU, Sequential};
 use wgrad::optim::{Adam, AdamConfig};
-use wgrad::prelude::*;
 
-fn main() {
-    let flags = common::parse_flags(60, 64, 0.01);
-    common::exit_on_error(run(&flags));
+/// Two interleaved spirals, separated by a 2-128-128-2 MLP.
+#[derive(Parser)]
+struct Cli {
+    #[command(flatten)]
+    device: common::DeviceArgs,
+    #[command(flatten)]
+    train: common::TrainArgs,
+    #[command(flatten)]
+    output: common::OutputArgs,
 }
 
-fn run(flags: &common::Flags) -> Result<()> {
-    let device = &flags.device;
+fn main() -> anyhow::Result<()> {
+    let args: Cli = common::cli::parse(&[("epochs", "60"), ("batch_size", "64"), ("lr", "0.01")]);
+    let device = &args.device.setup()?;
     let mut model = Sequential::new()
         .add(Linear::new(2, 128, true, device)?)
         .add(ReLU::new())
@@ -23,14 +30,24 @@ fn run(flags: &common::Flags) -> Result<()> {
         .add(ReLU::new())
         .add(Linear::new(128, 2, true, device)?);
     let mut opt = Adam::new(
-        wgrad::nn::Module::parameters(&model),
+        model.parameters(),
         AdamConfig {
-            lr: flags.lr,
+            lr: args.train.lr,
             ..Default::default()
         },
     )?;
-    let data = synthetic::two_spirals(500, 0.05, flags.seed);
-    // The target is fitting the spirals: report accuracy on the training set.
-    common::train(&mut model, &mut opt, &data, &data, "train", flags)?;
+    // The same two spirals, with noise drawn from other seeds for the test points.
+    let seed = args.device.seed;
+    let train = synthetic::two_spirals(500, 0.05, seed);
+    let test = synthetic::two_spirals(250, 0.05, seed ^ 0x7465_7374);
+    let loader = DataLoader::new(&train, args.train.batch_size)?.shuffle(seed);
+    let epochs = args.train.epochs;
+    let mut run = common::Run::new("spirals", epochs, &args.output)?;
+    for epoch in 0..epochs {
+        let stats = common::train_epoch(&mut model, &mut opt, &loader, epoch, epochs, device)?;
+        let test_result = common::evaluate(&mut model, &test, 256, device)?;
+        run.end_epoch(epoch, &stats, test_result, &model, &opt)?;
+    }
+    run.finish();
     Ok(())
 }

@@ -4,10 +4,22 @@
 
 mod common;
 
-use wgrad::nn::data::Dataset;
-use wgrad::nn::{Linear, Sequential, Tanh};
+use clap::Parser;
+use wgrad::nn::data::{DataLoader, Dataset};
+use wgrad::nn::{Linear, Module, Sequential, Tanh};
 use wgrad::optim::{Adam, AdamConfig};
 use wgrad::prelude::*;
+
+/// XOR: a 2-8-2 MLP learns the four noisy corners of the unit square.
+#[derive(Parser)]
+struct Cli {
+    #[command(flatten)]
+    device: common::DeviceArgs,
+    #[command(flatten)]
+    train: common::TrainArgs,
+    #[command(flatten)]
+    output: common::OutputArgs,
+}
 
 /// Noisy copies of the four XOR corners.
 fn xor_points(n: usize, seed: u64) -> Result<Dataset> {
@@ -23,26 +35,30 @@ fn xor_points(n: usize, seed: u64) -> Result<Dataset> {
     Dataset::new(features, &[2], labels)
 }
 
-fn main() {
-    let flags = common::parse_flags(30, 32, 0.05);
-    common::exit_on_error(run(&flags));
-}
-
-fn run(flags: &common::Flags) -> Result<()> {
-    let device = &flags.device;
+fn main() -> anyhow::Result<()> {
+    let args: Cli = common::cli::parse(&[("epochs", "30"), ("batch_size", "32"), ("lr", "0.05")]);
+    let device = &args.device.setup()?;
     let mut model = Sequential::new()
         .add(Linear::new(2, 8, true, device)?)
         .add(Tanh::new())
         .add(Linear::new(8, 2, true, device)?);
     let mut opt = Adam::new(
-        wgrad::nn::Module::parameters(&model),
+        model.parameters(),
         AdamConfig {
-            lr: flags.lr,
+            lr: args.train.lr,
             ..Default::default()
         },
     )?;
-    let train = xor_points(512, flags.seed)?;
-    let test = xor_points(256, flags.seed + 1)?;
-    common::train(&mut model, &mut opt, &train, &test, "test", flags)?;
+    let train = xor_points(512, args.device.seed)?;
+    let test = xor_points(256, args.device.seed + 1)?;
+    let loader = DataLoader::new(&train, args.train.batch_size)?.shuffle(args.device.seed);
+    let epochs = args.train.epochs;
+    let mut run = common::Run::new("xor", epochs, &args.output)?;
+    for epoch in 0..epochs {
+        let stats = common::train_epoch(&mut model, &mut opt, &loader, epoch, epochs, device)?;
+        let test_result = common::evaluate(&mut model, &test, 256, device)?;
+        run.end_epoch(epoch, &stats, test_result, &model, &opt)?;
+    }
+    run.finish();
     Ok(())
 }

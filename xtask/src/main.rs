@@ -1,4 +1,5 @@
-//! `cargo xtask`: the project's check and benchmark runner (std only).
+//! `cargo xtask`: the project's check and benchmark runner (std and
+//! anyhow, for errors that carry their context).
 //!
 //! ```text
 //! cargo xtask ci              # fmt, tidy, clippy, kernel validation, GPU probe, tests, examples
@@ -19,13 +20,16 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::Instant;
 
+use anyhow::{Context, anyhow, bail};
+
 mod tidy;
 
 /// An example run by the smoke-test step of `cargo xtask ci`.
 struct Example {
     /// `cargo run --release --example <name>`.
     name: &'static str,
-    /// Arguments passed after `--`.
+    /// Arguments passed after `--`; `{out}` stands for a scratch directory
+    /// shared by the run's examples (so one can read what another wrote).
     args: &'static [&'static str],
     /// The example accepts `--device`: `gpu` is passed when the probe found
     /// an adapter, `cpu` when the GPU is skipped.
@@ -33,6 +37,8 @@ struct Example {
     /// The example cannot do anything useful without a GPU: skipped (not
     /// failed) when the GPU is skipped.
     needs_gpu: bool,
+    /// Files (under `{out}`) the run must have written.
+    writes: &'static [&'static str],
 }
 
 /// Examples smoke-run by `cargo xtask ci`, in order. Keep the arguments small:
@@ -44,6 +50,7 @@ const EXAMPLES: &[Example] = &[
         args: &[],
         takes_device: false,
         needs_gpu: true,
+        writes: &[],
     },
     // A tour of the op set on CPU and (when available) GPU.
     Example {
@@ -51,38 +58,94 @@ const EXAMPLES: &[Example] = &[
         args: &[],
         takes_device: false,
         needs_gpu: false,
+        writes: &[],
     },
     // The training examples, shortened: CI checks they run end to end on the
-    // device; their defaults reach the accuracy targets (see README).
+    // device and write their metrics (CSV, PNG) and checkpoints; their
+    // defaults reach the accuracy targets (see README).
     Example {
         name: "xor",
-        args: &["--epochs", "5"],
+        args: &["--epochs", "5", "--out", "{out}/xor"],
         takes_device: true,
         needs_gpu: false,
+        writes: &["xor/metrics.csv", "xor/metrics.png"],
     },
     Example {
         name: "spirals",
-        args: &["--epochs", "5"],
+        args: &["--epochs", "5", "--out", "{out}/spirals"],
         takes_device: true,
         needs_gpu: false,
+        writes: &["spirals/metrics.csv", "spirals/metrics.png"],
     },
     Example {
         name: "mnist",
-        args: &["--epochs", "1"],
+        args: &[
+            "--epochs",
+            "1",
+            "--out",
+            "{out}/mnist",
+            "--save",
+            "{out}/mnist.safetensors",
+        ],
         takes_device: true,
         needs_gpu: false,
+        writes: &[
+            "mnist/metrics.csv",
+            "mnist/metrics.png",
+            "mnist.safetensors",
+            "mnist.best.safetensors",
+        ],
+    },
+    // Classifies digits with the checkpoint mnist just saved.
+    Example {
+        name: "infer",
+        args: &["--checkpoint", "{out}/mnist.safetensors", "--count", "200"],
+        takes_device: true,
+        needs_gpu: false,
+        writes: &[],
     },
     Example {
         name: "cnn",
-        args: &["--epochs", "1", "--train-size", "256"],
+        args: &[
+            "--epochs",
+            "1",
+            "--train-size",
+            "256",
+            "--out",
+            "{out}/cnn",
+            "--save",
+            "{out}/cnn.safetensors",
+        ],
         takes_device: true,
         needs_gpu: false,
+        writes: &["cnn/metrics.csv", "cnn/metrics.png", "cnn.best.safetensors"],
+    },
+    // ... and with the cnn's best weights (a plain state_dict).
+    Example {
+        name: "infer",
+        args: &[
+            "--checkpoint",
+            "{out}/cnn.best.safetensors",
+            "--count",
+            "64",
+        ],
+        takes_device: true,
+        needs_gpu: false,
+        writes: &[],
     },
     Example {
         name: "resnet",
-        args: &["--epochs", "1", "--train-size", "128"],
+        args: &[
+            "--epochs",
+            "1",
+            "--train-size",
+            "128",
+            "--out",
+            "{out}/resnet",
+        ],
         takes_device: true,
         needs_gpu: false,
+        writes: &["resnet/metrics.csv", "resnet/metrics.png"],
     },
     Example {
         name: "gpt",
@@ -103,9 +166,12 @@ const EXAMPLES: &[Example] = &[
             "10",
             "--sample-len",
             "40",
+            "--out",
+            "{out}/gpt",
         ],
         takes_device: true,
         needs_gpu: false,
+        writes: &["gpt/metrics.csv", "gpt/metrics.png"],
     },
 ];
 
@@ -147,14 +213,15 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(msg) => {
-            eprintln!("\nxtask: FAILED: {msg}");
+        Err(e) => {
+            // `{:#}`: the message and its causes on one line.
+            eprintln!("\nxtask: FAILED: {e:#}");
             ExitCode::FAILURE
         }
     }
 }
 
-type Result<T = ()> = std::result::Result<T, String>;
+type Result<T = ()> = anyhow::Result<T>;
 
 /// The workspace root (parent of this crate's manifest directory).
 fn workspace_root() -> PathBuf {
@@ -210,7 +277,7 @@ impl Ctx {
         };
         println!("<== {name}: {outcome} ({secs:.1}s)");
         self.timings.push((name.to_string(), secs, outcome));
-        res.map(|_| ()).map_err(|e| format!("{name}: {e}"))
+        res.map(|_| ()).with_context(|| name.to_string())
     }
 
     fn print_timings(&self) {
@@ -240,11 +307,11 @@ fn run(mut cmd: Command) -> Result {
     flush();
     let status = cmd
         .status()
-        .map_err(|e| format!("cannot run `{}`: {e}", show(&cmd)))?;
+        .with_context(|| format!("cannot run `{}`", show(&cmd)))?;
     if status.success() {
         Ok(())
     } else {
-        Err(format!("`{}` exited with {status}", show(&cmd)))
+        Err(anyhow!("`{}` exited with {status}", show(&cmd)))
     }
 }
 
@@ -306,10 +373,10 @@ fn ci_steps(ctx: &mut Ctx) -> Result {
             totals.passed, totals.failed, totals.ignored
         );
         if totals.failed > 0 {
-            return Err(format!("{} test(s) failed", totals.failed));
+            bail!("{} test(s) failed", totals.failed);
         }
         match totals.error {
-            Some(e) => Err(e),
+            Some(e) => Err(anyhow!(e)),
             None => Ok("ok"),
         }
     })?;
@@ -325,10 +392,10 @@ fn ci_steps(ctx: &mut Ctx) -> Result {
             None => println!("GPU tests were SKIPPED (no usable GPU adapter)"),
         }
         if totals.failed > 0 {
-            return Err(format!("{} test(s) failed", totals.failed));
+            bail!("{} test(s) failed", totals.failed);
         }
         match totals.error {
-            Some(e) => Err(e),
+            Some(e) => Err(anyhow!(e)),
             None => Ok("ok"),
         }
     })?;
@@ -347,7 +414,7 @@ fn tidy(ctx: &mut Ctx) -> Result {
         }
         match findings.len() {
             0 => Ok("ok"),
-            n => Err(format!("{n} finding(s)")),
+            n => Err(anyhow!("{n} finding(s)")),
         }
     })
 }
@@ -368,7 +435,7 @@ fn gpu_probe(ctx: &mut Ctx) -> Result<Option<String>> {
     let out = cmd
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| format!("cannot run `{}`: {e}", show(&cmd)))?;
+        .with_context(|| format!("cannot run `{}`", show(&cmd)))?;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
 
@@ -386,15 +453,15 @@ fn gpu_probe(ctx: &mut Ctx) -> Result<Option<String>> {
     // A compile error is a bug in the code, not a missing GPU.
     if stderr.contains("could not compile") {
         eprint!("{stderr}");
-        return Err("the device_info example does not compile".to_string());
+        bail!("the device_info example does not compile");
     }
     if env_is_1("WGRAD_REQUIRE_GPU") {
         print!("{stdout}");
         eprint!("{stderr}");
-        return Err(format!(
+        bail!(
             "no usable GPU and WGRAD_REQUIRE_GPU=1 (device_info exited with {})",
             out.status
-        ));
+        );
     }
     let reason = stderr
         .lines()
@@ -429,7 +496,7 @@ fn run_tests(ctx: &Ctx, args: &[&str]) -> Result<TestTotals> {
     let mut child = cmd
         .stdout(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot run `{}`: {e}", show(&cmd)))?;
+        .with_context(|| format!("cannot run `{}`", show(&cmd)))?;
     let mut totals = TestTotals::default();
     if let Some(stdout) = child.stdout.take() {
         let mut reader = BufReader::new(stdout);
@@ -440,7 +507,7 @@ fn run_tests(ctx: &Ctx, args: &[&str]) -> Result<TestTotals> {
             match reader.read_until(b'\n', &mut buf) {
                 Ok(0) => break,
                 Ok(_) => {}
-                Err(e) => return Err(format!("reading test output: {e}")),
+                Err(e) => return Err(e).context("reading test output"),
             }
             let _ = out.write_all(&buf);
             let _ = out.flush();
@@ -451,9 +518,7 @@ fn run_tests(ctx: &Ctx, args: &[&str]) -> Result<TestTotals> {
             }
         }
     }
-    let status = child
-        .wait()
-        .map_err(|e| format!("waiting for cargo test: {e}"))?;
+    let status = child.wait().context("waiting for cargo test")?;
     if !status.success() {
         totals.error = Some(format!("`{}` exited with {status}", show(&cmd)));
     }
@@ -483,29 +548,47 @@ fn parse_test_result(line: &str) -> Option<(u64, u64, u64)> {
 }
 
 fn run_examples(ctx: &Ctx, gpu: bool) -> Result {
+    let out = std::env::temp_dir().join(format!("wgrad-ci-examples-{}", std::process::id()));
+    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+    println!("(example outputs go to {})", out.display());
+    let out_text = out.to_string_lossy().into_owned();
     for ex in EXAMPLES {
         if ex.needs_gpu && !gpu {
             println!("-- example {}: SKIPPED (no GPU)", ex.name);
             continue;
         }
-        let mut args: Vec<&str> = vec!["run", "--release", "--example", ex.name, "--"];
+        let mut args: Vec<String> = ["run", "--release", "--example", ex.name, "--"]
+            .map(String::from)
+            .to_vec();
         // Name the device: `auto` would pick the CPU over a software GPU
         // (lavapipe in CI), and CI must run the examples on the GPU it has.
         if ex.takes_device {
-            args.extend(["--device", if gpu { "gpu" } else { "cpu" }]);
+            args.extend([
+                "--device".to_string(),
+                if gpu { "gpu" } else { "cpu" }.to_string(),
+            ]);
         }
-        args.extend(ex.args);
+        args.extend(ex.args.iter().map(|a| a.replace("{out}", &out_text)));
         println!("-- example {}", ex.name);
         let start = Instant::now();
         let mut cmd = ctx.cargo(&args);
         cmd.stdin(Stdio::null());
-        run(cmd).map_err(|e| format!("example {}: {e}", ex.name))?;
+        run(cmd).with_context(|| format!("example {}", ex.name))?;
+        for file in ex.writes {
+            let path = out.join(file);
+            let len = std::fs::metadata(&path).map_or(0, |m| m.len());
+            if len == 0 {
+                bail!("example {}: did not write {}", ex.name, path.display());
+            }
+        }
         println!(
             "-- example {}: ok ({:.1}s)",
             ex.name,
             start.elapsed().as_secs_f64()
         );
     }
+    // Kept when a step failed, to look at.
+    let _ = std::fs::remove_dir_all(&out);
     Ok(())
 }
 
@@ -515,15 +598,14 @@ fn bench(args: &[String]) -> Result {
         .cargo(["metadata", "--no-deps", "--format-version", "1"])
         .stderr(Stdio::inherit())
         .output()
-        .map_err(|e| format!("cannot run cargo metadata: {e}"))?;
+        .context("cannot run cargo metadata")?;
     if !meta.status.success() {
-        return Err(format!("cargo metadata exited with {}", meta.status));
+        bail!("cargo metadata exited with {}", meta.status);
     }
     if !String::from_utf8_lossy(&meta.stdout).contains("\"name\":\"wgrad-bench\"") {
-        return Err(
+        bail!(
             "the `wgrad-bench` package is not in the workspace yet (expected crates/wgrad-bench); \
              nothing to benchmark"
-                .to_string(),
         );
     }
     let mut cmd = ctx.cargo(["run", "--release", "-p", "wgrad-bench", "--"]);
