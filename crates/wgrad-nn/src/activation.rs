@@ -2,16 +2,26 @@
 //! wrappers over the elementwise ops, so they can sit in a
 //! [`Sequential`](crate::Sequential).
 
-use wgrad_autograd::{Device, Tensor};
+use wgrad_autograd::Tensor;
 use wgrad_core::Result;
 
 use crate::Module;
 
-/// Declares a parameterless module applying `Tensor::$method`.
+/// Declares a parameterless module applying `Tensor::$method`, with a
+/// doctest that runs it.
 macro_rules! activation {
     ($(#[$doc:meta])* $name:ident => $method:ident) => {
         $(#[$doc])*
-        #[derive(Clone, Debug)]
+        ///
+        /// ```
+        /// use wgrad_autograd::{Device, Tensor};
+        #[doc = concat!("use wgrad_nn::{Module, ", stringify!($name), "};")]
+        #[doc = concat!("let act = ", stringify!($name), "::new();")]
+        /// let y = act.forward(&Tensor::randn(&[2, 3], &Device::Cpu)?)?;
+        /// assert_eq!(y.shape(), [2, 3]);
+        /// # Ok::<(), wgrad_core::Error>(())
+        /// ```
+        #[derive(Clone, Debug, Module)]
         pub struct $name {
             training: bool,
         }
@@ -21,29 +31,15 @@ macro_rules! activation {
             pub fn new() -> Self {
                 $name { training: true }
             }
+
+            fn forward(&self, x: &Tensor) -> Result<Tensor> {
+                x.$method()
+            }
         }
 
         impl Default for $name {
             fn default() -> Self {
                 Self::new()
-            }
-        }
-
-        impl Module for $name {
-            fn forward(&self, x: &Tensor) -> Result<Tensor> {
-                x.$method()
-            }
-            fn named_parameters(&self) -> Vec<(String, Tensor)> {
-                Vec::new()
-            }
-            fn train(&mut self, on: bool) {
-                self.training = on;
-            }
-            fn is_training(&self) -> bool {
-                self.training
-            }
-            fn to_device(&mut self, _device: &Device) -> Result<()> {
-                Ok(())
             }
         }
     };
@@ -71,7 +67,17 @@ activation!(
 );
 
 /// `x` for `x >= 0`, `negative_slope * x` otherwise (`torch.nn.LeakyReLU`).
-#[derive(Clone, Debug)]
+///
+/// ```
+/// use wgrad_autograd::{Device, Tensor};
+/// use wgrad_nn::{LeakyReLU, Module};
+/// let act = LeakyReLU::new(0.1);
+/// let y = act.forward(&Tensor::from_vec(vec![-2.0f32, 3.0], &[2], &Device::Cpu)?)?;
+/// assert_eq!(y.shape(), [2]);
+/// assert_eq!(y.to_vec_f32()?, [-0.2, 3.0]);
+/// # Ok::<(), wgrad_core::Error>(())
+/// ```
+#[derive(Clone, Debug, Module)]
 pub struct LeakyReLU {
     /// Slope for negative inputs (torch's default is 0.01).
     pub negative_slope: f32,
@@ -86,29 +92,15 @@ impl LeakyReLU {
             training: true,
         }
     }
+
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        x.leaky_relu(self.negative_slope)
+    }
 }
 
 impl Default for LeakyReLU {
     /// torch's default slope, 0.01.
     fn default() -> Self {
         LeakyReLU::new(0.01)
-    }
-}
-
-impl Module for LeakyReLU {
-    fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        x.leaky_relu(self.negative_slope)
-    }
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
-        Vec::new()
-    }
-    fn train(&mut self, on: bool) {
-        self.training = on;
-    }
-    fn is_training(&self) -> bool {
-        self.training
-    }
-    fn to_device(&mut self, _device: &Device) -> Result<()> {
-        Ok(())
     }
 }

@@ -5,10 +5,10 @@
 use wgrad_autograd::{DType, Device, Tensor};
 use wgrad_core::{Error, Result};
 
+use crate::Module;
 use crate::dropout::Dropout;
 use crate::init;
 use crate::linear::Linear;
-use crate::module::{Module, moved_parameter};
 
 const OP: &str = "MultiheadAttention";
 
@@ -55,6 +55,21 @@ impl Default for AttentionOptions<'_> {
 ///
 /// Key and value dims other than `embed_dim` (PyTorch's `kdim`/`vdim`) and
 /// `add_bias_kv`/`add_zero_attn` are not supported.
+///
+/// As a [`Module`], `forward(x)` is self-attention of `x` without weights
+/// (the fused path); [`forward_attention`](Self::forward_attention) takes
+/// separate query, key and value, masks and options.
+///
+/// ```
+/// use wgrad_autograd::{Device, Tensor};
+/// use wgrad_nn::{Module, MultiheadAttention};
+/// let device = Device::Cpu;
+/// let mha = MultiheadAttention::new(8, 2, 0.0, true, true, &device)?;
+/// let x = Tensor::randn(&[3, 5, 8], &device)?; // [N, L, E], batch_first
+/// assert_eq!(mha.forward(&x)?.shape(), [3, 5, 8]);
+/// # Ok::<(), wgrad_core::Error>(())
+/// ```
+#[derive(Module)]
 pub struct MultiheadAttention {
     /// `[3 * embed_dim, embed_dim]`.
     pub in_proj_weight: Tensor,
@@ -118,6 +133,15 @@ impl MultiheadAttention {
     /// `num_heads`.
     pub fn num_heads(&self) -> usize {
         self.num_heads
+    }
+
+    /// Self-attention of `x` without weights (the fused path).
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let options = AttentionOptions {
+            need_weights: false,
+            ..AttentionOptions::default()
+        };
+        Ok(self.forward_attention(x, x, x, &options)?.0)
     }
 
     /// Projection `which` (0 query, 1 key, 2 value) of `x` `[N, T, E]`,
@@ -336,44 +360,5 @@ impl MultiheadAttention {
             (Some(a), Some(p)) => Some(a.add(&p)?),
             (a, p) => a.or(p),
         })
-    }
-}
-
-impl Module for MultiheadAttention {
-    /// Self-attention of `x` without weights (the fused path).
-    fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        let options = AttentionOptions {
-            need_weights: false,
-            ..AttentionOptions::default()
-        };
-        Ok(self.forward_attention(x, x, x, &options)?.0)
-    }
-
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
-        let mut out = vec![("in_proj_weight".to_string(), self.in_proj_weight.clone())];
-        if let Some(b) = &self.in_proj_bias {
-            out.push(("in_proj_bias".to_string(), b.clone()));
-        }
-        for (name, t) in self.out_proj.named_parameters() {
-            out.push((format!("out_proj.{name}"), t));
-        }
-        out
-    }
-
-    fn train(&mut self, on: bool) {
-        self.training = on;
-        self.out_proj.train(on);
-    }
-
-    fn is_training(&self) -> bool {
-        self.training
-    }
-
-    fn to_device(&mut self, device: &Device) -> Result<()> {
-        self.in_proj_weight = moved_parameter(&self.in_proj_weight, device)?;
-        if let Some(b) = &self.in_proj_bias {
-            self.in_proj_bias = Some(moved_parameter(b, device)?);
-        }
-        self.out_proj.to_device(device)
     }
 }

@@ -5,7 +5,7 @@
 use wgrad_autograd::{DType, Device, Tensor, no_grad};
 use wgrad_core::{Error, Result};
 
-use crate::module::{Module, moved_parameter};
+use crate::Module;
 
 /// The running statistics a batch norm reads in evaluation and updates in
 /// training: `running_mean` and `running_var`, shape `[C]`.
@@ -126,6 +126,23 @@ pub fn batch_norm(
 /// `[C]` when `affine`, and the buffers `running_mean` (zeros),
 /// `running_var` (ones) and `num_batches_tracked` (I32 0) when
 /// `track_running_stats`, under PyTorch's `state_dict` names.
+///
+/// ```
+/// use wgrad_autograd::{Device, Tensor};
+/// use wgrad_nn::{BatchNorm2d, Module};
+/// let mut bn = BatchNorm2d::new(3, &Device::Cpu)?;
+/// let x = Tensor::randn(&[4, 3, 5, 5], &Device::Cpu)?;
+/// assert_eq!(bn.forward(&x)?.shape(), [4, 3, 5, 5]);
+/// let state: Vec<String> = bn.named_state().into_iter().map(|(n, _)| n).collect();
+/// assert_eq!(
+///     state,
+///     ["weight", "bias", "running_mean", "running_var", "num_batches_tracked"]
+/// );
+/// bn.eval(); // normalises with the running statistics now
+/// assert_eq!(bn.forward(&x)?.shape(), [4, 3, 5, 5]);
+/// # Ok::<(), wgrad_core::Error>(())
+/// ```
+#[derive(Module)]
 pub struct BatchNorm {
     num_features: usize,
     /// The input ranks this layer accepts (`[2, 3]` for 1d, `[4]` for 2d).
@@ -139,10 +156,13 @@ pub struct BatchNorm {
     /// Per-channel shift, when affine.
     pub bias: Option<Tensor>,
     /// The running mean, when tracking running statistics.
+    #[module(buffer)]
     pub running_mean: Option<Tensor>,
     /// The running (unbiased) variance, when tracking running statistics.
+    #[module(buffer)]
     pub running_var: Option<Tensor>,
     /// Training batches seen (I32), when tracking running statistics.
+    #[module(buffer)]
     pub num_batches_tracked: Option<Tensor>,
     training: bool,
 }
@@ -174,6 +194,9 @@ impl Default for BatchNormOptions {
 
 /// Declares a PyTorch-named batch-norm layer over [`BatchNorm`] for inputs
 /// of the given ranks; it derefs to the [`BatchNorm`] (fields, options).
+/// The layer is a tuple struct (`BatchNorm2d(pub BatchNorm)`, public API)
+/// whose state has no field name of its own, so its `Module` impl is
+/// written out as a delegation rather than derived.
 macro_rules! batch_norm_layer {
     ($(#[$doc:meta])* $name:ident, $ranks:expr) => {
         $(#[$doc])*
@@ -233,11 +256,29 @@ macro_rules! batch_norm_layer {
 
 batch_norm_layer!(
     /// `torch.nn.BatchNorm1d`: input `[N, C]` or `[N, C, L]` (see [`BatchNorm`]).
+    ///
+    /// ```
+    /// use wgrad_autograd::{Device, Tensor};
+    /// use wgrad_nn::{BatchNorm1d, Module};
+    /// let bn = BatchNorm1d::new(4, &Device::Cpu)?;
+    /// let y = bn.forward(&Tensor::randn(&[8, 4], &Device::Cpu)?)?;
+    /// assert_eq!(y.shape(), [8, 4]);
+    /// # Ok::<(), wgrad_core::Error>(())
+    /// ```
     BatchNorm1d,
     &[2, 3]
 );
 batch_norm_layer!(
     /// `torch.nn.BatchNorm2d`: input `[N, C, H, W]` (see [`BatchNorm`]).
+    ///
+    /// ```
+    /// use wgrad_autograd::{Device, Tensor};
+    /// use wgrad_nn::{BatchNorm2d, Module};
+    /// let bn = BatchNorm2d::new(3, &Device::Cpu)?;
+    /// let y = bn.forward(&Tensor::randn(&[2, 3, 4, 4], &Device::Cpu)?)?;
+    /// assert_eq!(y.shape(), [2, 3, 4, 4]);
+    /// # Ok::<(), wgrad_core::Error>(())
+    /// ```
     BatchNorm2d,
     &[4]
 );
@@ -308,9 +349,7 @@ impl BatchNorm {
             None => Ok(Some(next)),
         }
     }
-}
 
-impl Module for BatchNorm {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         if !self.ranks.contains(&x.rank()) {
             return Err(Error::invalid(
@@ -355,54 +394,6 @@ impl Module for BatchNorm {
             momentum,
             self.eps,
         )
-    }
-
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
-        let mut out = Vec::new();
-        if let Some(w) = &self.weight {
-            out.push(("weight".to_string(), w.clone()));
-        }
-        if let Some(b) = &self.bias {
-            out.push(("bias".to_string(), b.clone()));
-        }
-        out
-    }
-
-    fn named_buffers(&self) -> Vec<(String, Tensor)> {
-        let mut out = Vec::new();
-        for (name, t) in [
-            ("running_mean", &self.running_mean),
-            ("running_var", &self.running_var),
-            ("num_batches_tracked", &self.num_batches_tracked),
-        ] {
-            if let Some(t) = t {
-                out.push((name.to_string(), t.clone()));
-            }
-        }
-        out
-    }
-
-    fn train(&mut self, on: bool) {
-        self.training = on;
-    }
-
-    fn is_training(&self) -> bool {
-        self.training
-    }
-
-    fn to_device(&mut self, device: &Device) -> Result<()> {
-        for slot in [
-            &mut self.weight,
-            &mut self.bias,
-            &mut self.running_mean,
-            &mut self.running_var,
-            &mut self.num_batches_tracked,
-        ] {
-            if let Some(t) = slot.as_mut() {
-                *t = moved_parameter(t, device)?;
-            }
-        }
-        Ok(())
     }
 }
 

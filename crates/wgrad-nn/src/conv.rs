@@ -5,8 +5,8 @@
 use wgrad_autograd::{Conv2dArgs, ConvPadding, ConvTranspose2dArgs, Device, Tensor};
 use wgrad_core::{Error, Result};
 
+use crate::Module;
 use crate::init::{self, FanMode, Nonlinearity};
-use crate::module::{Module, moved_parameter};
 
 /// PyTorch's default parameters of a convolution: the weight from
 /// `kaiming_uniform_(a = sqrt(5))` and the bias from `U(-1/sqrt(fan_in),
@@ -59,26 +59,6 @@ fn check_channels(
     Ok(())
 }
 
-fn weight_and_bias(weight: &Tensor, bias: &Option<Tensor>) -> Vec<(String, Tensor)> {
-    let mut out = vec![("weight".to_string(), weight.clone())];
-    if let Some(b) = bias {
-        out.push(("bias".to_string(), b.clone()));
-    }
-    out
-}
-
-fn move_weight_and_bias(
-    weight: &mut Tensor,
-    bias: &mut Option<Tensor>,
-    device: &Device,
-) -> Result<()> {
-    *weight = moved_parameter(weight, device)?;
-    if let Some(b) = bias.as_mut() {
-        *b = moved_parameter(b, device)?;
-    }
-    Ok(())
-}
-
 /// Options of a 2-D convolution layer, with PyTorch's defaults.
 #[derive(Clone, Copy, Debug)]
 pub struct Conv2dOptions {
@@ -108,11 +88,22 @@ impl Default for Conv2dOptions {
 
 /// `torch.nn.Conv2d`: input `[N, C_in, H, W]` (or `[C_in, H, W]`), weight
 /// `[C_out, C_in / groups, kH, kW]`, bias `[C_out]`.
+///
+/// ```
+/// use wgrad_autograd::{Device, Tensor};
+/// use wgrad_nn::{Conv2d, Module};
+/// let conv = Conv2d::new(3, 8, 3, &Device::Cpu)?;
+/// let y = conv.forward(&Tensor::randn(&[2, 3, 10, 10], &Device::Cpu)?)?;
+/// assert_eq!(y.shape(), [2, 8, 8, 8]);
+/// # Ok::<(), wgrad_core::Error>(())
+/// ```
+#[derive(Module)]
 pub struct Conv2d {
     /// `[out_channels, in_channels / groups, kH, kW]`.
     pub weight: Tensor,
     /// `[out_channels]`, when the layer has one.
     pub bias: Option<Tensor>,
+    #[module(skip)]
     args: Conv2dArgs,
     training: bool,
 }
@@ -196,34 +187,32 @@ impl Conv2d {
     pub fn args(&self) -> &Conv2dArgs {
         &self.args
     }
-}
 
-impl Module for Conv2d {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         x.conv2d(&self.weight, self.bias.as_ref(), &self.args)
-    }
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
-        weight_and_bias(&self.weight, &self.bias)
-    }
-    fn train(&mut self, on: bool) {
-        self.training = on;
-    }
-    fn is_training(&self) -> bool {
-        self.training
-    }
-    fn to_device(&mut self, device: &Device) -> Result<()> {
-        move_weight_and_bias(&mut self.weight, &mut self.bias, device)
     }
 }
 
 /// `torch.nn.Conv1d`: input `[N, C_in, L]` (or `[C_in, L]`), weight
 /// `[C_out, C_in / groups, k]`, bias `[C_out]`.
+///
+/// ```
+/// use wgrad_autograd::{ConvPadding, Device, Tensor};
+/// use wgrad_nn::{Conv1d, Module};
+/// let device = Device::Cpu;
+/// let conv = Conv1d::new(4, 6, 3, 1, ConvPadding::Explicit(1), 1, 1, true, &device)?;
+/// let y = conv.forward(&Tensor::randn(&[2, 4, 10], &device)?)?;
+/// assert_eq!(y.shape(), [2, 6, 10]);
+/// # Ok::<(), wgrad_core::Error>(())
+/// ```
+#[derive(Module)]
 pub struct Conv1d {
     /// `[out_channels, in_channels / groups, k]`.
     pub weight: Tensor,
     /// `[out_channels]`, when the layer has one.
     pub bias: Option<Tensor>,
     stride: usize,
+    #[module(skip)]
     padding: ConvPadding,
     dilation: usize,
     groups: usize,
@@ -258,9 +247,7 @@ impl Conv1d {
             training: true,
         })
     }
-}
 
-impl Module for Conv1d {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         x.conv1d(
             &self.weight,
@@ -271,27 +258,31 @@ impl Module for Conv1d {
             self.groups,
         )
     }
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
-        weight_and_bias(&self.weight, &self.bias)
-    }
-    fn train(&mut self, on: bool) {
-        self.training = on;
-    }
-    fn is_training(&self) -> bool {
-        self.training
-    }
-    fn to_device(&mut self, device: &Device) -> Result<()> {
-        move_weight_and_bias(&mut self.weight, &mut self.bias, device)
-    }
 }
 
 /// `torch.nn.ConvTranspose2d`: input `[N, C_in, H, W]`, weight
 /// `[C_in, C_out / groups, kH, kW]`, bias `[C_out]`.
+///
+/// ```
+/// use wgrad_autograd::{ConvTranspose2dArgs, Device, Tensor};
+/// use wgrad_nn::{ConvTranspose2d, Module};
+/// let device = Device::Cpu;
+/// let args = ConvTranspose2dArgs {
+///     stride: [2, 2],
+///     ..ConvTranspose2dArgs::default()
+/// };
+/// let up = ConvTranspose2d::new(4, 2, [2, 2], args, true, &device)?;
+/// let y = up.forward(&Tensor::randn(&[1, 4, 5, 5], &device)?)?;
+/// assert_eq!(y.shape(), [1, 2, 10, 10]);
+/// # Ok::<(), wgrad_core::Error>(())
+/// ```
+#[derive(Module)]
 pub struct ConvTranspose2d {
     /// `[in_channels, out_channels / groups, kH, kW]`.
     pub weight: Tensor,
     /// `[out_channels]`, when the layer has one.
     pub bias: Option<Tensor>,
+    #[module(skip)]
     args: ConvTranspose2dArgs,
     training: bool,
 }
@@ -322,22 +313,8 @@ impl ConvTranspose2d {
             training: true,
         })
     }
-}
 
-impl Module for ConvTranspose2d {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         x.conv_transpose2d(&self.weight, self.bias.as_ref(), &self.args)
-    }
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
-        weight_and_bias(&self.weight, &self.bias)
-    }
-    fn train(&mut self, on: bool) {
-        self.training = on;
-    }
-    fn is_training(&self) -> bool {
-        self.training
-    }
-    fn to_device(&mut self, device: &Device) -> Result<()> {
-        move_weight_and_bias(&mut self.weight, &mut self.bias, device)
     }
 }

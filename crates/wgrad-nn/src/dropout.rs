@@ -1,6 +1,6 @@
 //! [`Dropout`]: random zeroing during training (`torch.nn.Dropout`).
 
-use wgrad_autograd::{Device, Tensor, next_seed};
+use wgrad_autograd::{Tensor, next_seed};
 use wgrad_core::{Error, Result};
 
 use crate::Module;
@@ -12,7 +12,18 @@ use crate::Module;
 /// The mask is drawn on the tensor's device from the counter-based RNG
 /// seeded by `wgrad_autograd::next_seed()`, so runs are reproducible under
 /// `manual_seed` and a CPU and a GPU run drop the same elements.
-#[derive(Clone, Debug)]
+///
+/// ```
+/// use wgrad_autograd::{Device, Tensor};
+/// use wgrad_nn::{Dropout, Module};
+/// let mut drop = Dropout::new(0.5)?;
+/// let x = Tensor::ones(&[4, 8], &Device::Cpu)?;
+/// assert_eq!(drop.forward(&x)?.shape(), [4, 8]);
+/// drop.eval();
+/// assert_eq!(drop.forward(&x)?.to_vec_f32()?, x.to_vec_f32()?);
+/// # Ok::<(), wgrad_core::Error>(())
+/// ```
+#[derive(Clone, Debug, Module)]
 pub struct Dropout {
     p: f32,
     training: bool,
@@ -34,9 +45,7 @@ impl Dropout {
     pub fn p(&self) -> f32 {
         self.p
     }
-}
 
-impl Module for Dropout {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         if !self.training || self.p == 0.0 {
             return Ok(x.clone());
@@ -54,22 +63,6 @@ impl Module for Dropout {
         let zero = Tensor::zeros(&[], &device)?;
         Tensor::where_cond(&keep, &scaled, &zero)
     }
-
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
-        Vec::new()
-    }
-
-    fn train(&mut self, on: bool) {
-        self.training = on;
-    }
-
-    fn is_training(&self) -> bool {
-        self.training
-    }
-
-    fn to_device(&mut self, _device: &Device) -> Result<()> {
-        Ok(())
-    }
 }
 
 /// Zeroes whole channels: in training each channel of each sample (axis 1
@@ -77,7 +70,16 @@ impl Module for Dropout {
 /// probability `p` and the survivors scaled by `1 / (1 - p)`
 /// (`torch.nn.Dropout2d`); the identity in evaluation. Same generator as
 /// [`Dropout`].
-#[derive(Clone, Debug)]
+///
+/// ```
+/// use wgrad_autograd::{Device, Tensor};
+/// use wgrad_nn::{Dropout2d, Module};
+/// let drop = Dropout2d::new(0.5)?;
+/// let y = drop.forward(&Tensor::ones(&[2, 3, 4, 4], &Device::Cpu)?)?;
+/// assert_eq!(y.shape(), [2, 3, 4, 4]);
+/// # Ok::<(), wgrad_core::Error>(())
+/// ```
+#[derive(Clone, Debug, Module)]
 pub struct Dropout2d {
     p: f32,
     training: bool,
@@ -94,9 +96,7 @@ impl Dropout2d {
         }
         Ok(Dropout2d { p, training: true })
     }
-}
 
-impl Module for Dropout2d {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         if !self.training || self.p == 0.0 {
             return Ok(x.clone());
@@ -129,21 +129,5 @@ impl Module for Dropout2d {
         let scaled = x.mul_scalar(1.0 / (1.0 - self.p))?;
         let zero = Tensor::zeros(&[], &device)?;
         Tensor::where_cond(&keep, &scaled, &zero)
-    }
-
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
-        Vec::new()
-    }
-
-    fn train(&mut self, on: bool) {
-        self.training = on;
-    }
-
-    fn is_training(&self) -> bool {
-        self.training
-    }
-
-    fn to_device(&mut self, _device: &Device) -> Result<()> {
-        Ok(())
     }
 }

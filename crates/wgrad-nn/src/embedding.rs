@@ -4,8 +4,8 @@
 use wgrad_autograd::{CompareOp, DType, Device, Tensor, no_grad};
 use wgrad_core::{Error, Result};
 
+use crate::Module;
 use crate::init;
-use crate::module::{Module, moved_parameter};
 
 /// Maps I32 indices of any shape to rows of `weight` `[num_embeddings,
 /// embedding_dim]`: the output has the indices' shape plus `[dim]`. The
@@ -16,6 +16,16 @@ use crate::module::{Module, moved_parameter};
 /// give it no gradient: its `weight` gradient stays 0, so an optimizer
 /// without weight decay leaves the row as it is (all zeros when the table
 /// was made by [`new_with_padding_idx`](Self::new_with_padding_idx)).
+///
+/// ```
+/// use wgrad_autograd::{Device, Tensor};
+/// use wgrad_nn::{Embedding, Module};
+/// let table = Embedding::new(10, 4, &Device::Cpu)?;
+/// let ids = Tensor::from_vec(vec![1i32, 7, 7], &[3], &Device::Cpu)?;
+/// assert_eq!(table.forward(&ids)?.shape(), [3, 4]);
+/// # Ok::<(), wgrad_core::Error>(())
+/// ```
+#[derive(Module)]
 pub struct Embedding {
     /// `[num_embeddings, embedding_dim]`.
     pub weight: Tensor,
@@ -101,6 +111,10 @@ impl Embedding {
     pub fn padding_idx(&self) -> Option<usize> {
         self.padding_idx
     }
+
+    fn forward(&self, indices: &Tensor) -> Result<Tensor> {
+        lookup(indices, &self.weight, self.padding_idx)
+    }
 }
 
 /// `torch.nn.functional.embedding(indices, weight, padding_idx)`: the rows
@@ -173,27 +187,4 @@ fn normalize_padding_idx(padding_idx: isize, num_embeddings: usize) -> Result<us
             ),
         )
     })
-}
-
-impl Module for Embedding {
-    fn forward(&self, indices: &Tensor) -> Result<Tensor> {
-        lookup(indices, &self.weight, self.padding_idx)
-    }
-
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
-        vec![("weight".to_string(), self.weight.clone())]
-    }
-
-    fn train(&mut self, on: bool) {
-        self.training = on;
-    }
-
-    fn is_training(&self) -> bool {
-        self.training
-    }
-
-    fn to_device(&mut self, device: &Device) -> Result<()> {
-        self.weight = moved_parameter(&self.weight, device)?;
-        Ok(())
-    }
 }

@@ -1,13 +1,21 @@
 //! [`Flatten`]: merges trailing dims into one (`torch.nn.Flatten`).
 
-use wgrad_autograd::{Device, Tensor};
+use wgrad_autograd::Tensor;
 use wgrad_core::Result;
 
 use crate::Module;
 
 /// Flattens the dims from `start_dim` on into one (torch's default
 /// `start_dim = 1` keeps the batch dim), e.g. `[N, 1, 28, 28]` -> `[N, 784]`.
-#[derive(Clone, Debug)]
+///
+/// ```
+/// use wgrad_autograd::{Device, Tensor};
+/// use wgrad_nn::{Flatten, Module};
+/// let y = Flatten::new().forward(&Tensor::zeros(&[2, 1, 28, 28], &Device::Cpu)?)?;
+/// assert_eq!(y.shape(), [2, 784]);
+/// # Ok::<(), wgrad_core::Error>(())
+/// ```
+#[derive(Clone, Debug, Module)]
 pub struct Flatten {
     start_dim: usize,
     training: bool,
@@ -26,28 +34,14 @@ impl Flatten {
             training: true,
         }
     }
+
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        x.flatten(self.start_dim)
+    }
 }
 
 impl Default for Flatten {
     fn default() -> Self {
         Flatten::new()
-    }
-}
-
-impl Module for Flatten {
-    fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        x.flatten(self.start_dim)
-    }
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
-        Vec::new()
-    }
-    fn train(&mut self, on: bool) {
-        self.training = on;
-    }
-    fn is_training(&self) -> bool {
-        self.training
-    }
-    fn to_device(&mut self, _device: &Device) -> Result<()> {
-        Ok(())
     }
 }

@@ -4,7 +4,7 @@
 use wgrad_autograd::{Device, Tensor};
 use wgrad_core::{Error, Result};
 
-use crate::module::{Module, moved_parameter};
+use crate::Module;
 
 /// Normalises each sample's channels in `num_groups` groups: `x` `[N, C, ..]`
 /// is viewed as `[N, G, C/G * ..]`, each group is shifted by its mean and
@@ -66,6 +66,16 @@ pub fn group_norm(
 /// `torch.nn.GroupNorm(num_groups, num_channels, eps=1e-5, affine=True)`:
 /// [`group_norm`] with learnable per-channel `weight` (ones) and `bias`
 /// (zeros) when affine. The same in training and evaluation.
+///
+/// ```
+/// use wgrad_autograd::{Device, Tensor};
+/// use wgrad_nn::{GroupNorm, Module};
+/// let norm = GroupNorm::new(2, 6, 1e-5, true, &Device::Cpu)?;
+/// let y = norm.forward(&Tensor::randn(&[3, 6, 4, 4], &Device::Cpu)?)?;
+/// assert_eq!(y.shape(), [3, 6, 4, 4]);
+/// # Ok::<(), wgrad_core::Error>(())
+/// ```
+#[derive(Module)]
 pub struct GroupNorm {
     num_groups: usize,
     num_channels: usize,
@@ -121,9 +131,7 @@ impl GroupNorm {
     pub fn num_channels(&self) -> usize {
         self.num_channels
     }
-}
 
-impl Module for GroupNorm {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         if x.shape().get(1) != Some(&self.num_channels) {
             return Err(Error::invalid(
@@ -142,33 +150,5 @@ impl Module for GroupNorm {
             self.bias.as_ref(),
             self.eps,
         )
-    }
-
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
-        let mut out = Vec::new();
-        if let Some(w) = &self.weight {
-            out.push(("weight".to_string(), w.clone()));
-        }
-        if let Some(b) = &self.bias {
-            out.push(("bias".to_string(), b.clone()));
-        }
-        out
-    }
-
-    fn train(&mut self, on: bool) {
-        self.training = on;
-    }
-
-    fn is_training(&self) -> bool {
-        self.training
-    }
-
-    fn to_device(&mut self, device: &Device) -> Result<()> {
-        for slot in [&mut self.weight, &mut self.bias] {
-            if let Some(t) = slot.as_mut() {
-                *t = moved_parameter(t, device)?;
-            }
-        }
-        Ok(())
     }
 }

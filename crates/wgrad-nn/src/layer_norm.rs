@@ -3,13 +3,23 @@
 use wgrad_autograd::{Device, Tensor};
 use wgrad_core::{Error, Result};
 
-use crate::module::{Module, moved_parameter};
+use crate::Module;
 
 /// `y = (x - mean) / sqrt(var + eps) * weight + bias`, with the mean and the
 /// biased variance (correction 0) taken over the last
 /// `normalized_shape.len()` dims, whose sizes must equal `normalized_shape`.
 /// `weight` (ones) and `bias` (zeros) have `normalized_shape` and exist
 /// only with `elementwise_affine`.
+///
+/// ```
+/// use wgrad_autograd::{Device, Tensor};
+/// use wgrad_nn::{LayerNorm, Module};
+/// let norm = LayerNorm::new(&[8], 1e-5, true, &Device::Cpu)?;
+/// let y = norm.forward(&Tensor::randn(&[2, 5, 8], &Device::Cpu)?)?;
+/// assert_eq!(y.shape(), [2, 5, 8]);
+/// # Ok::<(), wgrad_core::Error>(())
+/// ```
+#[derive(Module)]
 pub struct LayerNorm {
     normalized_shape: Vec<usize>,
     eps: f32,
@@ -61,9 +71,7 @@ impl LayerNorm {
     pub fn eps(&self) -> f32 {
         self.eps
     }
-}
 
-impl Module for LayerNorm {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         let shape = x.shape();
         let k = self.normalized_shape.len();
@@ -84,34 +92,5 @@ impl Module for LayerNorm {
             (None, Some(b)) => normalized.add(b),
             (None, None) => Ok(normalized),
         }
-    }
-
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
-        let mut out = Vec::new();
-        if let Some(w) = &self.weight {
-            out.push(("weight".to_string(), w.clone()));
-        }
-        if let Some(b) = &self.bias {
-            out.push(("bias".to_string(), b.clone()));
-        }
-        out
-    }
-
-    fn train(&mut self, on: bool) {
-        self.training = on;
-    }
-
-    fn is_training(&self) -> bool {
-        self.training
-    }
-
-    fn to_device(&mut self, device: &Device) -> Result<()> {
-        if let Some(w) = &self.weight {
-            self.weight = Some(moved_parameter(w, device)?);
-        }
-        if let Some(b) = &self.bias {
-            self.bias = Some(moved_parameter(b, device)?);
-        }
-        Ok(())
     }
 }

@@ -2,39 +2,25 @@
 //! [`AdaptiveAvgPool2d`], [`MaxPool1d`], [`AvgPool1d`], [`Upsample`]
 //! (`torch.nn`'s, same names). No parameters.
 
-use wgrad_autograd::{Device, InterpolateMode, Pool2dArgs, Tensor};
+use wgrad_autograd::{InterpolateMode, Pool2dArgs, Tensor};
 use wgrad_core::Result;
 
-use crate::module::Module;
-
-/// Declares the parameterless parts of a pooling layer's `Module` impl.
-macro_rules! stateless_module {
-    ($name:ident, |$s:ident, $x:ident| $forward:expr) => {
-        impl Module for $name {
-            fn forward(&self, $x: &Tensor) -> Result<Tensor> {
-                let $s = self;
-                $forward
-            }
-            fn named_parameters(&self) -> Vec<(String, Tensor)> {
-                Vec::new()
-            }
-            fn train(&mut self, on: bool) {
-                self.training = on;
-            }
-            fn is_training(&self) -> bool {
-                self.training
-            }
-            fn to_device(&mut self, _device: &Device) -> Result<()> {
-                Ok(())
-            }
-        }
-    };
-}
+use crate::Module;
 
 /// `torch.nn.MaxPool2d`: see [`Tensor::max_pool2d`].
-#[derive(Clone, Debug)]
+///
+/// ```
+/// use wgrad_autograd::{Device, Tensor};
+/// use wgrad_nn::{MaxPool2d, Module};
+/// let pool = MaxPool2d::new(2);
+/// let y = pool.forward(&Tensor::randn(&[1, 3, 8, 8], &Device::Cpu)?)?;
+/// assert_eq!(y.shape(), [1, 3, 4, 4]);
+/// # Ok::<(), wgrad_core::Error>(())
+/// ```
+#[derive(Clone, Debug, Module)]
 pub struct MaxPool2d {
     /// Kernel, stride, padding, dilation and ceil_mode.
+    #[module(skip)]
     pub args: Pool2dArgs,
     training: bool,
 }
@@ -51,14 +37,26 @@ impl MaxPool2d {
             training: true,
         }
     }
+
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        x.max_pool2d(&self.args)
+    }
 }
 
-stateless_module!(MaxPool2d, |s, x| x.max_pool2d(&s.args));
-
 /// `torch.nn.AvgPool2d`: see [`Tensor::avg_pool2d`].
-#[derive(Clone, Debug)]
+///
+/// ```
+/// use wgrad_autograd::{Device, Tensor};
+/// use wgrad_nn::{AvgPool2d, Module};
+/// let pool = AvgPool2d::new(2);
+/// let y = pool.forward(&Tensor::randn(&[1, 3, 8, 8], &Device::Cpu)?)?;
+/// assert_eq!(y.shape(), [1, 3, 4, 4]);
+/// # Ok::<(), wgrad_core::Error>(())
+/// ```
+#[derive(Clone, Debug, Module)]
 pub struct AvgPool2d {
     /// Kernel, stride, padding and ceil_mode (dilation must stay 1).
+    #[module(skip)]
     pub args: Pool2dArgs,
     /// Count padding zeros in the divisor (PyTorch's default: true).
     pub count_include_pad: bool,
@@ -85,16 +83,23 @@ impl AvgPool2d {
             training: true,
         }
     }
+
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        x.avg_pool2d(&self.args, self.count_include_pad, self.divisor_override)
+    }
 }
 
-stateless_module!(AvgPool2d, |s, x| x.avg_pool2d(
-    &s.args,
-    s.count_include_pad,
-    s.divisor_override
-));
-
 /// `torch.nn.AdaptiveAvgPool2d`: see [`Tensor::adaptive_avg_pool2d`].
-#[derive(Clone, Debug)]
+///
+/// ```
+/// use wgrad_autograd::{Device, Tensor};
+/// use wgrad_nn::{AdaptiveAvgPool2d, Module};
+/// let pool = AdaptiveAvgPool2d::new([1, 1]);
+/// let y = pool.forward(&Tensor::randn(&[2, 3, 5, 7], &Device::Cpu)?)?;
+/// assert_eq!(y.shape(), [2, 3, 1, 1]);
+/// # Ok::<(), wgrad_core::Error>(())
+/// ```
+#[derive(Clone, Debug, Module)]
 pub struct AdaptiveAvgPool2d {
     /// The output height and width.
     pub output_hw: [usize; 2],
@@ -109,12 +114,23 @@ impl AdaptiveAvgPool2d {
             training: true,
         }
     }
+
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        x.adaptive_avg_pool2d(self.output_hw)
+    }
 }
 
-stateless_module!(AdaptiveAvgPool2d, |s, x| x.adaptive_avg_pool2d(s.output_hw));
-
 /// `torch.nn.MaxPool1d`: see [`Tensor::max_pool1d`] (input `[N, C, L]` or `[C, L]`).
-#[derive(Clone, Debug)]
+///
+/// ```
+/// use wgrad_autograd::{Device, Tensor};
+/// use wgrad_nn::{MaxPool1d, Module};
+/// let pool = MaxPool1d::new(2);
+/// let y = pool.forward(&Tensor::randn(&[2, 3, 8], &Device::Cpu)?)?;
+/// assert_eq!(y.shape(), [2, 3, 4]);
+/// # Ok::<(), wgrad_core::Error>(())
+/// ```
+#[derive(Clone, Debug, Module)]
 pub struct MaxPool1d {
     /// Window length.
     pub kernel: usize,
@@ -141,18 +157,29 @@ impl MaxPool1d {
             training: true,
         }
     }
+
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        x.max_pool1d(
+            self.kernel,
+            self.stride,
+            self.padding,
+            self.dilation,
+            self.ceil_mode,
+        )
+    }
 }
 
-stateless_module!(MaxPool1d, |s, x| x.max_pool1d(
-    s.kernel,
-    s.stride,
-    s.padding,
-    s.dilation,
-    s.ceil_mode
-));
-
 /// `torch.nn.AvgPool1d`: see [`Tensor::avg_pool1d`] (input `[N, C, L]` or `[C, L]`).
-#[derive(Clone, Debug)]
+///
+/// ```
+/// use wgrad_autograd::{Device, Tensor};
+/// use wgrad_nn::{AvgPool1d, Module};
+/// let pool = AvgPool1d::new(4);
+/// let y = pool.forward(&Tensor::randn(&[2, 3, 8], &Device::Cpu)?)?;
+/// assert_eq!(y.shape(), [2, 3, 2]);
+/// # Ok::<(), wgrad_core::Error>(())
+/// ```
+#[derive(Clone, Debug, Module)]
 pub struct AvgPool1d {
     /// Window length.
     pub kernel: usize,
@@ -179,25 +206,37 @@ impl AvgPool1d {
             training: true,
         }
     }
-}
 
-stateless_module!(AvgPool1d, |s, x| x.avg_pool1d(
-    s.kernel,
-    s.stride,
-    s.padding,
-    s.ceil_mode,
-    s.count_include_pad
-));
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        x.avg_pool1d(
+            self.kernel,
+            self.stride,
+            self.padding,
+            self.ceil_mode,
+            self.count_include_pad,
+        )
+    }
+}
 
 /// `torch.nn.Upsample`: [`Tensor::interpolate`] to a `size` or by a
 /// `scale_factor` (exactly one of them), `mode` nearest by default.
-#[derive(Clone, Debug)]
+///
+/// ```
+/// use wgrad_autograd::{Device, InterpolateMode, Tensor};
+/// use wgrad_nn::{Module, Upsample};
+/// let up = Upsample::with_scale(2.0, InterpolateMode::Nearest);
+/// let y = up.forward(&Tensor::randn(&[1, 2, 3, 3], &Device::Cpu)?)?;
+/// assert_eq!(y.shape(), [1, 2, 6, 6]);
+/// # Ok::<(), wgrad_core::Error>(())
+/// ```
+#[derive(Clone, Debug, Module)]
 pub struct Upsample {
     /// Output spatial size.
     pub size: Option<Vec<usize>>,
     /// Factor per spatial dim (one value applies to all).
     pub scale_factor: Option<Vec<f64>>,
     /// Sampling mode.
+    #[module(skip)]
     pub mode: InterpolateMode,
     /// Corner alignment of linear modes (PyTorch's default: false).
     pub align_corners: bool,
@@ -225,11 +264,13 @@ impl Upsample {
             training: true,
         }
     }
-}
 
-stateless_module!(Upsample, |s, x| x.interpolate(
-    s.size.as_deref(),
-    s.scale_factor.as_deref(),
-    s.mode,
-    s.align_corners
-));
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        x.interpolate(
+            self.size.as_deref(),
+            self.scale_factor.as_deref(),
+            self.mode,
+            self.align_corners,
+        )
+    }
+}

@@ -9,8 +9,8 @@ use crate::module::{Module, unique_parameters};
 /// Parameters are named `"{index}.{name}"` (`0.weight`, `2.bias`), with
 /// parameterless modules (activations, dropout) still taking an index.
 ///
-/// ```no_run
-/// use wgrad_autograd::Device;
+/// ```
+/// use wgrad_autograd::{Device, Tensor};
 /// use wgrad_nn::{Linear, Module, ReLU, Sequential};
 /// let device = Device::Cpu;
 /// let mlp = Sequential::new()
@@ -18,6 +18,7 @@ use crate::module::{Module, unique_parameters};
 ///     .add(ReLU::new())
 ///     .add(Linear::new(8, 2, true, &device)?);
 /// assert_eq!(mlp.named_parameters()[2].0, "2.weight");
+/// assert_eq!(mlp.forward(&Tensor::randn(&[3, 4], &device)?)?.shape(), [3, 2]);
 /// # Ok::<(), wgrad_core::Error>(())
 /// ```
 pub struct Sequential {
@@ -70,6 +71,9 @@ impl Default for Sequential {
     }
 }
 
+// Written by hand, not derived: the children are a runtime list named by
+// index alone (`0.weight`, not `layers.0.weight`), and a derived struct's
+// list field would carry its field name.
 impl Module for Sequential {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         let mut h = x.clone();

@@ -7,11 +7,11 @@
 use wgrad_autograd::{Device, Tensor};
 use wgrad_core::Result;
 
+use crate::Module;
 use crate::attention::{AttentionOptions, MultiheadAttention};
 use crate::dropout::Dropout;
 use crate::layer_norm::LayerNorm;
 use crate::linear::Linear;
-use crate::module::Module;
 
 /// The feed-forward block's activation (PyTorch's `activation="relu"` /
 /// `"gelu"`; gelu is the exact, erf form).
@@ -64,56 +64,26 @@ impl TransformerOptions {
     }
 }
 
-/// The parts every layer has: the feed-forward block and its dropouts.
-struct FeedForward {
-    linear1: Linear,
-    dropout: Dropout,
-    linear2: Linear,
+/// The feed-forward block, `linear2(dropout(activation(linear1(x))))`.
+/// Its layers are fields of each transformer layer, as in PyTorch, so that
+/// they are named `linear1.weight`, not `ff.linear1.weight`.
+fn feed_forward(
+    linear1: &Linear,
     activation: Activation,
-}
-
-impl FeedForward {
-    fn new(o: &TransformerOptions, device: &Device) -> Result<Self> {
-        Ok(FeedForward {
-            linear1: Linear::new(o.d_model, o.dim_feedforward, o.bias, device)?,
-            dropout: Dropout::new(o.dropout)?,
-            linear2: Linear::new(o.dim_feedforward, o.d_model, o.bias, device)?,
-            activation: o.activation,
-        })
-    }
-
-    fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        let h = self.linear1.forward(x)?;
-        let h = match self.activation {
-            Activation::Relu => h.relu()?,
-            Activation::Gelu => h.gelu()?,
-        };
-        self.linear2.forward(&self.dropout.forward(&h)?)
-    }
-
-    fn train(&mut self, on: bool) {
-        self.linear1.train(on);
-        self.dropout.train(on);
-        self.linear2.train(on);
-    }
-
-    fn move_to(&mut self, device: &Device) -> Result<()> {
-        self.linear1.to_device(device)?;
-        self.linear2.to_device(device)
-    }
+    dropout: &Dropout,
+    linear2: &Linear,
+    x: &Tensor,
+) -> Result<Tensor> {
+    let h = linear1.forward(x)?;
+    let h = match activation {
+        Activation::Relu => h.relu()?,
+        Activation::Gelu => h.gelu()?,
+    };
+    linear2.forward(&dropout.forward(&h)?)
 }
 
 fn norm(o: &TransformerOptions, device: &Device) -> Result<LayerNorm> {
     LayerNorm::new(&[o.d_model], o.layer_norm_eps, true, device)
-}
-
-/// Prefixes every name of `m`'s parameters with `prefix.`.
-fn prefixed(out: &mut Vec<(String, Tensor)>, prefix: &str, m: &dyn Module) {
-    out.extend(
-        m.named_parameters()
-            .into_iter()
-            .map(|(n, t)| (format!("{prefix}.{n}"), t)),
-    );
 }
 
 /// Masks of one attention call.
@@ -141,10 +111,27 @@ impl LayerMasks<'_> {
 }
 
 /// `torch.nn.TransformerEncoderLayer`: self-attention then feed-forward.
+///
+/// ```
+/// use wgrad_autograd::{Device, Tensor};
+/// use wgrad_nn::{Module, TransformerEncoderLayer, TransformerOptions};
+/// let mut options = TransformerOptions::new(8, 2);
+/// options.dim_feedforward = 16;
+/// options.batch_first = true;
+/// let layer = TransformerEncoderLayer::new(&options, &Device::Cpu)?;
+/// let x = Tensor::randn(&[2, 5, 8], &Device::Cpu)?;
+/// assert_eq!(layer.forward(&x)?.shape(), [2, 5, 8]);
+/// # Ok::<(), wgrad_core::Error>(())
+/// ```
+#[derive(Module)]
 pub struct TransformerEncoderLayer {
     /// `self_attn`.
     pub self_attn: MultiheadAttention,
-    ff: FeedForward,
+    linear1: Linear,
+    dropout: Dropout,
+    linear2: Linear,
+    #[module(skip)]
+    activation: Activation,
     /// `norm1`.
     pub norm1: LayerNorm,
     /// `norm2`.
@@ -167,7 +154,10 @@ impl TransformerEncoderLayer {
                 o.batch_first,
                 device,
             )?,
-            ff: FeedForward::new(o, device)?,
+            linear1: Linear::new(o.d_model, o.dim_feedforward, o.bias, device)?,
+            dropout: Dropout::new(o.dropout)?,
+            linear2: Linear::new(o.dim_feedforward, o.d_model, o.bias, device)?,
+            activation: o.activation,
             norm1: norm(o, device)?,
             norm2: norm(o, device)?,
             dropout1: Dropout::new(o.dropout)?,
@@ -185,7 +175,16 @@ impl TransformerEncoderLayer {
                 .forward_attention(x, x, x, &masks.options())?;
             self.dropout1.forward(&y)
         };
-        let ff = |x: &Tensor| self.dropout2.forward(&self.ff.forward(x)?);
+        let ff = |x: &Tensor| {
+            let y = feed_forward(
+                &self.linear1,
+                self.activation,
+                &self.dropout,
+                &self.linear2,
+                x,
+            )?;
+            self.dropout2.forward(&y)
+        };
         if self.norm_first {
             let x = src.add(&sa(&self.norm1.forward(src)?)?)?;
             x.add(&ff(&self.norm2.forward(&x)?)?)
@@ -194,53 +193,43 @@ impl TransformerEncoderLayer {
             self.norm2.forward(&x.add(&ff(&x)?)?)
         }
     }
-}
 
-impl Module for TransformerEncoderLayer {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         self.forward_masked(x, &LayerMasks::default())
-    }
-
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
-        let mut out = Vec::new();
-        prefixed(&mut out, "self_attn", &self.self_attn);
-        prefixed(&mut out, "linear1", &self.ff.linear1);
-        prefixed(&mut out, "linear2", &self.ff.linear2);
-        prefixed(&mut out, "norm1", &self.norm1);
-        prefixed(&mut out, "norm2", &self.norm2);
-        out
-    }
-
-    fn train(&mut self, on: bool) {
-        self.training = on;
-        self.self_attn.train(on);
-        self.ff.train(on);
-        self.norm1.train(on);
-        self.norm2.train(on);
-        self.dropout1.train(on);
-        self.dropout2.train(on);
-    }
-
-    fn is_training(&self) -> bool {
-        self.training
-    }
-
-    fn to_device(&mut self, device: &Device) -> Result<()> {
-        self.self_attn.to_device(device)?;
-        self.ff.move_to(device)?;
-        self.norm1.to_device(device)?;
-        self.norm2.to_device(device)
     }
 }
 
 /// `torch.nn.TransformerDecoderLayer`: self-attention, attention over the
 /// encoder's memory, then feed-forward.
+///
+/// As a [`Module`], `forward(x)` decodes `x` with itself as the memory
+/// (PyTorch's layer needs a memory; use
+/// [`forward_masked`](Self::forward_masked)).
+///
+/// ```
+/// use wgrad_autograd::{Device, Tensor};
+/// use wgrad_nn::{LayerMasks, Module, TransformerDecoderLayer, TransformerOptions};
+/// let mut options = TransformerOptions::new(8, 2);
+/// options.dim_feedforward = 16;
+/// let layer = TransformerDecoderLayer::new(&options, &Device::Cpu)?;
+/// let tgt = Tensor::randn(&[4, 2, 8], &Device::Cpu)?; // [T, N, E]
+/// let memory = Tensor::randn(&[6, 2, 8], &Device::Cpu)?;
+/// let none = LayerMasks::default();
+/// assert_eq!(layer.forward_masked(&tgt, &memory, &none, &none)?.shape(), [4, 2, 8]);
+/// assert_eq!(layer.forward(&tgt)?.shape(), [4, 2, 8]);
+/// # Ok::<(), wgrad_core::Error>(())
+/// ```
+#[derive(Module)]
 pub struct TransformerDecoderLayer {
     /// `self_attn`.
     pub self_attn: MultiheadAttention,
     /// `multihead_attn` (over the memory).
     pub multihead_attn: MultiheadAttention,
-    ff: FeedForward,
+    linear1: Linear,
+    dropout: Dropout,
+    linear2: Linear,
+    #[module(skip)]
+    activation: Activation,
     /// `norm1`.
     pub norm1: LayerNorm,
     /// `norm2`.
@@ -261,7 +250,10 @@ impl TransformerDecoderLayer {
         Ok(TransformerDecoderLayer {
             self_attn: attn()?,
             multihead_attn: attn()?,
-            ff: FeedForward::new(o, device)?,
+            linear1: Linear::new(o.d_model, o.dim_feedforward, o.bias, device)?,
+            dropout: Dropout::new(o.dropout)?,
+            linear2: Linear::new(o.dim_feedforward, o.d_model, o.bias, device)?,
+            activation: o.activation,
             norm1: norm(o, device)?,
             norm2: norm(o, device)?,
             norm3: norm(o, device)?,
@@ -300,7 +292,16 @@ impl TransformerDecoderLayer {
             )?;
             self.dropouts[1].forward(&y)
         };
-        let ff = |x: &Tensor| self.dropouts[2].forward(&self.ff.forward(x)?);
+        let ff = |x: &Tensor| {
+            let y = feed_forward(
+                &self.linear1,
+                self.activation,
+                &self.dropout,
+                &self.linear2,
+                x,
+            )?;
+            self.dropouts[2].forward(&y)
+        };
         if self.norm_first {
             let x = tgt.add(&sa(&self.norm1.forward(tgt)?)?)?;
             let x = x.add(&mha(&self.norm2.forward(&x)?)?)?;
@@ -311,50 +312,9 @@ impl TransformerDecoderLayer {
             self.norm3.forward(&x.add(&ff(&x)?)?)
         }
     }
-}
 
-impl Module for TransformerDecoderLayer {
-    /// Decoding `x` with itself as the memory (PyTorch's layer needs a
-    /// memory; use [`TransformerDecoderLayer::forward_masked`]).
+    /// Decoding `x` with itself as the memory.
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         self.forward_masked(x, x, &LayerMasks::default(), &LayerMasks::default())
-    }
-
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
-        let mut out = Vec::new();
-        prefixed(&mut out, "self_attn", &self.self_attn);
-        prefixed(&mut out, "multihead_attn", &self.multihead_attn);
-        prefixed(&mut out, "linear1", &self.ff.linear1);
-        prefixed(&mut out, "linear2", &self.ff.linear2);
-        prefixed(&mut out, "norm1", &self.norm1);
-        prefixed(&mut out, "norm2", &self.norm2);
-        prefixed(&mut out, "norm3", &self.norm3);
-        out
-    }
-
-    fn train(&mut self, on: bool) {
-        self.training = on;
-        self.self_attn.train(on);
-        self.multihead_attn.train(on);
-        self.ff.train(on);
-        for n in [&mut self.norm1, &mut self.norm2, &mut self.norm3] {
-            n.train(on);
-        }
-        for d in &mut self.dropouts {
-            d.train(on);
-        }
-    }
-
-    fn is_training(&self) -> bool {
-        self.training
-    }
-
-    fn to_device(&mut self, device: &Device) -> Result<()> {
-        self.self_attn.to_device(device)?;
-        self.multihead_attn.to_device(device)?;
-        self.ff.move_to(device)?;
-        self.norm1.to_device(device)?;
-        self.norm2.to_device(device)?;
-        self.norm3.to_device(device)
     }
 }

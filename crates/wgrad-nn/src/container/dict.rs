@@ -146,6 +146,9 @@ impl Default for ModuleDict {
     }
 }
 
+// Written by hand, not derived: the children are a runtime collection
+// named by key alone (`policy.weight`, not
+// `entries.policy.weight`), and there is no forward.
 impl Module for ModuleDict {
     /// An error: like PyTorch's `nn.ModuleDict`, the dict has no forward.
     fn forward(&self, _x: &Tensor) -> Result<Tensor> {

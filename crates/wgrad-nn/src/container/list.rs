@@ -173,6 +173,9 @@ impl IndexMut<usize> for ModuleList {
     }
 }
 
+// Written by hand, not derived: the children are a runtime collection
+// named by index alone (`0.weight`, not
+// `modules.0.weight`), and there is no forward.
 impl Module for ModuleList {
     /// An error: like PyTorch's `nn.ModuleList`, the list has no forward.
     fn forward(&self, _x: &Tensor) -> Result<Tensor> {

@@ -374,3 +374,12 @@ fn a_custom_forward_method_and_flag_name() {
     c.eval();
     assert!(!c.is_train && !c.is_training() && !c.fc.is_training());
 }
+
+/// The built-in layers' inherent `forward` is private: a path call from
+/// outside still resolves to `Module::forward`.
+#[test]
+fn a_layer_path_call_reaches_the_trait() {
+    let l = Linear::new(3, 2, true, &CPU).unwrap();
+    let y = Linear::forward(&l, &ones(&[1, 3])).unwrap();
+    assert_eq!(y.shape(), [1, 2]);
+}
