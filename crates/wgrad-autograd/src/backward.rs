@@ -24,6 +24,31 @@ impl Tensor {
     /// Computes gradients of this one-element tensor with respect to every
     /// leaf that requires grad, accumulating into their `.grad`. Frees the
     /// graph's saved tensors (see [`BackwardOptions::retain_graph`]).
+    ///
+    /// Autograd at a glance: `requires_grad`, `backward`, `grad`,
+    /// `zero_grad`, `detach`, [`no_grad`](crate::no_grad) (and
+    /// [`grad`](crate::grad()) for gradients returned instead of stored):
+    ///
+    /// ```
+    /// use wgrad_autograd::{Device, Tensor, no_grad};
+    /// let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3], &Device::Cpu)?
+    ///     .with_requires_grad(true)?;
+    /// let y = x.mul(&x)?.sum_all()?; // sum(x^2)
+    /// assert!(y.requires_grad() && !y.is_leaf());
+    /// y.backward()?;
+    /// let g = x.grad().expect("x requires grad");
+    /// assert_eq!(g.to_vec_f32()?, [2.0, 4.0, 6.0]);
+    /// // Gradients accumulate until cleared, as in PyTorch.
+    /// x.mul_scalar(10.0)?.sum_all()?.backward()?;
+    /// assert_eq!(x.grad().expect("x requires grad").to_vec_f32()?, [12.0, 14.0, 16.0]);
+    /// x.zero_grad();
+    /// assert!(x.grad().is_none());
+    /// // detach(): the same data cut from the graph; no_grad(): record nothing.
+    /// assert!(!x.detach().requires_grad());
+    /// let _guard = no_grad();
+    /// assert!(!x.mul_scalar(2.0)?.requires_grad());
+    /// # Ok::<(), wgrad_autograd::Error>(())
+    /// ```
     pub fn backward(&self) -> Result<()> {
         self.backward_with_options(None, BackwardOptions::default())
     }

@@ -6,6 +6,23 @@ use wgrad_core::{Error, Result};
 use wgrad_gpu::GpuDevice;
 
 /// A compute device: the CPU (ndarray) or a GPU (wgpu).
+///
+/// Tensors are created on a device and moved with
+/// [`Tensor::to`](crate::Tensor::to); dtypes change with
+/// [`Tensor::cast`](crate::Tensor::cast). [`Device::best`] picks a GPU when
+/// there is a hardware one (`WGRAD_DEVICE` overrides), else the CPU.
+///
+/// ```
+/// use wgrad_autograd::{DType, Device, Tensor};
+/// let cpu = Device::parse("cpu")?; // also "gpu", "gpu:1", "auto"
+/// assert!(!cpu.is_gpu());
+/// let x = Tensor::from_vec(vec![1.5f32, -2.5], &[2], &cpu)?;
+/// let moved = x.to(&cpu)?; // to(&Device::gpu()?) uploads
+/// assert!(moved.device().same(&Device::Cpu));
+/// let ints = x.cast(DType::I32)?; // truncates toward zero
+/// assert_eq!(ints.to_vec::<i32>()?, [1, -2]);
+/// # Ok::<(), wgrad_autograd::Error>(())
+/// ```
 #[derive(Clone)]
 pub enum Device {
     /// The host, computing with `wgrad-cpu` (`torch.device("cpu")`).

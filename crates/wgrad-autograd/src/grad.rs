@@ -51,7 +51,7 @@ pub struct GradOptions {
 ///
 /// The backward rules run on each tensor's own device, as in `backward`.
 ///
-/// ```no_run
+/// ```
 /// use wgrad_autograd::{Device, GradOptions, Tensor, grad};
 /// let device = Device::Cpu;
 /// let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3], &device)?.with_requires_grad(true)?;

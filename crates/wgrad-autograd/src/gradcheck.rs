@@ -78,6 +78,17 @@ fn weighted_sum(out: &Tensor, weights: &[f64]) -> Result<f64> {
 
 /// Checks the gradients of `f` at `inputs` (every input that requires grad).
 /// Inputs should be small: each element costs two evaluations of `f`.
+///
+/// ```
+/// use wgrad_autograd::gradcheck::{GradcheckOptions, gradcheck};
+/// use wgrad_autograd::{Device, Tensor};
+/// let x = Tensor::from_vec(vec![0.3f32, -0.7, 1.2], &[3], &Device::Cpu)?
+///     .with_requires_grad(true)?;
+/// let report = gradcheck(|t| t[0].tanh()?.mul(&t[0]), &[x], GradcheckOptions::default())?;
+/// assert!(report.passed());
+/// report.check()?; // the same as an error naming the worst element
+/// # Ok::<(), wgrad_autograd::Error>(())
+/// ```
 pub fn gradcheck(
     f: impl Fn(&[Tensor]) -> Result<Tensor>,
     inputs: &[Tensor],

@@ -1,16 +1,27 @@
 //! wgrad's autograd layer: [`Tensor`], one handle over CPU or GPU storage
 //! that records the ops applied to it and runs them backwards.
 //!
-//! ```no_run
+//! ```
 //! use wgrad_autograd::{Device, Tensor};
-//! let device = Device::best()?;
+//! // Device::best() would pick a hardware GPU when there is one.
+//! let device = Device::Cpu;
 //! let w = Tensor::randn(&[3, 2], &device)?.with_requires_grad(true)?;
 //! let x = Tensor::ones(&[4, 3], &device)?;
 //! let loss = x.matmul(&w)?.relu()?.mean_all()?;
 //! loss.backward()?;
-//! println!("{:?}", w.grad().map(|g| g.to_vec_f32()));
+//! assert_eq!(w.grad().expect("w requires grad").shape(), [3, 2]);
 //! # Ok::<(), wgrad_core::Error>(())
 //! ```
+//!
+//! The methods of [`Tensor`] come in groups, each with an example on its
+//! `impl` block or key method: creation ([`Tensor::from_vec`]), reading
+//! back and printing ([`Tensor::to_vec`]), elementwise math, reductions,
+//! shapes and views, indexing, structure and index writes, matrix
+//! products, math ops, convolution, pooling, padding, attention and the
+//! fused cross-entropy, sorting and sampling, in-place ops, autograd
+//! ([`Tensor::backward`], [`grad()`], [`gradcheck()`](gradcheck::gradcheck),
+//! [`no_grad`]), and devices and dtypes ([`Device`]). Optimizers and
+//! schedulers are in [`optim`].
 
 #![deny(missing_docs)]
 

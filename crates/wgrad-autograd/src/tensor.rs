@@ -351,6 +351,31 @@ impl Tensor {
     /// A leaf on `device` from row-major `data` (`torch.tensor(..).reshape`);
     /// `data.len()` must equal the product of `shape` (else
     /// [`Error::InvalidArgument`]). The dtype follows `T` (f32, i32 or u32).
+    ///
+    /// Creation at a glance (`torch.tensor`, `zeros`, `full`, `arange`,
+    /// `rand`, `randn`):
+    ///
+    /// ```
+    /// use wgrad_autograd::{DType, Device, Tensor, manual_seed};
+    /// let cpu = Device::Cpu;
+    /// let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2], &cpu)?;
+    /// assert_eq!(x.shape(), [2, 2]);
+    /// assert_eq!(x.dtype(), DType::F32);
+    /// let labels = Tensor::from_vec(vec![3i32, 1], &[2], &cpu)?;
+    /// assert_eq!(labels.dtype(), DType::I32);
+    /// assert_eq!(Tensor::zeros(&[3], &cpu)?.to_vec_f32()?, [0.0; 3]);
+    /// assert_eq!(Tensor::full(&[2], 7.0, DType::I32, &cpu)?.to_vec::<i32>()?, [7, 7]);
+    /// let r = Tensor::arange(0.0, 1.0, 0.25, DType::F32, &cpu)?;
+    /// assert_eq!(r.to_vec_f32()?, [0.0, 0.25, 0.5, 0.75]);
+    /// assert_eq!(x.ones_like()?.to_vec_f32()?, [1.0; 4]);
+    /// // Random: the default generator (seeded by manual_seed) or a seed.
+    /// manual_seed(0);
+    /// let u = Tensor::rand(&[100], &cpu)?.to_vec_f32()?;
+    /// assert!(u.iter().all(|v| (0.0..1.0).contains(v)));
+    /// let a = Tensor::randn_with(&[4], 0.0, 1.0, 42, &cpu)?;
+    /// assert_eq!(a.to_vec_f32()?, Tensor::randn_with(&[4], 0.0, 1.0, 42, &cpu)?.to_vec_f32()?);
+    /// # Ok::<(), wgrad_autograd::Error>(())
+    /// ```
     pub fn from_vec<T: Element + bytemuck::Pod>(
         data: Vec<T>,
         shape: &[usize],
@@ -438,6 +463,18 @@ impl Tensor {
     // ---- reading back ----
 
     /// Data in row-major order; a GPU tensor is read back (blocks).
+    ///
+    /// Getting data out: `to_vec`, `item`, printing (PyTorch's layout);
+    /// files are `wgrad_nn::state_dict::save_file`/`load_file`.
+    ///
+    /// ```
+    /// use wgrad_autograd::{Device, Tensor};
+    /// let x = Tensor::from_vec(vec![0.5f32, -2.0], &[2], &Device::Cpu)?;
+    /// assert_eq!(x.to_vec::<f32>()?, [0.5, -2.0]);
+    /// assert_eq!(x.sum_all()?.item()?, -1.5);
+    /// assert_eq!(x.to_string(), "tensor([ 0.5000, -2.0000])");
+    /// # Ok::<(), wgrad_autograd::Error>(())
+    /// ```
     pub fn to_vec<T: Element + bytemuck::Pod>(&self) -> Result<Vec<T>> {
         self.storage().to_vec()
     }

@@ -76,6 +76,24 @@ pub(crate) fn batched(
     }
 }
 
+/// Convolutions (`torch.nn.functional.conv1d`/`conv2d`/`conv_transpose2d`),
+/// differentiable in the input, the weight and the bias; see
+/// [`Conv2dArgs`] and [`ConvPadding`].
+///
+/// ```
+/// use wgrad_autograd::{Conv2dArgs, ConvPadding, Device, Tensor};
+/// let cpu = Device::Cpu;
+/// let x = Tensor::ones(&[1, 1, 4, 4], &cpu)?;
+/// let w = Tensor::ones(&[2, 1, 3, 3], &cpu)?; // 2 output channels, 3x3
+/// let b = Tensor::from_vec(vec![0.0f32, 1.0], &[2], &cpu)?;
+/// let y = x.conv2d(&w, Some(&b), &Conv2dArgs::default())?;
+/// assert_eq!(y.shape(), [1, 2, 2, 2]);
+/// assert_eq!(y.to_vec_f32()?, [9.0, 9.0, 9.0, 9.0, 10.0, 10.0, 10.0, 10.0]);
+/// // padding="same" keeps the size.
+/// let same = x.conv2d_padded(&w, None, 1, ConvPadding::Same, 1, 1)?;
+/// assert_eq!(same.shape(), [1, 2, 4, 4]);
+/// # Ok::<(), wgrad_autograd::Error>(())
+/// ```
 impl Tensor {
     /// 2-D convolution (`torch.nn.functional.conv2d`): input `[N, C_in, H, W]`
     /// (or unbatched `[C_in, H, W]`), weight `[C_out, C_in / groups, kH, kW]`,

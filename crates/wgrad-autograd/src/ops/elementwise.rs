@@ -32,6 +32,36 @@ macro_rules! compare_methods {
     )*};
 }
 
+/// Elementwise math: binary ops with broadcasting (`add`, `mul`, `pow`,
+/// `maximum`, ...; also the operators `+ - * / %` on references, which
+/// return `Result`), their scalar forms (`add_scalar`, ...), the named
+/// unary ops (`relu`, `exp`, `clamp`, `gelu`, ...), comparisons to U32
+/// masks, `where_cond`, `cast`, and `softmax`/`log_softmax`.
+///
+/// ```
+/// use wgrad_autograd::{DType, Device, Tensor};
+/// let cpu = Device::Cpu;
+/// let a = Tensor::from_vec(vec![1.0f32, -2.0, 3.0], &[3], &cpu)?;
+/// let b = Tensor::from_vec(vec![10.0f32], &[1], &cpu)?; // broadcasts
+/// assert_eq!(a.add(&b)?.to_vec_f32()?, [11.0, 8.0, 13.0]);
+/// assert_eq!((&(&a * &b)? - 1.0)?.to_vec_f32()?, [9.0, -21.0, 29.0]);
+/// assert_eq!(a.relu()?.to_vec_f32()?, [1.0, 0.0, 3.0]);
+/// assert_eq!(a.clamp(Some(-1.0), Some(2.0))?.to_vec_f32()?, [1.0, -1.0, 2.0]);
+/// assert_eq!(a.pow_scalar(2.0)?.to_vec_f32()?, [1.0, 4.0, 9.0]);
+/// // Comparisons give U32 masks of 0/1; where_cond picks by them.
+/// let mask = a.gt_scalar(0.0)?;
+/// assert_eq!(mask.to_vec::<u32>()?, [1, 0, 1]);
+/// let picked = Tensor::where_cond(&mask, &a, &a.zeros_like()?)?;
+/// assert_eq!(picked.to_vec_f32()?, [1.0, 0.0, 3.0]);
+/// // Integers follow PyTorch's promotion: I32 // 2 stays I32 (rounding
+/// // toward -inf), true division gives F32.
+/// let i = Tensor::from_vec(vec![7i32, -7], &[2], &cpu)?;
+/// assert_eq!(i.div_floor_scalar(2.0)?.to_vec::<i32>()?, [3, -4]);
+/// assert_eq!(i.cast(DType::F32)?.div_scalar(2.0)?.to_vec_f32()?, [3.5, -3.5]);
+/// let p = a.softmax(-1)?.to_vec_f32()?;
+/// assert!((p.iter().sum::<f32>() - 1.0).abs() < 1e-6);
+/// # Ok::<(), wgrad_autograd::Error>(())
+/// ```
 impl Tensor {
     /// `self (op) other` with broadcasting.
     pub fn binary(&self, other: &Tensor, op: BinaryOp) -> Result<Tensor> {

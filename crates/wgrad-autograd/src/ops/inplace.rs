@@ -92,6 +92,32 @@ impl DataCell {
     }
 }
 
+/// In-place ops (`add_`, `mul_`, `fill_`, `zero_`, `copy_`, `clamp_`, ...),
+/// which write this tensor's elements and every view of them. As in
+/// PyTorch, a leaf that requires grad can only be written under
+/// [`no_grad`](crate::no_grad) (a manual parameter update).
+///
+/// ```
+/// use wgrad_autograd::{Device, Tensor, no_grad};
+/// let cpu = Device::Cpu;
+/// let x = Tensor::zeros(&[2, 2], &cpu)?;
+/// x.fill_(1.0)?;
+/// x.narrow(0, 1, 1)?.mul_scalar_(5.0)?; // writes through the view
+/// assert_eq!(x.to_vec_f32()?, [1.0, 1.0, 5.0, 5.0]);
+/// x.clamp_(None, Some(2.0))?;
+/// assert_eq!(x.to_vec_f32()?, [1.0, 1.0, 2.0, 2.0]);
+/// // SGD by hand: w -= lr * grad.
+/// let w = Tensor::ones(&[2], &cpu)?.with_requires_grad(true)?;
+/// w.square()?.sum_all()?.backward()?;
+/// let grad = w.grad().expect("w has a gradient");
+/// assert!(w.sub_(&grad).is_err()); // refused while grad mode is on
+/// {
+///     let _guard = no_grad();
+///     w.sub_(&grad.mul_scalar(0.25)?)?;
+/// }
+/// assert_eq!(w.to_vec_f32()?, [0.5, 0.5]);
+/// # Ok::<(), wgrad_autograd::Error>(())
+/// ```
 impl Tensor {
     /// PyTorch's autograd checks of an in-place write to `self` with
     /// `operands` (see the module docs).

@@ -5,6 +5,25 @@ use wgrad_core::{Error, Result};
 use crate::graph::Op;
 use crate::tensor::Tensor;
 
+/// Matrix products: `matmul` (`torch.matmul`, `@`: 1-D operands promoted,
+/// batch dims broadcast) and `matmul_t`, which transposes either operand
+/// for free (strides).
+///
+/// ```
+/// use wgrad_autograd::{Device, Tensor};
+/// let cpu = Device::Cpu;
+/// let a = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2], &cpu)?;
+/// let b = Tensor::from_vec(vec![1.0f32, 0.0, 0.0, 2.0], &[2, 2], &cpu)?;
+/// assert_eq!(a.matmul(&b)?.to_vec_f32()?, [1.0, 4.0, 3.0, 8.0]);
+/// // a @ b.T without copying b.
+/// assert_eq!(a.matmul_t(&b, false, true)?.to_vec_f32()?, [1.0, 4.0, 3.0, 8.0]);
+/// // Matrix @ vector, and a batch of matrices @ one matrix.
+/// let v = Tensor::from_vec(vec![1.0f32, 1.0], &[2], &cpu)?;
+/// assert_eq!(a.matmul(&v)?.to_vec_f32()?, [3.0, 7.0]);
+/// let batch = Tensor::ones(&[5, 3, 2], &cpu)?;
+/// assert_eq!(batch.matmul(&a)?.shape(), [5, 3, 2]);
+/// # Ok::<(), wgrad_autograd::Error>(())
+/// ```
 impl Tensor {
     /// `torch.matmul`: 1-D operands are promoted and the added dim removed;
     /// batch dims broadcast.

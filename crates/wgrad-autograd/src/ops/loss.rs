@@ -5,6 +5,21 @@ use wgrad_core::Result;
 use crate::graph::Op;
 use crate::tensor::Tensor;
 
+/// The fused cross-entropy under `wgrad_nn::loss::cross_entropy`, which
+/// adds the reductions, class weights and probability targets.
+///
+/// ```
+/// use wgrad_autograd::{Device, Tensor};
+/// let cpu = Device::Cpu;
+/// // Two samples, three classes; equal logits give log(3) each.
+/// let logits = Tensor::zeros(&[2, 3], &cpu)?;
+/// let target = Tensor::from_vec(vec![0i32, 2], &[2], &cpu)?;
+/// let loss = logits.cross_entropy_per_sample(&target, 0.0, -100)?;
+/// for l in loss.to_vec_f32()? {
+///     assert!((l - 3f32.ln()).abs() < 1e-6);
+/// }
+/// # Ok::<(), wgrad_autograd::Error>(())
+/// ```
 impl Tensor {
     /// Per-sample cross-entropy (`reduction='none'`) of logits `[N, C]`
     /// against I32 class targets `[N]`, as one fused log-softmax + NLL kernel

@@ -94,6 +94,24 @@ pub(crate) fn mask(a: &Storage, b: &Storage, op: CompareOp) -> Result<Storage> {
     a.compare(b, op)?.cast(DType::F32)
 }
 
+/// Math beyond the plain unary ops: `clamp_tensor` (tensor bounds),
+/// `logsumexp`, `prod`, `std`, `norm` (`torch.linalg.vector_norm`),
+/// `max_dim`/`min_dim` (values and indices, `torch.max(x, dim)`) and
+/// `argmax_all`/`argmin_all`.
+///
+/// ```
+/// use wgrad_autograd::{Device, Tensor};
+/// let x = Tensor::from_vec(vec![3.0f32, -4.0, 1.0, 2.0], &[2, 2], &Device::Cpu)?;
+/// assert_eq!(x.norm(2.0, &[1], false)?.to_vec_f32()?[0], 5.0);
+/// assert_eq!(x.prod(&[], false)?.item()?, -24.0);
+/// let (values, indices) = x.max_dim(1, false)?;
+/// assert_eq!(values.to_vec_f32()?, [3.0, 2.0]);
+/// assert_eq!(indices.to_vec::<i32>()?, [0, 1]);
+/// assert_eq!(x.argmin_all()?.to_vec::<i32>()?, [1]);
+/// let lse = x.logsumexp(&[1], false)?.to_vec_f32()?;
+/// assert!((lse[1] - (1f32.exp() + 2f32.exp()).ln()).abs() < 1e-6);
+/// # Ok::<(), wgrad_autograd::Error>(())
+/// ```
 impl Tensor {
     /// `torch.clamp(x, min, max)` with tensor bounds (either may be `None`,
     /// not both): `minimum(maximum(x, min), max)`, all three broadcast

@@ -55,6 +55,21 @@ fn args_1d(
     }
 }
 
+/// Pooling (`torch.nn.functional`): `max_pool2d` (also with indices),
+/// `avg_pool2d`, `adaptive_avg_pool2d` and the 1-D forms, on `[N, C, H, W]`
+/// or unbatched `[C, H, W]`; see [`Pool2dArgs`].
+///
+/// ```
+/// use wgrad_autograd::{Device, Pool2dArgs, Tensor};
+/// let x = Tensor::arange(0.0, 16.0, 1.0, wgrad_autograd::DType::F32, &Device::Cpu)?
+///     .reshape(&[1, 1, 4, 4])?;
+/// let pooled = x.max_pool2d(&Pool2dArgs::new([2, 2]))?; // stride = kernel
+/// assert_eq!(pooled.to_vec_f32()?, [5.0, 7.0, 13.0, 15.0]);
+/// let avg = x.avg_pool2d(&Pool2dArgs::new([2, 2]), true, None)?;
+/// assert_eq!(avg.to_vec_f32()?, [2.5, 4.5, 10.5, 12.5]);
+/// assert_eq!(x.adaptive_avg_pool2d([1, 1])?.to_vec_f32()?, [7.5]);
+/// # Ok::<(), wgrad_autograd::Error>(())
+/// ```
 impl Tensor {
     /// `torch.nn.functional.max_pool2d` of `[N, C, H, W]` (or `[C, H, W]`).
     /// NaN in a window wins; of equal maxima the first (row-major) does.

@@ -5,6 +5,24 @@ use wgrad_core::Result;
 use crate::graph::Op;
 use crate::tensor::Tensor;
 
+/// Reductions over `axes` (`&[]` means all; negative count from the end),
+/// keeping the reduced axes as size 1 with `keepdim`: `sum`, `mean`,
+/// `max`/`min` (`torch.amax`/`amin`), `var` (with Bessel's `correction`),
+/// `argmax`/`argmin`; more (`prod`, `std`, `norm`, `logsumexp`,
+/// `max_dim`) in the math ops.
+///
+/// ```
+/// use wgrad_autograd::{Device, Tensor};
+/// let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3], &Device::Cpu)?;
+/// assert_eq!(x.sum_all()?.item()?, 21.0);
+/// assert_eq!(x.sum(&[0], false)?.to_vec_f32()?, [5.0, 7.0, 9.0]);
+/// assert_eq!(x.mean(&[-1], true)?.shape(), [2, 1]);
+/// assert_eq!(x.mean(&[-1], true)?.to_vec_f32()?, [2.0, 5.0]);
+/// assert_eq!(x.max(&[1], false)?.to_vec_f32()?, [3.0, 6.0]);
+/// assert_eq!(x.var(&[1], 1, false)?.to_vec_f32()?, [1.0, 1.0]);
+/// assert_eq!(x.argmax(1, false)?.to_vec::<i32>()?, [2, 2]);
+/// # Ok::<(), wgrad_autograd::Error>(())
+/// ```
 impl Tensor {
     /// Sum over `axes` (`&[]` = all).
     pub fn sum(&self, axes: &[isize], keepdim: bool) -> Result<Tensor> {

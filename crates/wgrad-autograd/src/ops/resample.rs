@@ -39,6 +39,19 @@ fn index_tensor(values: Vec<i32>, device: &crate::Device) -> Result<Tensor> {
     Tensor::from_vec(values, &[n], device)
 }
 
+/// Padding and resizing: `pad` (`torch.nn.functional.pad`, see
+/// [`PadMode`]) and `interpolate` (see [`InterpolateMode`]).
+///
+/// ```
+/// use wgrad_autograd::{Device, InterpolateMode, PadMode, Tensor};
+/// let x = Tensor::from_vec(vec![1.0f32, 2.0], &[1, 1, 2], &Device::Cpu)?;
+/// let padded = x.pad(&[1, 2], PadMode::Constant(0.0))?;
+/// assert_eq!(padded.to_vec_f32()?, [0.0, 1.0, 2.0, 0.0, 0.0]);
+/// assert_eq!(x.pad(&[1, 1], PadMode::Replicate)?.to_vec_f32()?, [1.0, 1.0, 2.0, 2.0]);
+/// let up = x.interpolate(None, Some(&[2.0]), InterpolateMode::Nearest, false)?;
+/// assert_eq!(up.to_vec_f32()?, [1.0, 1.0, 2.0, 2.0]);
+/// # Ok::<(), wgrad_autograd::Error>(())
+/// ```
 impl Tensor {
     /// `torch.nn.functional.pad(self, pad, mode, value)`: `pad` holds
     /// `(before, after)` pairs from the last dim backwards

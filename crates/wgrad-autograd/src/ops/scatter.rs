@@ -64,6 +64,22 @@ fn wrap_negative(index: &Tensor, n: usize) -> Result<Tensor> {
     wrapped.cast(DType::I32)
 }
 
+/// Index writes (out of place, differentiable in the base and the
+/// source): `index_add`, `scatter_add`, `scatter`, `index_put`, and
+/// boolean indexing with `masked_select`.
+///
+/// ```
+/// use wgrad_autograd::{Device, Tensor};
+/// let cpu = Device::Cpu;
+/// let base = Tensor::zeros(&[3], &cpu)?;
+/// let index = Tensor::from_vec(vec![0i32, 2, 0], &[3], &cpu)?;
+/// let src = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3], &cpu)?;
+/// assert_eq!(base.index_add(0, &index, &src)?.to_vec_f32()?, [4.0, 0.0, 2.0]);
+/// assert_eq!(base.scatter_add(0, &index, &src)?.to_vec_f32()?, [4.0, 0.0, 2.0]);
+/// let mask = src.ge_scalar(2.0)?;
+/// assert_eq!(src.masked_select(&mask)?.to_vec_f32()?, [2.0, 3.0]);
+/// # Ok::<(), wgrad_autograd::Error>(())
+/// ```
 impl Tensor {
     /// `torch.Tensor.index_add(dim, index, source)`: a copy of `self` with
     /// slice `i` of `source` along `dim` added to slice `index[i]`

@@ -15,6 +15,32 @@ use crate::graph::Op;
 use crate::storage::Storage;
 use crate::tensor::{Tensor, next_seed};
 
+/// Sorting, scans and random sampling: `sort`/`argsort` (stable),
+/// `topk`, `cumsum`/`cumprod`, and the samplers `randint`, `randperm`,
+/// `bernoulli`, `multinomial`, which draw from the default generator
+/// ([`manual_seed`](crate::manual_seed)) or, in their `*_with` forms, an
+/// explicit seed (the same numbers on every device).
+///
+/// ```
+/// use wgrad_autograd::{Device, Tensor};
+/// let cpu = Device::Cpu;
+/// let x = Tensor::from_vec(vec![3.0f32, 1.0, 2.0], &[3], &cpu)?;
+/// let (values, indices) = x.sort(0, false)?;
+/// assert_eq!(values.to_vec_f32()?, [1.0, 2.0, 3.0]);
+/// assert_eq!(indices.to_vec::<i32>()?, [1, 2, 0]);
+/// let (top, at) = x.topk(2, 0, true, true)?;
+/// assert_eq!((top.to_vec_f32()?, at.to_vec::<i32>()?), (vec![3.0, 2.0], vec![0, 2]));
+/// assert_eq!(x.cumsum(0)?.to_vec_f32()?, [3.0, 4.0, 6.0]);
+/// let perm = Tensor::randperm_with(5, 7, &cpu)?.to_vec::<i32>()?;
+/// let mut sorted = perm.clone();
+/// sorted.sort();
+/// assert_eq!(sorted, [0, 1, 2, 3, 4]);
+/// let dice = Tensor::randint_with(1, 7, &[100], 7, &cpu)?.to_vec::<i32>()?;
+/// assert!(dice.iter().all(|d| (1..7).contains(d)));
+/// let probs = Tensor::from_vec(vec![0.0f32, 1.0], &[2], &cpu)?;
+/// assert_eq!(probs.multinomial_with(3, true, 7)?.to_vec::<i32>()?, [1, 1, 1]);
+/// # Ok::<(), wgrad_autograd::Error>(())
+/// ```
 impl Tensor {
     /// Values sorted along `dim` and their I32 positions
     /// (`torch.sort(dim, descending, stable=True)`): ties keep their input

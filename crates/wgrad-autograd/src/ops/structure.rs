@@ -87,6 +87,29 @@ pub(crate) fn slice_backward(
     base.index_add(a as isize, &index, g)
 }
 
+/// Structure ops: masks (`masked_fill`, `tril`, `triu`), joining and
+/// splitting (`stack`, `split`, `chunk`, `unbind`), picking (`select`,
+/// `slice` with Python's bounds and a step) and rearranging (`repeat`,
+/// `flip`, `roll`).
+///
+/// ```
+/// use wgrad_autograd::{Device, Tensor};
+/// let cpu = Device::Cpu;
+/// let m = Tensor::ones(&[3, 3], &cpu)?;
+/// assert_eq!(m.tril(0)?.to_vec_f32()?, [1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0]);
+/// let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0, 5.0], &[5], &cpu)?;
+/// assert_eq!(x.slice(0, Some(1), None, 2)?.to_vec_f32()?, [2.0, 4.0]); // x[1::2]
+/// assert_eq!(x.select(0, -1)?.item()?, 5.0); // x[-1]
+/// let parts = x.chunk(2, 0)?;
+/// assert_eq!(parts.len(), 2);
+/// assert_eq!(parts[1].to_vec_f32()?, [4.0, 5.0]);
+/// assert_eq!(Tensor::stack(&[&x, &x], 0)?.shape(), [2, 5]);
+/// assert_eq!(x.flip(&[0])?.to_vec_f32()?, [5.0, 4.0, 3.0, 2.0, 1.0]);
+/// assert_eq!(x.roll(&[1], &[0])?.to_vec_f32()?, [5.0, 1.0, 2.0, 3.0, 4.0]);
+/// let big = x.gt_scalar(3.0)?;
+/// assert_eq!(x.masked_fill(&big, 0.0)?.to_vec_f32()?, [1.0, 2.0, 3.0, 0.0, 0.0]);
+/// # Ok::<(), wgrad_autograd::Error>(())
+/// ```
 impl Tensor {
     /// `torch.Tensor.masked_fill`: `value` where `mask` is true, `self`
     /// elsewhere. `mask` (U32 as the comparisons make it, or I32 with

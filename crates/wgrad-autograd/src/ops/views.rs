@@ -6,6 +6,29 @@ use crate::graph::Op;
 use crate::storage::Storage;
 use crate::tensor::Tensor;
 
+/// Shapes and views: `reshape`, `flatten`, `transpose`/`t`, `permute`,
+/// `narrow`, `expand`, `unsqueeze`/`squeeze` share the data (no copy, as
+/// PyTorch's views); `contiguous` copies only a strided tensor; `cat`
+/// joins; `to` moves to another device.
+///
+/// ```
+/// use wgrad_autograd::{Device, Tensor};
+/// let x = Tensor::arange(0.0, 6.0, 1.0, wgrad_autograd::DType::F32, &Device::Cpu)?;
+/// let m = x.reshape(&[2, -1])?; // [[0, 1, 2], [3, 4, 5]]
+/// assert_eq!(m.shape(), [2, 3]);
+/// assert_eq!(m.t()?.contiguous()?.to_vec_f32()?, [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
+/// assert_eq!(m.narrow(1, 1, 2)?.to_vec_f32()?, [1.0, 2.0, 4.0, 5.0]);
+/// assert_eq!(m.unsqueeze(0)?.shape(), [1, 2, 3]);
+/// assert_eq!(m.unsqueeze(0)?.squeeze(0)?.shape(), [2, 3]);
+/// assert_eq!(m.permute(&[1, 0])?.shape(), [3, 2]);
+/// let row = Tensor::from_vec(vec![1.0f32, 2.0], &[1, 2], &Device::Cpu)?;
+/// assert_eq!(row.expand(&[3, 2])?.to_vec_f32()?, [1.0, 2.0, 1.0, 2.0, 1.0, 2.0]);
+/// assert_eq!(Tensor::cat(&[&m, &m], 0)?.shape(), [4, 3]);
+/// assert_eq!(m.unsqueeze(0)?.flatten(1)?.shape(), [1, 6]);
+/// // `to` copies to another device (here the CPU itself: no copy).
+/// assert_eq!(m.to(&Device::Cpu)?.device().to_string(), "cpu");
+/// # Ok::<(), wgrad_autograd::Error>(())
+/// ```
 impl Tensor {
     /// Reshape (one dim may be -1); a view when possible, like `torch.reshape`.
     pub fn reshape(&self, shape: &[isize]) -> Result<Tensor> {

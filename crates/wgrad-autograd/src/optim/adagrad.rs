@@ -79,6 +79,21 @@ pub struct AdagradState {
 }
 
 /// Adagrad (`torch.optim.Adagrad`).
+///
+/// ```
+/// use wgrad_autograd::optim::{Adagrad, AdagradConfig, Optimizer};
+/// use wgrad_autograd::{Device, Tensor};
+/// let w = Tensor::from_vec(vec![1.0f32, -2.0], &[2], &Device::Cpu)?.with_requires_grad(true)?;
+/// let mut opt = Adagrad::new(vec![w.clone()], AdagradConfig { lr: 0.1, ..Default::default() })?;
+/// opt.zero_grad();
+/// w.square()?.sum_all()?.backward()?; // grad = 2w
+/// opt.step()?;
+/// // First step: lr * grad / sqrt(grad^2).
+/// for (got, want) in w.to_vec_f32()?.iter().zip([0.9, -1.9]) {
+///     assert!((got - want).abs() < 1e-5, "{got} vs {want}");
+/// }
+/// # Ok::<(), wgrad_autograd::Error>(())
+/// ```
 pub struct Adagrad {
     groups: Groups<AdagradConfig>,
     state: Vec<Option<AdagradState>>,

@@ -271,6 +271,21 @@ fn update(
 }
 
 /// Adam (`torch.optim.Adam`).
+///
+/// ```
+/// use wgrad_autograd::optim::{Adam, AdamConfig, Optimizer};
+/// use wgrad_autograd::{Device, Tensor};
+/// let w = Tensor::from_vec(vec![1.0f32, -2.0], &[2], &Device::Cpu)?.with_requires_grad(true)?;
+/// let mut opt = Adam::new(vec![w.clone()], AdamConfig { lr: 0.1, ..Default::default() })?;
+/// opt.zero_grad();
+/// w.square()?.sum_all()?.backward()?; // grad = 2w
+/// opt.step()?;
+/// // The first step moves each weight by about lr against its gradient.
+/// for (got, want) in w.to_vec_f32()?.iter().zip([0.9, -1.9]) {
+///     assert!((got - want).abs() < 1e-5, "{got} vs {want}");
+/// }
+/// # Ok::<(), wgrad_autograd::Error>(())
+/// ```
 pub struct Adam {
     groups: Groups<AdamConfig>,
     state: Vec<Option<AdamState>>,
@@ -279,6 +294,21 @@ pub struct Adam {
 /// AdamW (`torch.optim.AdamW`): Adam whose weight decay shrinks the
 /// parameter directly (`param *= 1 - lr * weight_decay`) instead of adding
 /// an L2 term to the gradient.
+///
+/// ```
+/// use wgrad_autograd::optim::{AdamW, AdamWConfig, Optimizer};
+/// use wgrad_autograd::{Device, Tensor};
+/// let w = Tensor::from_vec(vec![1.0f32, -2.0], &[2], &Device::Cpu)?.with_requires_grad(true)?;
+/// let mut opt = AdamW::new(vec![w.clone()], AdamWConfig { lr: 0.1, weight_decay: 0.01, ..Default::default() })?;
+/// opt.zero_grad();
+/// w.square()?.sum_all()?.backward()?; // grad = 2w
+/// opt.step()?;
+/// // w * (1 - lr * weight_decay), then Adam's step of about lr.
+/// for (got, want) in w.to_vec_f32()?.iter().zip([0.899, -1.898]) {
+///     assert!((got - want).abs() < 1e-5, "{got} vs {want}");
+/// }
+/// # Ok::<(), wgrad_autograd::Error>(())
+/// ```
 pub struct AdamW {
     groups: Groups<AdamWConfig>,
     state: Vec<Option<AdamState>>,

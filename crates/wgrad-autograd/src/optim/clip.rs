@@ -22,6 +22,18 @@ const NORM_EPS: f32 = 1e-6;
 ///
 /// `clip_coef = min(max_norm / (total_norm + 1e-6), 1)`; every gradient is
 /// multiplied by it.
+///
+/// ```
+/// use wgrad_autograd::optim::clip_grad_norm_;
+/// use wgrad_autograd::{Device, Tensor};
+/// let w = Tensor::from_vec(vec![1.5f32, 2.0], &[2], &Device::Cpu)?.with_requires_grad(true)?;
+/// w.square()?.sum_all()?.backward()?; // grad [3, 4], norm 5
+/// let norm = clip_grad_norm_(&[w.clone()], 1.0, 2.0)?;
+/// assert_eq!(norm.item()?, 5.0);
+/// let g = w.grad().expect("w has a gradient").to_vec_f32()?;
+/// assert!((g[0] - 0.6).abs() < 1e-6 && (g[1] - 0.8).abs() < 1e-6);
+/// # Ok::<(), wgrad_autograd::Error>(())
+/// ```
 pub fn clip_grad_norm_(params: &[Tensor], max_norm: f64, norm_type: f64) -> Result<Tensor> {
     const OP: &str = "clip_grad_norm_";
     if norm_type.is_nan() || norm_type <= 0.0 {
@@ -97,6 +109,16 @@ pub fn clip_grad_norm_(params: &[Tensor], max_norm: f64, norm_type: f64) -> Resu
 
 /// Clamps every gradient of `params` to `[-clip_value, clip_value]` in
 /// place (on its device). Parameters without a gradient are skipped.
+///
+/// ```
+/// use wgrad_autograd::optim::clip_grad_value_;
+/// use wgrad_autograd::{Device, Tensor};
+/// let w = Tensor::from_vec(vec![0.1f32, -3.0], &[2], &Device::Cpu)?.with_requires_grad(true)?;
+/// w.square()?.sum_all()?.backward()?; // grad [0.2, -6]
+/// clip_grad_value_(&[w.clone()], 1.0)?;
+/// assert_eq!(w.grad().expect("w has a gradient").to_vec_f32()?, [0.2, -1.0]);
+/// # Ok::<(), wgrad_autograd::Error>(())
+/// ```
 pub fn clip_grad_value_(params: &[Tensor], clip_value: f64) -> Result<()> {
     let v = clip_value as f32;
     for param in params {

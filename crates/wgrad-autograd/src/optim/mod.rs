@@ -1,11 +1,12 @@
 //! Optimizers, learning-rate schedulers and gradient clipping with
 //! `torch.optim` semantics and defaults, on either device.
 //!
-//! ```no_run
+//! ```
 //! use wgrad_autograd::optim::{Adam, AdamConfig, CosineAnnealingLR, LrScheduler, Optimizer};
 //! use wgrad_autograd::{Device, Tensor};
-//! let device = Device::best()?;
+//! let device = Device::Cpu; // or Device::best()?
 //! let w = Tensor::randn(&[3, 2], &device)?.with_requires_grad(true)?;
+//! let start = w.square()?.sum_all()?.item()?;
 //! let mut opt = Adam::new(vec![w.clone()], AdamConfig { lr: 1e-2, ..Default::default() })?;
 //! let mut sched = CosineAnnealingLR::new(&mut opt, 100, 0.0)?;
 //! for _ in 0..100 {
@@ -15,6 +16,7 @@
 //!     opt.step()?;
 //!     sched.step(&mut opt);
 //! }
+//! assert!(w.square()?.sum_all()?.item()? < start);
 //! # Ok::<(), wgrad_core::Error>(())
 //! ```
 //!

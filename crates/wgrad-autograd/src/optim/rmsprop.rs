@@ -96,6 +96,21 @@ pub struct RmsPropState {
 }
 
 /// RMSprop (`torch.optim.RMSprop`).
+///
+/// ```
+/// use wgrad_autograd::optim::{RmsProp, RmsPropConfig, Optimizer};
+/// use wgrad_autograd::{Device, Tensor};
+/// let w = Tensor::from_vec(vec![1.0f32, -2.0], &[2], &Device::Cpu)?.with_requires_grad(true)?;
+/// let mut opt = RmsProp::new(vec![w.clone()], RmsPropConfig { lr: 0.01, ..Default::default() })?;
+/// opt.zero_grad();
+/// w.square()?.sum_all()?.backward()?; // grad = 2w
+/// opt.step()?;
+/// // First step: grad / sqrt((1 - alpha) grad^2) = 10 sign(grad), times lr.
+/// for (got, want) in w.to_vec_f32()?.iter().zip([0.9, -1.9]) {
+///     assert!((got - want).abs() < 1e-5, "{got} vs {want}");
+/// }
+/// # Ok::<(), wgrad_autograd::Error>(())
+/// ```
 pub struct RmsProp {
     groups: Groups<RmsPropConfig>,
     state: Vec<Option<RmsPropState>>,

@@ -97,6 +97,21 @@ fn check_config(op: &'static str, config: &SgdConfig) -> Result<()> {
 }
 
 /// Stochastic gradient descent (`torch.optim.SGD`).
+///
+/// ```
+/// use wgrad_autograd::optim::{Sgd, SgdConfig, Optimizer};
+/// use wgrad_autograd::{Device, Tensor};
+/// let w = Tensor::from_vec(vec![1.0f32, -2.0], &[2], &Device::Cpu)?.with_requires_grad(true)?;
+/// let mut opt = Sgd::new(vec![w.clone()], SgdConfig::new(0.1))?;
+/// opt.zero_grad();
+/// w.square()?.sum_all()?.backward()?; // grad = 2w
+/// opt.step()?;
+/// // w - lr * grad
+/// for (got, want) in w.to_vec_f32()?.iter().zip([0.8, -1.6]) {
+///     assert!((got - want).abs() < 1e-5, "{got} vs {want}");
+/// }
+/// # Ok::<(), wgrad_autograd::Error>(())
+/// ```
 pub struct Sgd {
     groups: Groups<SgdConfig>,
     state: Vec<SgdState>,

@@ -114,6 +114,25 @@ impl LrScheduler for SequentialLR {
 
 /// `torch.optim.lr_scheduler.ChainedScheduler`: steps every scheduler each
 /// epoch, so their (chainable) effects multiply.
+///
+/// ```
+/// use wgrad_autograd::optim::{ChainedScheduler, ExponentialLR, LrScheduler, Optimizer, Sgd, SgdConfig};
+/// use wgrad_autograd::{Device, Tensor};
+/// let w = Tensor::zeros(&[2], &Device::Cpu)?.with_requires_grad(true)?;
+/// let mut opt = Sgd::new(vec![w], SgdConfig::new(0.1))?;
+/// let a = ExponentialLR::new(&mut opt, 0.5)?;
+/// let b = ExponentialLR::new(&mut opt, 0.5)?;
+/// let mut sched = ChainedScheduler::new(&opt, vec![Box::new(a), Box::new(b)])?;
+/// let mut lrs = Vec::new();
+/// for _ in 0..21 {
+///     lrs.push(opt.lr()); // opt.step() would use this rate
+///     sched.step(&mut opt);
+/// }
+/// for (got, want) in lrs.iter().zip([0.1, 0.025, 0.00625]) {
+///     assert!((got - want).abs() < 1e-12, "{lrs:?}");
+/// }
+/// # Ok::<(), wgrad_autograd::Error>(())
+/// ```
 pub struct ChainedScheduler {
     schedulers: Vec<Box<dyn LrScheduler>>,
     last_lrs: Vec<f64>,

@@ -11,6 +11,23 @@ use crate::optim::Optimizer;
 /// `torch.optim.lr_scheduler.MultiStepLR`: multiplies the rate by `gamma`
 /// at each milestone epoch (`lr = base_lr * gamma^(milestones <= epoch)`; a
 /// milestone listed twice decays twice).
+///
+/// ```
+/// use wgrad_autograd::optim::{MultiStepLR, LrScheduler, Optimizer, Sgd, SgdConfig};
+/// use wgrad_autograd::{Device, Tensor};
+/// let w = Tensor::zeros(&[2], &Device::Cpu)?.with_requires_grad(true)?;
+/// let mut opt = Sgd::new(vec![w], SgdConfig::new(0.1))?;
+/// let mut sched = MultiStepLR::new(&mut opt, &[2, 4], 0.1)?;
+/// let mut lrs = Vec::new();
+/// for _ in 0..29 {
+///     lrs.push(opt.lr()); // opt.step() would use this rate
+///     sched.step(&mut opt);
+/// }
+/// for (got, want) in lrs.iter().zip([0.1, 0.1, 0.01, 0.01, 0.001]) {
+///     assert!((got - want).abs() < 1e-12, "{lrs:?}");
+/// }
+/// # Ok::<(), wgrad_autograd::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct MultiStepLR {
     /// The epochs at which the rate decays, sorted (repeats kept).
@@ -69,6 +86,23 @@ pub type LrLambda = Arc<dyn Fn(i64) -> f64 + Send + Sync>;
 
 /// `torch.optim.lr_scheduler.LambdaLR`: `lr = base_lr * lambda(epoch)`, with
 /// one function for every group or one per group.
+///
+/// ```
+/// use wgrad_autograd::optim::{LambdaLR, LrScheduler, Optimizer, Sgd, SgdConfig};
+/// use wgrad_autograd::{Device, Tensor};
+/// let w = Tensor::zeros(&[2], &Device::Cpu)?.with_requires_grad(true)?;
+/// let mut opt = Sgd::new(vec![w], SgdConfig::new(0.1))?;
+/// let mut sched = LambdaLR::new(&mut opt, |epoch| 1.0 / (epoch + 1) as f64)?;
+/// let mut lrs = Vec::new();
+/// for _ in 0..22 {
+///     lrs.push(opt.lr()); // opt.step() would use this rate
+///     sched.step(&mut opt);
+/// }
+/// for (got, want) in lrs.iter().zip([0.1, 0.05, 0.1 / 3.0]) {
+///     assert!((got - want).abs() < 1e-12, "{lrs:?}");
+/// }
+/// # Ok::<(), wgrad_autograd::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct LambdaLR {
     lambdas: Vec<LrLambda>,
@@ -127,6 +161,23 @@ single_scheduler!(LambdaLR);
 /// annealing from `base_lr` to `eta_min` over `t_0` epochs, then again over
 /// `t_0 * t_mult`, `t_0 * t_mult^2`, ... epochs, restarting at `base_lr`:
 /// `lr = eta_min + (base_lr - eta_min) * (1 + cos(pi * t_cur / t_i)) / 2`.
+///
+/// ```
+/// use wgrad_autograd::optim::{CosineAnnealingWarmRestarts, LrScheduler, Optimizer, Sgd, SgdConfig};
+/// use wgrad_autograd::{Device, Tensor};
+/// let w = Tensor::zeros(&[2], &Device::Cpu)?.with_requires_grad(true)?;
+/// let mut opt = Sgd::new(vec![w], SgdConfig::new(0.1))?;
+/// let mut sched = CosineAnnealingWarmRestarts::new(&mut opt, 2, 1, 0.0)?;
+/// let mut lrs = Vec::new();
+/// for _ in 0..22 {
+///     lrs.push(opt.lr()); // opt.step() would use this rate
+///     sched.step(&mut opt);
+/// }
+/// for (got, want) in lrs.iter().zip([0.1, 0.05, 0.1, 0.05]) {
+///     assert!((got - want).abs() < 1e-12, "{lrs:?}");
+/// }
+/// # Ok::<(), wgrad_autograd::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct CosineAnnealingWarmRestarts {
     /// Epochs of the first cycle (>= 1).

@@ -179,6 +179,23 @@ fn construct<S: LrScheduler>(opt: &mut dyn Optimizer, make: impl FnOnce(Core) ->
 
 /// `torch.optim.lr_scheduler.StepLR`: multiplies the rate by `gamma` every
 /// `step_size` epochs (`lr = base_lr * gamma^(epoch / step_size)`).
+///
+/// ```
+/// use wgrad_autograd::optim::{StepLR, LrScheduler, Optimizer, Sgd, SgdConfig};
+/// use wgrad_autograd::{Device, Tensor};
+/// let w = Tensor::zeros(&[2], &Device::Cpu)?.with_requires_grad(true)?;
+/// let mut opt = Sgd::new(vec![w], SgdConfig::new(0.1))?;
+/// let mut sched = StepLR::new(&mut opt, 2, 0.5)?;
+/// let mut lrs = Vec::new();
+/// for _ in 0..29 {
+///     lrs.push(opt.lr()); // opt.step() would use this rate
+///     sched.step(&mut opt);
+/// }
+/// for (got, want) in lrs.iter().zip([0.1, 0.1, 0.05, 0.05, 0.025]) {
+///     assert!((got - want).abs() < 1e-12, "{lrs:?}");
+/// }
+/// # Ok::<(), wgrad_autograd::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct StepLR {
     /// Epochs between decays (>= 1).
@@ -219,6 +236,23 @@ single_scheduler!(StepLR);
 
 /// `torch.optim.lr_scheduler.ExponentialLR`: multiplies the rate by
 /// `gamma` every epoch (`lr = base_lr * gamma^epoch`).
+///
+/// ```
+/// use wgrad_autograd::optim::{ExponentialLR, LrScheduler, Optimizer, Sgd, SgdConfig};
+/// use wgrad_autograd::{Device, Tensor};
+/// let w = Tensor::zeros(&[2], &Device::Cpu)?.with_requires_grad(true)?;
+/// let mut opt = Sgd::new(vec![w], SgdConfig::new(0.1))?;
+/// let mut sched = ExponentialLR::new(&mut opt, 0.5)?;
+/// let mut lrs = Vec::new();
+/// for _ in 0..18 {
+///     lrs.push(opt.lr()); // opt.step() would use this rate
+///     sched.step(&mut opt);
+/// }
+/// for (got, want) in lrs.iter().zip([0.1, 0.05, 0.025]) {
+///     assert!((got - want).abs() < 1e-12, "{lrs:?}");
+/// }
+/// # Ok::<(), wgrad_autograd::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct ExponentialLR {
     /// Decay factor per epoch.
@@ -246,6 +280,23 @@ single_scheduler!(ExponentialLR);
 /// `eta_min` over `t_max` epochs along half a cosine
 /// (`lr = eta_min + (base_lr - eta_min) * (1 + cos(pi * epoch / t_max)) / 2`),
 /// computed recursively as PyTorch does; past `t_max` it rises again.
+///
+/// ```
+/// use wgrad_autograd::optim::{CosineAnnealingLR, LrScheduler, Optimizer, Sgd, SgdConfig};
+/// use wgrad_autograd::{Device, Tensor};
+/// let w = Tensor::zeros(&[2], &Device::Cpu)?.with_requires_grad(true)?;
+/// let mut opt = Sgd::new(vec![w], SgdConfig::new(0.1))?;
+/// let mut sched = CosineAnnealingLR::new(&mut opt, 4, 0.0)?;
+/// let mut lrs = Vec::new();
+/// for _ in 0..54 {
+///     lrs.push(opt.lr()); // opt.step() would use this rate
+///     sched.step(&mut opt);
+/// }
+/// for (got, want) in lrs.iter().zip([0.1, 0.085355339059327, 0.05, 0.014644660940673, 0.0]) {
+///     assert!((got - want).abs() < 1e-12, "{lrs:?}");
+/// }
+/// # Ok::<(), wgrad_autograd::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct CosineAnnealingLR {
     /// Half period in epochs (>= 1).
@@ -298,6 +349,23 @@ single_scheduler!(CosineAnnealingLR);
 /// linearly from `start_factor` to `end_factor` over `total_iters` epochs,
 /// then keeps it (`lr = base_lr * (start + (end - start) * min(epoch, total) / total)`).
 /// With `end_factor = 1` this is the usual linear warm-up.
+///
+/// ```
+/// use wgrad_autograd::optim::{LinearLR, LrScheduler, Optimizer, Sgd, SgdConfig};
+/// use wgrad_autograd::{Device, Tensor};
+/// let w = Tensor::zeros(&[2], &Device::Cpu)?.with_requires_grad(true)?;
+/// let mut opt = Sgd::new(vec![w], SgdConfig::new(0.1))?;
+/// let mut sched = LinearLR::new(&mut opt, 0.25, 1.0, 3)?;
+/// let mut lrs = Vec::new();
+/// for _ in 0..30 {
+///     lrs.push(opt.lr()); // opt.step() would use this rate
+///     sched.step(&mut opt);
+/// }
+/// for (got, want) in lrs.iter().zip([0.025, 0.05, 0.075, 0.1, 0.1]) {
+///     assert!((got - want).abs() < 1e-12, "{lrs:?}");
+/// }
+/// # Ok::<(), wgrad_autograd::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct LinearLR {
     /// Factor at epoch 0, in `(0, 1]` (PyTorch's default 1/3).

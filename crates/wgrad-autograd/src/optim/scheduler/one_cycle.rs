@@ -127,6 +127,24 @@ impl Group {
 /// first when combining it with other schedulers. Stepping past
 /// `total_steps` is an error in PyTorch: [`try_step`](Self::try_step)
 /// returns it, while [`LrScheduler::step`] leaves the rate as it is.
+///
+/// ```
+/// use wgrad_autograd::optim::{LrScheduler, OneCycleLR, Optimizer, Sgd, SgdConfig};
+/// use wgrad_autograd::{Device, Tensor};
+/// let w = Tensor::zeros(&[2], &Device::Cpu)?.with_requires_grad(true)?;
+/// let config = SgdConfig { momentum: 0.9, ..SgdConfig::new(0.1) };
+/// let mut opt = Sgd::new(vec![w], config)?;
+/// let mut sched = OneCycleLR::new(&mut opt, 1.0, 10)?;
+/// assert!((opt.lr() - 1.0 / 25.0).abs() < 1e-12); // max_lr / div_factor
+/// let mut peak: f64 = 0.0;
+/// for _ in 0..9 {
+///     sched.step(&mut opt); // once per batch
+///     peak = peak.max(opt.lr());
+/// }
+/// assert!((peak - 1.0).abs() < 1e-12);
+/// assert!(opt.lr() < 1e-4); // initial_lr / final_div_factor at the end
+/// # Ok::<(), wgrad_autograd::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct OneCycleLR {
     config: OneCycleConfig,
