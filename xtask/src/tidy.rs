@@ -25,6 +25,9 @@ const LIBRARY_CRATES: &[&str] = &[
     "wgrad-cpu",
     "wgrad-autograd",
     "wgrad-nn",
+    // A proc macro, but library code all the same: it reports bad input as
+    // `syn::Error`s (compile errors), never by panicking.
+    "wgrad-derive",
     "wgrad",
 ];
 
@@ -39,6 +42,7 @@ const FULLY_DOCUMENTED: &[&str] = &[
     "wgrad-cpu",
     "wgrad-autograd",
     "wgrad-nn",
+    "wgrad-derive",
     "wgrad",
 ];
 

@@ -170,14 +170,16 @@ fn holds_tensors(ty: &Type) -> bool {
         .any(|w| wrapped(ty, w).is_some_and(|t| is_named(t, "Tensor")))
 }
 
-/// Scalars, strings, references, `PhantomData` and the standard
-/// collections of them: configuration that is never a module. (Any other
+/// Scalars, strings, references, `PhantomData`, `Device`, `DType` and the
+/// standard collections of them: configuration that is never a module. (Any other
 /// configuration type needs `#[module(skip)]`; a proc macro sees names, not
 /// trait impls.)
 fn is_plain(ty: &Type) -> bool {
     const SCALARS: &[&str] = &[
         "bool", "char", "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64",
         "i128", "isize", "f32", "f64", "String", "str", "PathBuf", "Path", "Duration",
+        // wgrad's own non-module values that a model commonly keeps.
+        "Device", "DType",
     ];
     match ty {
         // A borrowed value cannot be moved by `to_device`: it belongs to

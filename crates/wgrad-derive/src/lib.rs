@@ -73,7 +73,7 @@ use proc_macro::TokenStream;
 /// | `Vec<Tensor>`, `[Tensor; N]` | parameters `field.0`, `field.1`, ... (PyTorch's `ParameterList`) |
 /// | `#[module(buffer)]` on one of those | a buffer: in `named_buffers` and `named_state`, moved by `to_device`, never in `parameters` |
 /// | `training: bool`, or a `bool` marked `#[module(training)]` | the train/eval flag |
-/// | `bool`, `char`, integers, floats, `String`, references, `PhantomData`, and `Option`/`Vec`/`Box`/arrays/tuples of them | configuration: skipped |
+/// | `bool`, `char`, integers, floats, `String`, references, `PhantomData`, `Device`, `DType`, and `Option`/`Vec`/`Box`/arrays/tuples of them | configuration: skipped |
 /// | `#[module(skip)]` | skipped (any other configuration type needs it) |
 /// | `Vec<M>`, `[M; N]` | children named `field.0`, `field.1`, ... |
 /// | `Option<M>` | a child when `Some` |

@@ -59,6 +59,7 @@ struct Net {
     name: String,
     eps: f32,
     sizes: Vec<usize>,
+    device: Device,
     #[module(skip)]
     kind: Kind,
     training: bool,
@@ -92,6 +93,7 @@ impl Net {
             name: "net".into(),
             eps: 1e-5,
             sizes: vec![3, dim],
+            device: CPU,
             kind: Kind::Plain,
             training: true,
         })
@@ -143,6 +145,7 @@ fn names_are_dotted_paths_own_tensors_first() {
     );
     assert_eq!((net.dim, net.name.as_str(), net.eps), (4, "net", 1e-5));
     assert_eq!(net.sizes, [3, 4]);
+    assert!(net.device.same(&CPU));
     assert!(matches!(net.kind, Kind::Plain | Kind::Wide));
     assert!(net.missing.is_none() && net.no_shift.is_none() && net.absent.is_none());
 }
