@@ -2,16 +2,26 @@
 //! epoch count in one safetensors file, so that training can stop and carry
 //! on with the same numbers as if it never had.
 //!
-//! ```no_run
-//! use wgrad_autograd::Device;
-//! use wgrad_autograd::optim::{Adam, AdamConfig};
+//! ```
+//! use wgrad_autograd::optim::{Adam, AdamConfig, Optimizer};
+//! use wgrad_autograd::{Device, Tensor};
 //! use wgrad_nn::{Linear, Module, checkpoint};
+//! let path = std::env::temp_dir().join(format!("wgrad-doc-ckpt-{}.safetensors", std::process::id()));
 //! let model = Linear::new(4, 2, true, &Device::Cpu)?;
 //! let mut opt = Adam::new(model.parameters(), AdamConfig::default())?;
 //! // ... train epoch 1 ...
-//! checkpoint::save("run.safetensors", &model, &opt, 1)?;
+//! let x = Tensor::ones(&[3, 4], &Device::Cpu)?;
+//! model.forward(&x)?.square()?.mean_all()?.backward()?;
+//! opt.step()?;
+//! checkpoint::save(&path, &model, &opt, 1)?;
 //! // later, in a fresh process, with a model and optimizer built the same way:
-//! let epochs_done = checkpoint::load("run.safetensors", &model, &mut opt)?;
+//! let fresh = Linear::new(4, 2, true, &Device::Cpu)?;
+//! let mut fresh_opt = Adam::new(fresh.parameters(), AdamConfig::default())?;
+//! let epochs_done = checkpoint::load(&path, &fresh, &mut fresh_opt)?;
+//! assert_eq!(epochs_done, 1);
+//! assert_eq!(fresh.weight.to_vec_f32()?, model.weight.to_vec_f32()?);
+//! assert_eq!(fresh_opt.state()[0].as_ref().map(|s| s.step), Some(1));
+//! # std::fs::remove_file(&path).ok();
 //! # Ok::<(), wgrad_core::Error>(())
 //! ```
 //!

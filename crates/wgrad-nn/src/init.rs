@@ -5,6 +5,20 @@
 //! Random fills draw their seed from `wgrad_autograd::next_seed()`, so
 //! `manual_seed` makes them reproducible, and since `rand`/`randn` are
 //! counter-based the same seed gives the same values on the CPU and a GPU.
+//!
+//! ```
+//! use wgrad_autograd::{Device, Tensor};
+//! use wgrad_nn::init::{self, FanMode, Nonlinearity};
+//! let w = Tensor::zeros(&[64, 16], &Device::Cpu)?.with_requires_grad(true)?;
+//! init::kaiming_uniform_(&w, 0.0, FanMode::FanIn, Nonlinearity::Relu)?;
+//! let bound = init::calculate_gain(Nonlinearity::Relu, None) * (3.0f32 / 16.0).sqrt();
+//! assert!(w.to_vec_f32()?.iter().all(|v| v.abs() <= bound));
+//! assert!(w.requires_grad()); // still a parameter
+//! assert_eq!(init::calculate_fan_in_and_fan_out(&[64, 16, 3, 3])?, (144, 576));
+//! init::constant_(&w, 0.5)?;
+//! assert!(w.to_vec_f32()?.iter().all(|&v| v == 0.5));
+//! # Ok::<(), wgrad_core::Error>(())
+//! ```
 
 use wgrad_autograd::{Storage, Tensor, next_seed};
 use wgrad_core::{DType, Error, Result};

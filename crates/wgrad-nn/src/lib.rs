@@ -4,19 +4,28 @@
 //! [`ModuleList`], [`ModuleDict`]), parameter initialisation ([`init`]),
 //! loss functions ([`loss`]), and data loading ([`data`]).
 //!
-//! ```no_run
+//! ```
+//! use wgrad_autograd::optim::{Adam, AdamConfig, Optimizer};
 //! use wgrad_autograd::{Device, Tensor};
 //! use wgrad_nn::loss::{CrossEntropyOptions, cross_entropy};
 //! use wgrad_nn::{Linear, Module, ReLU, Sequential};
-//! let device = Device::best()?;
+//! let device = Device::Cpu; // or Device::best()?
 //! let model = Sequential::new()
 //!     .add(Linear::new(784, 128, true, &device)?)
 //!     .add(ReLU::new())
 //!     .add(Linear::new(128, 10, true, &device)?);
+//! let mut opt = Adam::new(model.parameters(), AdamConfig::default())?;
 //! let x = Tensor::randn(&[32, 784], &device)?;
 //! let y = Tensor::from_vec(vec![3i32; 32], &[32], &device)?;
-//! let loss = cross_entropy(&model.forward(&x)?, &y, CrossEntropyOptions::default())?;
-//! loss.backward()?;
+//! let mut losses = Vec::new();
+//! for _ in 0..5 {
+//!     opt.zero_grad();
+//!     let loss = cross_entropy(&model.forward(&x)?, &y, CrossEntropyOptions::default())?;
+//!     loss.backward()?;
+//!     opt.step()?;
+//!     losses.push(loss.item()?);
+//! }
+//! assert!(losses[4] < losses[0]);
 //! # Ok::<(), wgrad_core::Error>(())
 //! ```
 

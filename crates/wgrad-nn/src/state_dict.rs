@@ -10,17 +10,38 @@
 //! torch model (`nn.Linear` layers in an `nn.Sequential`, activations at the
 //! same indices, float32) loads here with [`load`]:
 //!
-//! ```no_run
+//! ```
 //! use wgrad_autograd::Device;
 //! use wgrad_nn::{Linear, Module, ReLU, Sequential, state_dict};
 //! let device = Device::Cpu;
 //! // torch: nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))
-//! let model = Sequential::new()
-//!     .add(Linear::new(784, 256, true, &device)?)
-//!     .add(ReLU::new())
-//!     .add(Linear::new(256, 10, true, &device)?);
-//! state_dict::load(&model, "model.safetensors")?;
-//! state_dict::save(&model, "copy.safetensors")?;
+//! let mlp = || -> wgrad_core::Result<Sequential> {
+//!     Ok(Sequential::new()
+//!         .add(Linear::new(784, 256, true, &device)?)
+//!         .add(ReLU::new())
+//!         .add(Linear::new(256, 10, true, &device)?))
+//! };
+//! let (model, copy) = (mlp()?, mlp()?);
+//! let path = std::env::temp_dir().join(format!("wgrad-doc-sd-{}.safetensors", std::process::id()));
+//! state_dict::save(&model, &path)?; // 0.weight, 0.bias, 2.weight, 2.bias
+//! state_dict::load(&copy, &path)?; // strict: names, shapes, dtypes
+//! let same = |a: &Sequential, b: &Sequential| -> wgrad_core::Result<bool> {
+//!     for (p, q) in a.parameters().iter().zip(b.parameters()) {
+//!         if p.to_vec_f32()? != q.to_vec_f32()? {
+//!             return Ok(false);
+//!         }
+//!     }
+//!     Ok(true)
+//! };
+//! assert!(same(&model, &copy)?);
+//! // Named tensors of any kind, as safetensors.torch.save_file/load_file.
+//! let mut names: Vec<String> = state_dict::load_file(&path, &device)?
+//!     .into_iter()
+//!     .map(|(name, _)| name)
+//!     .collect();
+//! names.sort();
+//! assert_eq!(names, ["0.bias", "0.weight", "2.bias", "2.weight"]);
+//! # std::fs::remove_file(&path).ok();
 //! # Ok::<(), wgrad_core::Error>(())
 //! ```
 //!

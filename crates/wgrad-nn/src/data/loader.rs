@@ -14,15 +14,18 @@ use super::shuffle::permutation;
 /// single `from_vec`, so a GPU epoch costs two transfers per batch and no
 /// per-sample traffic.
 ///
-/// ```no_run
+/// ```
 /// use wgrad_autograd::Device;
 /// use wgrad_nn::data::{DataLoader, synthetic};
-/// let (train, _test) = synthetic::digits_split(6000, 1000, 0);
+/// let (train, _test) = synthetic::digits_split(200, 50, 0);
 /// let loader = DataLoader::new(&train, 64)?.shuffle(42).drop_last(true);
+/// assert_eq!(loader.num_batches(), 3); // 200 / 64, the last 8 dropped
 /// let device = Device::Cpu;
-/// for epoch in 0..3 {
+/// for epoch in 0..2 {
 ///     for batch in loader.epoch(epoch, &device) {
-///         let (x, y) = batch?; // x: [64, 784] f32, y: [64] i32
+///         let (x, y) = batch?;
+///         assert_eq!(x.shape(), [64, 784]);
+///         assert_eq!(y.shape(), [64]);
 ///     }
 /// }
 /// # Ok::<(), wgrad_core::Error>(())

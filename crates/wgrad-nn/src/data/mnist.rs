@@ -5,6 +5,30 @@
 //! `.gz` suffix, and gzip content is recognised by its magic bytes and
 //! decompressed on the fly. Every error names the offending file and what
 //! was expected of it.
+//!
+//! ```
+//! use wgrad_nn::data::mnist;
+//! // A one-image IDX file: magic, count, rows, cols (big-endian), pixels.
+//! let dir = std::env::temp_dir().join(format!("wgrad-doc-mnist-{}", std::process::id()));
+//! std::fs::create_dir_all(&dir)?;
+//! let mut images = Vec::new();
+//! for word in [mnist::IMAGES_MAGIC, 1, 2, 2] {
+//!     images.extend(word.to_be_bytes());
+//! }
+//! images.extend([0u8, 255, 51, 0]);
+//! std::fs::write(dir.join("train-images-idx3-ubyte"), &images)?;
+//! let mut labels = Vec::new();
+//! for word in [mnist::LABELS_MAGIC, 1] {
+//!     labels.extend(word.to_be_bytes());
+//! }
+//! labels.push(7);
+//! std::fs::write(dir.join("train-labels-idx1-ubyte"), &labels)?;
+//! let train = mnist::load(&dir, true)?; // pixels scaled to [0, 1]
+//! assert_eq!(train.features(), &[0.0, 1.0, 0.2, 0.0]);
+//! assert_eq!(train.labels(), &[7]);
+//! # std::fs::remove_dir_all(&dir)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

@@ -3,6 +3,33 @@
 //!
 //! Input and target must have the same shape (torch broadcasts them with a
 //! warning that it is almost certainly a bug; here it is an error).
+//!
+//! ```
+//! use wgrad_autograd::{Device, Tensor};
+//! use wgrad_nn::loss::*;
+//! let cpu = Device::Cpu;
+//! let pred = Tensor::from_vec(vec![1.0f32, 2.0, 4.0], &[3], &cpu)?;
+//! let target = Tensor::from_vec(vec![1.0f32, 0.0, 3.0], &[3], &cpu)?;
+//! assert_eq!(mse_loss(&pred, &target, Reduction::Mean)?.item()?, 5.0 / 3.0);
+//! assert_eq!(l1_loss(&pred, &target, Reduction::Sum)?.item()?, 3.0);
+//! let huber = smooth_l1_loss(&pred, &target, 1.0, Reduction::None)?;
+//! assert_eq!(huber.to_vec_f32()?, [0.0, 1.5, 0.5]);
+//! // Classification: logits [N, C] against I32 class indices [N].
+//! let logits = Tensor::zeros(&[2, 4], &cpu)?;
+//! let labels = Tensor::from_vec(vec![1i32, 3], &[2], &cpu)?;
+//! let ce = cross_entropy(&logits, &labels, CrossEntropyOptions::default())?;
+//! assert!((ce.item()? - 4f32.ln()).abs() < 1e-6);
+//! let smoothed = CrossEntropyOptions { label_smoothing: 0.1, ..Default::default() };
+//! assert!((cross_entropy(&logits, &labels, smoothed)?.item()? - 4f32.ln()).abs() < 1e-6);
+//! let nll = nll_loss(&logits.log_softmax(-1)?, &labels, Reduction::Mean)?;
+//! assert!((nll.item()? - ce.item()?).abs() < 1e-6);
+//! // Binary: raw logits against 0/1 targets (sigmoid inside, stable).
+//! let z = Tensor::zeros(&[2], &cpu)?;
+//! let t = Tensor::from_vec(vec![0.0f32, 1.0], &[2], &cpu)?;
+//! let bce = binary_cross_entropy_with_logits(&z, &t, Reduction::Mean)?;
+//! assert!((bce.item()? - 2f32.ln()).abs() < 1e-6);
+//! # Ok::<(), wgrad_core::Error>(())
+//! ```
 
 mod binary;
 mod classification;
