@@ -15,7 +15,7 @@ use wgrad_core::Result;
 /// to a worker thread or be shared with one.
 ///
 /// A model is usually written as a struct with `#[derive(Module)]` (the
-/// derive shares this trait's name; see [its documentation](macro@Module))
+/// derive shares this trait's name; see [its documentation](macro@crate::Module))
 /// and an inherent `forward`:
 ///
 /// ```
