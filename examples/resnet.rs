@@ -39,6 +39,7 @@ fn conv(cin: usize, cout: usize, kernel: usize, stride: usize, device: &Device) 
 
 /// torchvision's BasicBlock: conv-BN-ReLU-conv-BN plus the identity (or a
 /// strided 1x1 conv + BN when the shape changes), then ReLU.
+#[derive(Module)]
 struct BasicBlock {
     conv1: Conv2d,
     bn1: BatchNorm2d,
@@ -67,51 +68,6 @@ impl BasicBlock {
         })
     }
 
-    fn children(&self) -> Vec<(&'static str, &dyn Module)> {
-        let mut c: Vec<(&'static str, &dyn Module)> = vec![
-            ("conv1", &self.conv1),
-            ("bn1", &self.bn1),
-            ("conv2", &self.conv2),
-            ("bn2", &self.bn2),
-        ];
-        if let Some(d) = &self.downsample {
-            c.push(("downsample", d));
-        }
-        c
-    }
-
-    fn children_mut(&mut self) -> Vec<&mut dyn Module> {
-        let mut c: Vec<&mut dyn Module> = vec![
-            &mut self.conv1,
-            &mut self.bn1,
-            &mut self.conv2,
-            &mut self.bn2,
-        ];
-        if let Some(d) = &mut self.downsample {
-            c.push(d);
-        }
-        c
-    }
-}
-
-/// Children's names under their attribute names.
-fn named(children: Vec<(&'static str, &dyn Module)>, buffers: bool) -> Vec<(String, Tensor)> {
-    children
-        .into_iter()
-        .flat_map(|(prefix, m)| {
-            let items = if buffers {
-                m.named_buffers()
-            } else {
-                m.named_parameters()
-            };
-            items
-                .into_iter()
-                .map(move |(n, t)| (format!("{prefix}.{n}"), t))
-        })
-        .collect()
-}
-
-impl Module for BasicBlock {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         let out = self.bn1.forward(&self.conv1.forward(x)?)?.relu()?;
         let out = self.bn2.forward(&self.conv2.forward(&out)?)?;
@@ -121,36 +77,18 @@ impl Module for BasicBlock {
         };
         out.add(&identity)?.relu()
     }
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
-        named(self.children(), false)
-    }
-    fn named_buffers(&self) -> Vec<(String, Tensor)> {
-        named(self.children(), true)
-    }
-    fn train(&mut self, on: bool) {
-        for c in self.children_mut() {
-            c.train(on);
-        }
-    }
-    fn is_training(&self) -> bool {
-        self.bn1.is_training()
-    }
-    fn to_device(&mut self, device: &Device) -> Result<()> {
-        self.children_mut()
-            .into_iter()
-            .try_for_each(|c| c.to_device(device))
-    }
 }
 
 /// Stem (16 channels), layer1 (16), layer2 (32, stride 2), layer3 (64,
 /// stride 2), global average pool, fc.
+#[derive(Module)]
 struct ResNet {
     conv1: Conv2d,
     bn1: BatchNorm2d,
     layer1: Sequential,
     layer2: Sequential,
     layer3: Sequential,
-    pool: AdaptiveAvgPool2d,
+    avgpool: AdaptiveAvgPool2d,
     fc: Linear,
 }
 
@@ -162,61 +100,18 @@ impl ResNet {
             layer1: Sequential::new().add(BasicBlock::new(16, 16, 1, device)?),
             layer2: Sequential::new().add(BasicBlock::new(16, 32, 2, device)?),
             layer3: Sequential::new().add(BasicBlock::new(32, 64, 2, device)?),
-            pool: AdaptiveAvgPool2d::new([1, 1]),
+            avgpool: AdaptiveAvgPool2d::new([1, 1]),
             fc: Linear::new(64, classes, true, device)?,
         })
     }
 
-    fn children(&self) -> Vec<(&'static str, &dyn Module)> {
-        vec![
-            ("conv1", &self.conv1),
-            ("bn1", &self.bn1),
-            ("layer1", &self.layer1),
-            ("layer2", &self.layer2),
-            ("layer3", &self.layer3),
-            ("fc", &self.fc),
-        ]
-    }
-
-    fn children_mut(&mut self) -> Vec<&mut dyn Module> {
-        vec![
-            &mut self.conv1,
-            &mut self.bn1,
-            &mut self.layer1,
-            &mut self.layer2,
-            &mut self.layer3,
-            &mut self.fc,
-        ]
-    }
-}
-
-impl Module for ResNet {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         let images = x.reshape(&[-1, 3, SIZE as isize, SIZE as isize])?;
         let x = self.bn1.forward(&self.conv1.forward(&images)?)?.relu()?;
-        let x = self
-            .layer3
-            .forward(&self.layer2.forward(&self.layer1.forward(&x)?)?)?;
-        self.fc.forward(&self.pool.forward(&x)?.flatten(1)?)
-    }
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
-        named(self.children(), false)
-    }
-    fn named_buffers(&self) -> Vec<(String, Tensor)> {
-        named(self.children(), true)
-    }
-    fn train(&mut self, on: bool) {
-        for c in self.children_mut() {
-            c.train(on);
-        }
-    }
-    fn is_training(&self) -> bool {
-        self.bn1.is_training()
-    }
-    fn to_device(&mut self, device: &Device) -> Result<()> {
-        self.children_mut()
-            .into_iter()
-            .try_for_each(|c| c.to_device(device))
+        let x = self.layer1.forward(&x)?;
+        let x = self.layer2.forward(&x)?;
+        let x = self.layer3.forward(&x)?;
+        self.fc.forward(&self.avgpool.forward(&x)?.flatten(1)?)
     }
 }
 

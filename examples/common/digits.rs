@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use wgrad::nn::data::{Dataset, mnist, synthetic};
-use wgrad::nn::{Conv2d, Dropout, Flatten, Linear, MaxPool2d, Module, ReLU, Sequential};
+use wgrad::nn::{Conv2d, Dropout, Linear, MaxPool2d, Module, ReLU, Sequential};
 use wgrad::prelude::*;
 
 /// The training and test sets: MNIST from `dir` (the IDX files, `.gz` or
@@ -44,71 +44,41 @@ pub fn mlp(device: &Device) -> Result<Sequential> {
         .add(Linear::new(256, 10, true, device)?))
 }
 
-/// The PyTorch MNIST example's `Net` (conv 32 3x3, conv 64 3x3, max-pool 2,
-/// dropout 0.25, linear 9216-128, dropout 0.5, linear 128-10), as a
-/// Sequential whose parameter names are mapped to the tutorial's attribute
-/// names (`conv1.weight`, `fc2.bias`, ...).
+/// The PyTorch MNIST example's `Net`, field for field, so its parameters
+/// carry the tutorial's names (`conv1.weight`, `fc2.bias`, ...): conv 32
+/// 3x3, conv 64 3x3, max-pool 2, dropout 0.25, linear 9216-128, dropout
+/// 0.5, linear 128-10.
+#[derive(Module)]
 pub struct Net {
-    body: Sequential,
-    training: bool,
+    conv1: Conv2d,
+    conv2: Conv2d,
+    pool: MaxPool2d,
+    dropout1: Dropout,
+    dropout2: Dropout,
+    fc1: Linear,
+    fc2: Linear,
 }
-
-/// Sequential index -> the PyTorch attribute name of that layer.
-const NAMES: [(&str, &str); 4] = [
-    ("0.", "conv1."),
-    ("2.", "conv2."),
-    ("7.", "fc1."),
-    ("10.", "fc2."),
-];
 
 impl Net {
     pub fn new(device: &Device) -> Result<Net> {
         Ok(Net {
-            body: Sequential::new()
-                .add(Conv2d::new(1, 32, 3, device)?)
-                .add(ReLU::new())
-                .add(Conv2d::new(32, 64, 3, device)?)
-                .add(ReLU::new())
-                .add(MaxPool2d::new(2))
-                .add(Dropout::new(0.25)?)
-                .add(Flatten::new())
-                .add(Linear::new(9216, 128, true, device)?)
-                .add(ReLU::new())
-                .add(Dropout::new(0.5)?)
-                .add(Linear::new(128, 10, true, device)?),
-            training: true,
+            conv1: Conv2d::new(1, 32, 3, device)?,
+            conv2: Conv2d::new(32, 64, 3, device)?,
+            pool: MaxPool2d::new(2),
+            dropout1: Dropout::new(0.25)?,
+            dropout2: Dropout::new(0.5)?,
+            fc1: Linear::new(9216, 128, true, device)?,
+            fc2: Linear::new(128, 10, true, device)?,
         })
     }
-}
 
-impl Module for Net {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         // The datasets hold flat 784-pixel rows; the convolutions want images.
-        let images = x.reshape(&[-1, 1, 28, 28])?;
-        self.body.forward(&images)
-    }
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
-        self.body
-            .named_parameters()
-            .into_iter()
-            .map(|(name, t)| {
-                let renamed = NAMES
-                    .iter()
-                    .find(|(index, _)| name.starts_with(index))
-                    .map(|(index, attr)| name.replacen(index, attr, 1))
-                    .unwrap_or(name);
-                (renamed, t)
-            })
-            .collect()
-    }
-    fn train(&mut self, on: bool) {
-        self.training = on;
-        self.body.train(on);
-    }
-    fn is_training(&self) -> bool {
-        self.training
-    }
-    fn to_device(&mut self, device: &Device) -> Result<()> {
-        self.body.to_device(device)
+        let x = x.reshape(&[-1, 1, 28, 28])?;
+        let x = self.conv1.forward(&x)?.relu()?;
+        let x = self.conv2.forward(&x)?.relu()?;
+        let x = self.dropout1.forward(&self.pool.forward(&x)?)?;
+        let x = self.fc1.forward(&x.flatten(1)?)?.relu()?;
+        self.fc2.forward(&self.dropout2.forward(&x)?)
     }
 }

@@ -1,9 +1,11 @@
 //! A nanoGPT-shaped character model: token and position embeddings,
 //! pre-norm blocks (causal self-attention through the fused
 //! `scaled_dot_product_attention`, GELU MLP), a final LayerNorm and a head
-//! tied to the token embedding. Parameter names are nanoGPT's
-//! (`transformer.h.0.attn.c_attn.weight`, ..., `lm_head.weight` being the
-//! same tensor as `transformer.wte.weight`).
+//! tied to the token embedding. The structs are nanoGPT's, field for field,
+//! so `#[derive(Module)]` gives the parameters nanoGPT's names
+//! (`transformer.h.0.attn.c_attn.weight`, ...); the state_dict also holds
+//! `lm_head.weight`, the same tensor as `transformer.wte.weight`, as
+//! PyTorch's does.
 #![allow(dead_code)]
 
 use wgrad::nn::{Dropout, Embedding, LayerNorm, Linear, Module, init};
@@ -20,35 +22,32 @@ pub struct GptConfig {
     pub dropout: f32,
 }
 
-struct Block {
-    ln_1: LayerNorm,
+/// Multi-head causal self-attention.
+#[derive(Module)]
+struct CausalSelfAttention {
+    /// Query, key and value projections in one.
     c_attn: Linear,
-    attn_proj: Linear,
-    ln_2: LayerNorm,
-    c_fc: Linear,
-    mlp_proj: Linear,
+    c_proj: Linear,
     resid_dropout: Dropout,
     n_head: usize,
     dropout: f32,
+    training: bool,
 }
 
-impl Block {
-    fn new(c: &GptConfig, device: &Device) -> Result<Block> {
+impl CausalSelfAttention {
+    fn new(c: &GptConfig, device: &Device) -> Result<Self> {
         let e = c.n_embd;
-        Ok(Block {
-            ln_1: LayerNorm::new(&[e], 1e-5, true, device)?,
+        Ok(CausalSelfAttention {
             c_attn: Linear::new(e, 3 * e, true, device)?,
-            attn_proj: Linear::new(e, e, true, device)?,
-            ln_2: LayerNorm::new(&[e], 1e-5, true, device)?,
-            c_fc: Linear::new(e, 4 * e, true, device)?,
-            mlp_proj: Linear::new(4 * e, e, true, device)?,
+            c_proj: Linear::new(e, e, true, device)?,
             resid_dropout: Dropout::new(c.dropout)?,
             n_head: c.n_head,
             dropout: c.dropout,
+            training: true,
         })
     }
 
-    fn attention(&self, x: &Tensor, training: bool) -> Result<Tensor> {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
         let (b, t, e) = (x.shape()[0] as isize, x.shape()[1] as isize, x.shape()[2]);
         let h = self.n_head as isize;
         let heads = |y: Tensor| y.reshape(&[b, t, h, e as isize / h])?.transpose(1, 2);
@@ -58,65 +57,94 @@ impl Block {
             heads(qkv[1].clone())?,
             heads(qkv[2].clone())?,
         );
-        let p = if training {
+        let p = if self.training {
             f64::from(self.dropout)
         } else {
             0.0
         };
         let y = q.scaled_dot_product_attention(&k, &v, None, p, true, None)?;
         let y = y.transpose(1, 2)?.reshape(&[b, t, e as isize])?;
-        self.resid_dropout.forward(&self.attn_proj.forward(&y)?)
+        self.resid_dropout.forward(&self.c_proj.forward(&y)?)
+    }
+}
+
+/// The feed-forward part: expand 4x, GELU, project back.
+#[derive(Module)]
+struct Mlp {
+    c_fc: Linear,
+    c_proj: Linear,
+    dropout: Dropout,
+}
+
+impl Mlp {
+    fn new(c: &GptConfig, device: &Device) -> Result<Self> {
+        Ok(Mlp {
+            c_fc: Linear::new(c.n_embd, 4 * c.n_embd, true, device)?,
+            c_proj: Linear::new(4 * c.n_embd, c.n_embd, true, device)?,
+            dropout: Dropout::new(c.dropout)?,
+        })
     }
 
-    fn forward(&self, x: &Tensor, training: bool) -> Result<Tensor> {
-        let x = x.add(&self.attention(&self.ln_1.forward(x)?, training)?)?;
-        let m = self
-            .mlp_proj
-            .forward(&self.c_fc.forward(&self.ln_2.forward(&x)?)?.gelu()?)?;
-        x.add(&self.resid_dropout.forward(&m)?)
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let h = self.c_fc.forward(x)?.gelu()?;
+        self.dropout.forward(&self.c_proj.forward(&h)?)
+    }
+}
+
+/// A pre-norm transformer block.
+#[derive(Module)]
+struct Block {
+    ln_1: LayerNorm,
+    attn: CausalSelfAttention,
+    ln_2: LayerNorm,
+    mlp: Mlp,
+}
+
+impl Block {
+    fn new(c: &GptConfig, device: &Device) -> Result<Self> {
+        Ok(Block {
+            ln_1: LayerNorm::new(&[c.n_embd], 1e-5, true, device)?,
+            attn: CausalSelfAttention::new(c, device)?,
+            ln_2: LayerNorm::new(&[c.n_embd], 1e-5, true, device)?,
+            mlp: Mlp::new(c, device)?,
+        })
     }
 
-    fn named(&self, prefix: &str) -> Vec<(String, Tensor)> {
-        let parts: [(&str, &dyn Module); 6] = [
-            ("ln_1", &self.ln_1),
-            ("attn.c_attn", &self.c_attn),
-            ("attn.c_proj", &self.attn_proj),
-            ("ln_2", &self.ln_2),
-            ("mlp.c_fc", &self.c_fc),
-            ("mlp.c_proj", &self.mlp_proj),
-        ];
-        parts
-            .iter()
-            .flat_map(|(name, m)| {
-                m.named_parameters()
-                    .into_iter()
-                    .map(move |(k, t)| (format!("{prefix}.{name}.{k}"), t))
-            })
-            .collect()
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let x = x.add(&self.attn.forward(&self.ln_1.forward(x)?)?)?;
+        x.add(&self.mlp.forward(&self.ln_2.forward(&x)?)?)
     }
+}
 
-    fn modules_mut(&mut self) -> [&mut dyn Module; 7] {
-        [
-            &mut self.ln_1,
-            &mut self.c_attn,
-            &mut self.attn_proj,
-            &mut self.ln_2,
-            &mut self.c_fc,
-            &mut self.mlp_proj,
-            &mut self.resid_dropout,
-        ]
+/// nanoGPT's `transformer` ModuleDict.
+#[derive(Module)]
+#[module(forward = hidden_states)]
+struct Transformer {
+    wte: Embedding,
+    wpe: Embedding,
+    drop: Dropout,
+    h: Vec<Block>,
+    ln_f: LayerNorm,
+}
+
+impl Transformer {
+    /// The final hidden states `[B, T, n_embd]` for token ids `[B, T]`.
+    fn hidden_states(&self, idx: &Tensor) -> Result<Tensor> {
+        let t = idx.shape()[1];
+        let tok = self.wte.forward(idx)?;
+        let pos = self.wpe.weight.narrow(0, 0, t)?;
+        let mut x = self.drop.forward(&tok.add(&pos)?)?;
+        for block in &self.h {
+            x = block.forward(&x)?;
+        }
+        self.ln_f.forward(&x)
     }
 }
 
 /// The model.
 pub struct Gpt {
     pub config: GptConfig,
-    wte: Embedding,
-    wpe: Embedding,
-    drop: Dropout,
-    blocks: Vec<Block>,
-    ln_f: LayerNorm,
-    training: bool,
+    transformer: Transformer,
 }
 
 impl Gpt {
@@ -125,15 +153,16 @@ impl Gpt {
     pub fn new(config: GptConfig, device: &Device) -> Result<Gpt> {
         let c = &config;
         let gpt = Gpt {
-            wte: Embedding::new(c.vocab_size, c.n_embd, device)?,
-            wpe: Embedding::new(c.block_size, c.n_embd, device)?,
-            drop: Dropout::new(c.dropout)?,
-            blocks: (0..c.n_layer)
-                .map(|_| Block::new(c, device))
-                .collect::<Result<_>>()?,
-            ln_f: LayerNorm::new(&[c.n_embd], 1e-5, true, device)?,
+            transformer: Transformer {
+                wte: Embedding::new(c.vocab_size, c.n_embd, device)?,
+                wpe: Embedding::new(c.block_size, c.n_embd, device)?,
+                drop: Dropout::new(c.dropout)?,
+                h: (0..c.n_layer)
+                    .map(|_| Block::new(c, device))
+                    .collect::<Result<_>>()?,
+                ln_f: LayerNorm::new(&[c.n_embd], 1e-5, true, device)?,
+            },
             config,
-            training: true,
         };
         let proj_std = 0.02 / (2.0 * c.n_layer as f32).sqrt();
         for (name, p) in gpt.named_parameters() {
@@ -160,15 +189,9 @@ impl Gpt {
                 ),
             ));
         }
-        let tok = self.wte.forward(idx)?;
-        let pos = self.wpe.weight.narrow(0, 0, t)?;
-        let mut x = self.drop.forward(&tok.add(&pos)?)?;
-        for b in &self.blocks {
-            x = b.forward(&x, self.training)?;
-        }
-        let x = self.ln_f.forward(&x)?;
+        let x = self.transformer.hidden_states(idx)?;
         // The head shares the token embedding's weight (weight tying).
-        x.matmul_t(&self.wte.weight, false, true)
+        x.matmul_t(&self.transformer.wte.weight, false, true)
     }
 
     /// Mean cross-entropy of the next-token predictions.
@@ -223,60 +246,50 @@ impl Gpt {
     }
 }
 
+/// Written out (the parts are derived) for the tied head: parameters are
+/// listed once, as `model.named_parameters()` lists them in PyTorch, while
+/// the state_dict names the shared tensor twice, `lm_head.weight` included,
+/// as nanoGPT's `state_dict()` does.
 impl Module for Gpt {
     fn forward(&self, idx: &Tensor) -> Result<Tensor> {
         self.logits(idx)
     }
 
     fn named_parameters(&self) -> Vec<(String, Tensor)> {
-        let mut out = vec![
-            (
-                "transformer.wte.weight".to_string(),
-                self.wte.weight.clone(),
-            ),
-            (
-                "transformer.wpe.weight".to_string(),
-                self.wpe.weight.clone(),
-            ),
-        ];
-        for (i, b) in self.blocks.iter().enumerate() {
-            out.extend(b.named(&format!("transformer.h.{i}")));
-        }
-        for (k, t) in self.ln_f.named_parameters() {
-            out.push((format!("transformer.ln_f.{k}"), t));
-        }
-        out.push(("lm_head.weight".to_string(), self.wte.weight.clone()));
-        out
+        prefixed("transformer", self.transformer.named_parameters())
+    }
+
+    fn named_buffers(&self) -> Vec<(String, Tensor)> {
+        prefixed("transformer", self.transformer.named_buffers())
+    }
+
+    fn named_state(&self) -> Vec<(String, Tensor)> {
+        let mut state = prefixed("transformer", self.transformer.named_state());
+        state.push((
+            "lm_head.weight".to_string(),
+            self.transformer.wte.weight.clone(),
+        ));
+        state
     }
 
     fn train(&mut self, on: bool) {
-        self.training = on;
-        self.drop.train(on);
-        self.wte.train(on);
-        self.wpe.train(on);
-        self.ln_f.train(on);
-        for b in &mut self.blocks {
-            for m in b.modules_mut() {
-                m.train(on);
-            }
-        }
+        self.transformer.train(on);
     }
 
     fn is_training(&self) -> bool {
-        self.training
+        self.transformer.is_training()
     }
 
     fn to_device(&mut self, device: &Device) -> Result<()> {
-        self.wte.to_device(device)?;
-        self.wpe.to_device(device)?;
-        self.ln_f.to_device(device)?;
-        for b in &mut self.blocks {
-            for m in b.modules_mut() {
-                m.to_device(device)?;
-            }
-        }
-        Ok(())
+        self.transformer.to_device(device)
     }
+}
+
+fn prefixed(prefix: &str, named: Vec<(String, Tensor)>) -> Vec<(String, Tensor)> {
+    named
+        .into_iter()
+        .map(|(name, t)| (format!("{prefix}.{name}"), t))
+        .collect()
 }
 
 /// nanoGPT's learning rate: linear warm-up over `warmup` steps, then
