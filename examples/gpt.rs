@@ -329,7 +329,7 @@ fn main() -> anyhow::Result<()> {
                     y_label: "cross-entropy per character",
                     columns: &["train_loss", "val_loss"],
                 };
-                let title = "gpt: training (mean since the last evaluation) and validation";
+                let title = "gpt: training (mean since the last evaluation) and validation loss";
                 metrics.plot(&dir.join("metrics.png"), title, &[panel])?;
             }
             if let Some(c) = &checkpoints {

@@ -95,7 +95,9 @@ impl Metrics {
         register_font();
         let tmp = temporary(path);
         {
-            let width = 640 * panels.len().max(1) as u32;
+            // Wide enough for the title (24 px monospace: about 15 px a character).
+            let title_width = 15 * title.chars().count() as u32 + 40;
+            let width = (640 * panels.len().max(1) as u32).max(title_width);
             let root = BitMapBackend::new(&tmp, (width, 520)).into_drawing_area();
             root.fill(&WHITE).map_err(plot_error)?;
             let root = root.titled(title, ("sans-serif", 24)).map_err(plot_error)?;

@@ -66,11 +66,10 @@ pub fn table(metrics: &Metrics, best: Option<usize>) -> String {
     for r in &rows {
         out.push_str(&line(r));
     }
-    let x = metrics.x_name();
     let note = match (best.is_some(), stride > 1) {
-        (true, true) => format!("(* best; one {x} in {stride} shown, and the last)\n"),
+        (true, true) => format!("(* best; one row in {stride} shown, and the last)\n"),
         (true, false) => "(* best)\n".to_string(),
-        (false, true) => format!("(one {x} in {stride} shown, and the last)\n"),
+        (false, true) => format!("(one row in {stride} shown, and the last)\n"),
         (false, false) => String::new(),
     };
     out.push_str(&note);
