@@ -18,6 +18,7 @@
 
 use std::time::Instant;
 
+use anyhow::{Context, anyhow};
 use wgpu::util::DeviceExt;
 
 /// One kernel variant: a `block_m x block_n` output block per workgroup,
@@ -255,11 +256,14 @@ fn matrix(rows: u32, cols: u32, seed: u64) -> Vec<f32> {
         .collect()
 }
 
-fn main() {
+fn main() -> anyhow::Result<()> {
     let sizes: Vec<u32> = std::env::args()
         .skip(1)
-        .map(|a| a.parse().expect("sizes are integers"))
-        .collect();
+        .map(|a| {
+            a.parse()
+                .with_context(|| format!("sizes are integers, not {a:?}"))
+        })
+        .collect::<anyhow::Result<_>>()?;
     let sizes = if sizes.is_empty() {
         vec![1024, 4096]
     } else {
@@ -269,7 +273,10 @@ fn main() {
     let instance =
         wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
     let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
-    let adapter = adapters.into_iter().next().expect("no adapter");
+    let adapter = adapters
+        .into_iter()
+        .next()
+        .ok_or_else(|| anyhow!("no GPU adapter"))?;
     let info = adapter.get_info();
     println!(
         "adapter: {} ({:?}, {} {})",
@@ -286,7 +293,7 @@ fn main() {
         | wgpu::Features::SUBGROUP;
     if !adapter.features().contains(needed) {
         println!("the adapter lacks cooperative matrices, f16 or subgroups: nothing to time");
-        return;
+        return Ok(());
     }
     let adapter_limits = adapter.limits();
     let limits = wgpu::Limits {
@@ -307,14 +314,15 @@ fn main() {
         memory_hints: wgpu::MemoryHints::Performance,
         trace: wgpu::Trace::Off,
     }))
-    .expect("request_device");
+    .context("request_device")?;
 
     for &n in &sizes {
-        run_size(&device, &queue, n);
+        run_size(&device, &queue, n)?;
     }
+    Ok(())
 }
 
-fn run_size(device: &wgpu::Device, queue: &wgpu::Queue, n: u32) {
+fn run_size(device: &wgpu::Device, queue: &wgpu::Queue, n: u32) -> anyhow::Result<()> {
     let a = matrix(n, n, 1 + n as u64);
     let b = matrix(n, n, 2 + n as u64);
     let a16: Vec<u16> = a
@@ -423,12 +431,12 @@ fn run_size(device: &wgpu::Device, queue: &wgpu::Queue, n: u32) {
             queue.submit([encoder.finish()]);
             device
                 .poll(wgpu::PollType::wait_indefinitely())
-                .expect("poll");
+                .context("poll")
         };
-        run(2);
+        run(2)?;
         let iters = if n >= 2048 { 20 } else { 50 };
         let start = Instant::now();
-        run(iters);
+        run(iters)?;
         let seconds = start.elapsed().as_secs_f64() / iters as f64;
         let tflops = 2.0 * (n as f64).powi(3) / seconds / 1e12;
 
@@ -438,9 +446,10 @@ fn run_size(device: &wgpu::Device, queue: &wgpu::Queue, n: u32) {
         readback.slice(..).map_async(wgpu::MapMode::Read, |_| {});
         device
             .poll(wgpu::PollType::wait_indefinitely())
-            .expect("poll");
-        let out: Vec<f32> =
-            bytemuck::cast_slice(&readback.slice(..).get_mapped_range().expect("mapped")).to_vec();
+            .context("poll")?;
+        let mapped = readback.slice(..).get_mapped_range().context("mapped")?;
+        let out: Vec<f32> = bytemuck::cast_slice(&mapped).to_vec();
+        drop(mapped);
         readback.unmap();
         // Relative error over 256 sampled entries against an f64 product of
         // the f16-rounded inputs (the exact answer for f16 operands).
@@ -464,4 +473,5 @@ fn run_size(device: &wgpu::Device, queue: &wgpu::Queue, n: u32) {
             (err2 / ref2).sqrt()
         );
     }
+    Ok(())
 }
