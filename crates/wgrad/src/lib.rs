@@ -4,15 +4,43 @@
 //! Metal, DX12), with the same ops and the same numbers on both; reverse-mode
 //! autograd, SGD/Adam/AdamW, and `nn` modules on top.
 //!
-//! ```no_run
+//! ```
+//! use wgrad::nn::loss::{Reduction, mse_loss};
+//! use wgrad::nn::{Linear, Module};
+//! use wgrad::optim::{Optimizer, Sgd, SgdConfig};
 //! use wgrad::prelude::*;
-//! let device = Device::best()?;
+//! manual_seed(0);
+//! // Device::best()? picks a hardware GPU when there is one; the examples
+//! // here use the CPU so that they run everywhere.
+//! let device = Device::Cpu;
 //! let x = Tensor::randn(&[8, 4], &device)?;
 //! let w = Tensor::randn(&[4, 2], &device)?.with_requires_grad(true)?;
 //! let loss = x.matmul(&w)?.relu()?.mean_all()?;
 //! loss.backward()?;
+//! assert_eq!(w.grad().expect("w requires grad").shape(), [4, 2]);
+//!
+//! // The same with a layer, a loss and an optimizer.
+//! let model = Linear::new(4, 1, true, &device)?;
+//! let target = x.sum(&[1], true)?; // learn y = x0 + x1 + x2 + x3
+//! let mut opt = Sgd::new(model.parameters(), SgdConfig::new(0.1))?;
+//! for _ in 0..200 {
+//!     opt.zero_grad();
+//!     let loss = mse_loss(&model.forward(&x)?, &target, Reduction::Mean)?;
+//!     loss.backward()?;
+//!     opt.step()?;
+//! }
+//! let l = mse_loss(&model.forward(&x)?, &target, Reduction::Mean)?.item()?;
+//! assert!(l < 1e-2, "loss {l}");
 //! # Ok::<(), wgrad::Error>(())
 //! ```
+//!
+//! Where things are: [`Tensor`] (its methods in groups, each with an
+//! example: creation, math, reductions, views, indexing, matmul,
+//! convolution, pooling, attention, sorting, in-place ops, autograd),
+//! [`nn`] (`Module`, layers, [`nn::loss`], [`nn::init`], [`nn::data`],
+//! [`nn::state_dict`], [`nn::checkpoint`]), [`optim`] (optimizers,
+//! schedulers, clipping), [`autograd`] and [`gradcheck()`]. `docs/PYTORCH.md`
+//! in the repository maps common PyTorch idioms to these names.
 //!
 //! Crates underneath, for users who want one layer only: `wgrad_core`
 //! (dtypes, layouts, errors), `wgrad_device` (wgpu device, pool, recorder),
