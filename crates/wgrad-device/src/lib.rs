@@ -1,9 +1,13 @@
 //! The GPU device layer of wgrad.
 //!
 //! [`GpuDevice`] owns the wgpu instance, adapter, device and queue, a caching
-//! [`BufferPool`](pool), and the command [`Recorder`](recorder) that keeps one
-//! compute pass open and records every dispatch into it. Only this crate calls
-//! `submit`, `poll` and `map_async`; everything above records through it.
+//! buffer pool (`pool.rs`), and the command recorder (`recorder.rs`) that
+//! keeps one compute pass open and records every dispatch into it. Only this
+//! crate calls `submit`, `poll` and `map_async`; everything above records
+//! through it.
+//!
+//! (`no_run`: it needs a GPU adapter, which a documentation build may not
+//! have; `Device::Cpu` examples in `wgrad_autograd` run everywhere.)
 //!
 //! ```no_run
 //! let gpu = wgrad_device::GpuDevice::shared()?;

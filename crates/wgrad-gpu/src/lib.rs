@@ -6,6 +6,9 @@
 //! compute pass and returns at once. Only reading data back waits:
 //! `tensor.to_vec::<f32>().await` or `to_vec_blocking()`.
 //!
+//! (`no_run`: it needs a GPU adapter; `wgrad_cpu::CpuTensor` has the same
+//! methods and `wgrad_autograd`'s examples run on the CPU.)
+//!
 //! ```no_run
 //! use wgrad_gpu::GpuTensor;
 //! let gpu = wgrad_device::GpuDevice::shared()?;

@@ -14,7 +14,7 @@
 //! - avg: the window `[oh*sh - ph, oh*sh - ph + kh)` cut to `[-ph, H + ph)`
 //!   (its size is the divisor with `count_include_pad`), then to the input
 //!   (the divisor without); the row-major sum divided by that divisor, or by
-//!   `divisor_override` when given; see [`avg_divisor`];
+//!   `divisor_override` when given; see [`avg_window`];
 //! - adaptive avg: windows `[floor(i*H/Ho), ceil((i+1)*H/Ho))` (see
 //!   [`adaptive_window`]); `sum / kh / kw`, as PyTorch's CPU kernel.
 //!

@@ -3,8 +3,8 @@
 use crate::spec::{Access::*, Elem, KernelSpec, Selector};
 
 /// `grad * op'(x)` over strided views; override `OP` = `UnaryOp::code()`.
-/// Immediates: numel, rank, g_offset, x_offset, shape[6], g_strides[6],
-/// x_strides[6], then `UnaryOp::params()` as two f32.
+/// Immediates: numel, rank, g_offset, x_offset, shape\[6\], g_strides\[6\],
+/// x_strides\[6\], then `UnaryOp::params()` as two f32.
 pub static UNARY_BACKWARD: KernelSpec = KernelSpec {
     file: "backward/unary_backward.wgsl",
     entry: "unary_backward",
@@ -17,8 +17,8 @@ pub static UNARY_BACKWARD: KernelSpec = KernelSpec {
 
 /// Softmax / log_softmax backward, rows along any axis; overrides `LOG`
 /// (0/1) and `TPR` (threads per row, a power of two up to 256).
-/// Immediates: rows, len, rank, axis, g_offset, y_offset, shape[6],
-/// g_strides[6], y_strides[6].
+/// Immediates: rows, len, rank, axis, g_offset, y_offset, shape\[6\],
+/// g_strides\[6\], y_strides\[6\].
 pub static SOFTMAX_BACKWARD: KernelSpec = KernelSpec {
     file: "backward/softmax_backward.wgsl",
     entry: "softmax_backward",
@@ -31,8 +31,8 @@ pub static SOFTMAX_BACKWARD: KernelSpec = KernelSpec {
 
 /// Atomic f32 scatter-add (index_add and scatter_add); override
 /// `FAULT_CODE` is the fault raised for an index out of range.
-/// Immediates: numel, rank, src/idx/out offsets, shape[6], src/idx/out
-/// strides[6], axis, size.
+/// Immediates: numel, rank, src/idx/out offsets, shape\[6\], src/idx/out
+/// strides\[6\], axis, size.
 pub static SCATTER_ADD: KernelSpec = KernelSpec {
     file: "backward/scatter_add.wgsl",
     entry: "scatter_add",

@@ -25,7 +25,7 @@ pub static FILL: KernelSpec = KernelSpec {
 };
 
 /// Broadcasting f32 binary op; override `OP` = `BinaryOp::code()`.
-/// Immediates: numel, rank, a_offset, b_offset, shape[6], a_strides[6], b_strides[6].
+/// Immediates: numel, rank, a_offset, b_offset, shape\[6\], a_strides\[6\], b_strides\[6\].
 pub static BINARY: KernelSpec = KernelSpec {
     file: "elementwise/binary.wgsl",
     entry: "binary",
@@ -38,7 +38,7 @@ pub static BINARY: KernelSpec = KernelSpec {
 
 /// f32 unary math; override `OP` = `UnaryOp::code()`.
 /// Immediates: numel, rank, offset, p0: f32, p1: f32 (`UnaryOp::params()`),
-/// shape[6], strides[6].
+/// shape\[6\], strides\[6\].
 pub static UNARY: KernelSpec = KernelSpec {
     file: "elementwise/unary.wgsl",
     entry: "unary",
@@ -51,7 +51,7 @@ pub static UNARY: KernelSpec = KernelSpec {
 
 /// f32 binary op with a scalar operand; overrides `OP` = `BinaryOp::code()`
 /// and `LEFT` (1: `scalar op x`, 0: `x op scalar`).
-/// Immediates: numel, rank, offset, scalar: f32, shape[6], strides[6].
+/// Immediates: numel, rank, offset, scalar: f32, shape\[6\], strides\[6\].
 pub static BINARY_SCALAR: KernelSpec = KernelSpec {
     file: "elementwise/scalar.wgsl",
     entry: "binary_scalar",
@@ -65,8 +65,8 @@ pub static BINARY_SCALAR: KernelSpec = KernelSpec {
 /// Broadcasting comparison to a u32 mask; overrides `OP` = `CompareOp::code()`,
 /// `INT` (0 f32, 1 i32 operands) and `SCALAR` (1: compare with the immediate
 /// scalar; binding 1 is then unused).
-/// Immediates: numel, rank, a_offset, b_offset, scalar: f32, shape[6],
-/// a_strides[6], b_strides[6].
+/// Immediates: numel, rank, a_offset, b_offset, scalar: f32, shape\[6\],
+/// a_strides\[6\], b_strides\[6\].
 pub static COMPARE: KernelSpec = KernelSpec {
     file: "elementwise/compare.wgsl",
     entry: "compare",
@@ -78,8 +78,8 @@ pub static COMPARE: KernelSpec = KernelSpec {
 };
 
 /// `mask != 0 ? a : b` over three broadcast views (mask u32, a/b f32).
-/// Immediates: numel, rank, m_offset, a_offset, b_offset, shape[6],
-/// m_strides[6], a_strides[6], b_strides[6].
+/// Immediates: numel, rank, m_offset, a_offset, b_offset, shape\[6\],
+/// m_strides\[6\], a_strides\[6\], b_strides\[6\].
 pub static WHERE_COND: KernelSpec = KernelSpec {
     file: "elementwise/where.wgsl",
     entry: "where_cond",
@@ -92,7 +92,7 @@ pub static WHERE_COND: KernelSpec = KernelSpec {
 
 /// Dtype conversion with Rust `as` semantics (entry `cast_dtype`: `cast` is
 /// reserved in WGSL); overrides `FROM`/`TO`
-/// (0 f32, 1 i32, 2 u32). Immediates: numel, rank, offset, shape[6], strides[6].
+/// (0 f32, 1 i32, 2 u32). Immediates: numel, rank, offset, shape\[6\], strides\[6\].
 pub static CAST: KernelSpec = KernelSpec {
     file: "elementwise/cast.wgsl",
     entry: "cast_dtype",

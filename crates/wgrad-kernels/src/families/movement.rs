@@ -3,7 +3,7 @@
 
 use crate::spec::{Access::*, Elem, KernelSpec};
 
-/// Strided view -> contiguous. Immediates: numel, rank, src_offset, dst_offset, shape[6], strides[6].
+/// Strided view -> contiguous. Immediates: numel, rank, src_offset, dst_offset, shape\[6\], strides\[6\].
 pub static COPY_STRIDED: KernelSpec = KernelSpec {
     file: "movement/copy.wgsl",
     entry: "copy_strided",
@@ -15,7 +15,7 @@ pub static COPY_STRIDED: KernelSpec = KernelSpec {
 };
 
 /// Strided view -> strided view (concat writes each input into its slice).
-/// Immediates: numel, rank, src_offset, dst_offset, shape[6], src_strides[6], dst_strides[6].
+/// Immediates: numel, rank, src_offset, dst_offset, shape\[6\], src_strides\[6\], dst_strides\[6\].
 pub static COPY_TO_VIEW: KernelSpec = KernelSpec {
     file: "movement/copy_view.wgsl",
     entry: "copy_to_view",
@@ -28,7 +28,7 @@ pub static COPY_TO_VIEW: KernelSpec = KernelSpec {
 
 /// `index_select` over a strided source and a strided 1-D I32 index; fault code 1.
 /// Immediates: numel, rank, src_offset, idx_offset, axis, axis_size, idx_stride, pad,
-/// out_shape[6], src_strides[6].
+/// out_shape\[6\], src_strides\[6\].
 pub static INDEX_SELECT: KernelSpec = KernelSpec {
     file: "movement/index_select.wgsl",
     entry: "index_select",
@@ -41,7 +41,7 @@ pub static INDEX_SELECT: KernelSpec = KernelSpec {
 
 /// `gather` (torch.gather) over a strided source and a strided I32 index; fault code 2.
 /// Immediates: numel, rank, src_offset, idx_offset, axis, axis_size, pad, pad,
-/// index_shape[6], src_strides[6], idx_strides[6].
+/// index_shape\[6\], src_strides\[6\], idx_strides\[6\].
 pub static GATHER: KernelSpec = KernelSpec {
     file: "movement/gather.wgsl",
     entry: "gather",
@@ -54,7 +54,7 @@ pub static GATHER: KernelSpec = KernelSpec {
 
 /// `one_hot` of strided I32 labels; fault code 3.
 /// Immediates: numel, rank, label_offset, classes, cols, one_bits, pad, pad,
-/// label_shape[6], label_strides[6].
+/// label_shape\[6\], label_strides\[6\].
 pub static ONE_HOT: KernelSpec = KernelSpec {
     file: "movement/one_hot.wgsl",
     entry: "one_hot",

@@ -80,7 +80,7 @@ impl Fold {
 /// [`Fold::code()`].
 /// Bindings: src, aux, out_val, out_idx. Immediates: rows, inner, chunks,
 /// chunk_len, kept_rank, rank, offset, lanes, flags, divisor (f32 bits),
-/// shape[6], strides[6].
+/// shape\[6\], strides\[6\].
 pub static REDUCE_ROWS: KernelSpec = KernelSpec {
     file: "reduce/reduce.wgsl",
     entry: "reduce_rows",
@@ -93,8 +93,8 @@ pub static REDUCE_ROWS: KernelSpec = KernelSpec {
 
 /// Fused softmax / log-softmax along one axis (override `LOG` = 0 / 1).
 /// Bindings: src, out. Immediates: rows, n, kept_rank, offset,
-/// in_axis_stride, out_axis_stride, lanes, flags, shape[6], in_strides[6],
-/// out_strides[6].
+/// in_axis_stride, out_axis_stride, lanes, flags, shape\[6\], in_strides\[6\],
+/// out_strides\[6\].
 pub static SOFTMAX_ROWS: KernelSpec = KernelSpec {
     file: "reduce/softmax.wgsl",
     entry: "softmax_rows",
@@ -108,7 +108,7 @@ pub static SOFTMAX_ROWS: KernelSpec = KernelSpec {
 /// First pass of softmax over few long rows: (max, sum of exp) per chunk.
 /// Bindings: src, unused alias of src, stats. Immediates: rows, n,
 /// kept_rank, offset, in_axis_stride, out_axis_stride, lanes, flags,
-/// chunks, chunk_len, shape[6], in_strides[6], out_strides[6].
+/// chunks, chunk_len, shape\[6\], in_strides\[6\], out_strides\[6\].
 pub static SOFTMAX_PARTIAL: KernelSpec = KernelSpec {
     file: "reduce/softmax_split.wgsl",
     entry: "softmax_partial",
