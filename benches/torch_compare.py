@@ -35,7 +35,7 @@ def timed(fn, device, iters, repeats):
     return statistics.median(batches), batches[0], batches[-1]
 
 
-def mlp_step(sizes, batch, device, mode, capturable=False):
+def mlp_step(sizes, batch, device, mode, capturable=False, bf16=False):
     torch.manual_seed(0)
     layers = []
     for i in range(len(sizes) - 1):
@@ -49,7 +49,8 @@ def mlp_step(sizes, batch, device, mode, capturable=False):
 
     def step():
         opt.zero_grad(set_to_none=not capturable)
-        loss = torch.nn.functional.cross_entropy(model(x), y)
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
         loss.backward()
         opt.step()
         if mode == "sync":
@@ -77,12 +78,12 @@ def cnn_step(batch, device, mode):
     model = cnn_model(device)
     x = torch.randn(batch, 1, 28, 28, device=device)
     y = torch.arange(batch, device=device) % 10
-    capturable = mode == "capturable"
+    capturable = mode.startswith("capturable")
     opt = torch.optim.Adam(model.parameters(), lr=1e-3, capturable=capturable)
 
     def step():
         opt.zero_grad(set_to_none=not capturable)
-        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=mode == "bf16"):
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=mode.endswith("bf16")):
             loss = torch.nn.functional.cross_entropy(model(x), y)
         loss.backward()
         opt.step()
@@ -135,11 +136,13 @@ def gpt_step(device, mode, quick):
     modes as cnn_step."""
     if mode == "graph":
         return Captured(lambda _capturable: gpt_step(device, "capturable", quick))
+    if mode == "bf16 graph":
+        return Captured(lambda _capturable: gpt_step(device, "capturable bf16", quick))
     batch, (vocab, block, layers, heads, e) = (2, (64, 32, 1, 2, 32)) if quick else (32, (1024, 256, 4, 6, 384))
     torch.manual_seed(0)
     model = Gpt(vocab, block, layers, heads, e).to(device)
     params = list(model.parameters())
-    capturable = mode == "capturable"
+    capturable = mode.startswith("capturable")
     opt = torch.optim.AdamW([{"params": [p for p in params if p.dim() >= 2], "weight_decay": 0.1},
                              {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}],
                             lr=3e-4, betas=(0.9, 0.95), capturable=capturable)
@@ -149,7 +152,7 @@ def gpt_step(device, mode, quick):
 
     def step():
         opt.zero_grad(set_to_none=not capturable)
-        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=mode == "bf16"):
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=mode.endswith("bf16")):
             loss = model(x, y)
         loss.backward()
         opt.step()
@@ -199,6 +202,10 @@ def workloads(device, quick):
         x = torch.randn(n, n, device=device)
         y = torch.randn(n, n, device=device)
         out.append((f"matmul {n}", lambda x=x, y=y: x @ y, 2 * n**3, "TFLOP/s", 5 if n >= 4096 else 10))
+        if device.type == "cuda":
+            for dt, tag in [(torch.float16, "f16"), (torch.bfloat16, "bf16")]:
+                xl, yl = x.to(dt), y.to(dt)
+                out.append((f"matmul {n} {tag}", lambda x=xl, y=yl: x @ y, 2 * n**3, "TFLOP/s", 5 if n >= 4096 else 10))
     batch = 2 if quick else 32
     for name, cin, cout, size, k, stride in [
         ("conv 64ch 56x56 3x3", 64, 64, 56, 3, 1),
@@ -242,12 +249,16 @@ def workloads(device, quick):
     if device.type == "cuda":
         out.append(("T2 gpt step graph", gpt_step(device, "graph", quick), 0, "ms", 10))
         out.append(("T2 gpt step bf16", gpt_step(device, "bf16", quick), 0, "ms", 10))
+        out.append(("T2 gpt step bf16 graph", gpt_step(device, "bf16 graph", quick), 0, "ms", 10))
     for name, sizes, batch in [("W1", [784, 256, 256, 10], 128), ("W2", [784, 1024, 1024, 10], 1024)]:
         for mode in ["async", "sync"]:
             out.append((f"{name} {mode}", mlp_step(sizes, batch, device, mode), 0, "ms", 20))
         if device.type == "cuda":
             graph = Captured(lambda c, sizes=sizes, batch=batch: mlp_step(sizes, batch, device, "async", c))
             out.append((f"{name} graph", graph, 0, "ms", 20))
+            out.append((f"{name} bf16", mlp_step(sizes, batch, device, "async", bf16=True), 0, "ms", 20))
+            graph = Captured(lambda c, sizes=sizes, batch=batch: mlp_step(sizes, batch, device, "async", c, bf16=True))
+            out.append((f"{name} bf16 graph", graph, 0, "ms", 20))
     return out
 
 

@@ -9,51 +9,8 @@
 // rows / columns apart, K steps of 8 double-buffered in workgroup memory
 // (16.5 KiB). This file supplies the strided loads and the stores.
 
-struct MatmulParams {
-    m: u32,
-    n: u32,
-    k: u32,
-    tiles_n: u32,   // ceil(N / 128)
-    tiles_mn: u32,  // tiles_n * ceil(M / 128)
-    groups: u32,    // tiles_mn * batch count * splits
-    a_offset: u32,
-    b_offset: u32,
-    a_rs: u32,      // A row (m) stride
-    a_cs: u32,      // A column (k) stride
-    b_rs: u32,      // B row (k) stride
-    b_cs: u32,      // B column (n) stride
-    // Up to 4 batch dims, right-aligned (unused leading dims: size 1, stride 0).
-    batch: array<u32, 4>,
-    a_bstrides: array<u32, 4>,
-    b_bstrides: array<u32, 4>,
-    k_chunk: u32,   // K per split (a multiple of 16); >= K when not split
-    batches: u32,   // number of batch matrices (product of `batch`)
-}
-
-var<immediate> p: MatmulParams;
-
-// Load order of the staged slices (see matmul_64.wgsl): 1 when A's rows /
-// B's rows are the unit-stride index, so neighbouring threads read
-// neighbouring addresses.
-override A_M_FAST: u32 = 0u;
-override B_K_FAST: u32 = 0u;
-
-@group(0) @binding(0) var<storage, read> a: array<f32>;
-@group(0) @binding(1) var<storage, read> b: array<f32>;
-@group(0) @binding(2) var<storage, read_write> out: array<f32>;
-
+//! include common/matmul_params.wgsl
 //! include common/gemm_128.wgsl
-
-// Tile rows walked together: workgroups running at the same time share
-// both A rows and B columns, which keeps the reused slices in L2.
-const GROUP_ROWS: u32 = 8u;
-
-var<private> row0: u32;
-var<private> col0: u32;
-var<private> a_base: u32;
-var<private> b_base: u32;
-var<private> k_stop: u32;
-var<private> out_base: u32;
 
 // (m, k) within the A slice of the element this thread loads as number `i`.
 fn a_slot(i: u32) -> vec2<u32> {

@@ -1,10 +1,5 @@
 // Batched f32 GEMM over strided operands, 64 x 64 tiles: out[b] = A[b] @ B[b].
-// A[b] is M x K, B[b] is K x N, both read through arbitrary row/col strides
-// and per-batch offsets (transposed, narrowed and broadcast views need no
-// copy); out is contiguous [batch, M, N] starting at element 0.
-// Split K: with k_chunk < K, workgroup split s sums only k in
-// [s * k_chunk, (s + 1) * k_chunk) and writes out[s, batch, M, N]; a second
-// kernel (sum_splits.wgsl) adds the splits up. Unsplit: k_chunk >= K.
+// Operands, strides, split K and the immediates: common/matmul_params.wgsl.
 //
 // Tiling: common/gemm_64.wgsl (shared with the convolutions): 16 x 16
 // threads, 4 x 4 outputs each, K steps of 16 double-buffered in workgroup
@@ -12,53 +7,8 @@
 //
 // Bindings: 0 a (read), 1 b (read), 2 out (read_write). Immediates: MatmulParams.
 
-struct MatmulParams {
-    m: u32,
-    n: u32,
-    k: u32,
-    tiles_n: u32,   // ceil(N / 64)
-    tiles_mn: u32,  // tiles_n * ceil(M / 64)
-    groups: u32,    // tiles_mn * batch count * splits
-    a_offset: u32,
-    b_offset: u32,
-    a_rs: u32,      // A row (m) stride
-    a_cs: u32,      // A column (k) stride
-    b_rs: u32,      // B row (k) stride
-    b_cs: u32,      // B column (n) stride
-    // Up to 4 batch dims, right-aligned (unused leading dims: size 1, stride 0).
-    batch: array<u32, 4>,
-    a_bstrides: array<u32, 4>,
-    b_bstrides: array<u32, 4>,
-    k_chunk: u32,   // K per split (a multiple of 16); >= K when not split
-    batches: u32,   // number of batch matrices (product of `batch`)
-}
-
-var<immediate> p: MatmulParams;
-
-// Which index of each operand runs fastest in memory picks how the threads
-// walk a staged slice, so that neighbouring threads read neighbouring
-// addresses (coalesced) for both plain and transposed views.
-// A_M_FAST = 1: A's rows are unit-stride (e.g. a transposed view).
-// B_K_FAST = 1: B's rows are unit-stride (e.g. transposed weights, x @ W^T).
-override A_M_FAST: u32 = 0u;
-override B_K_FAST: u32 = 0u;
-
-@group(0) @binding(0) var<storage, read> a: array<f32>;
-@group(0) @binding(1) var<storage, read> b: array<f32>;
-@group(0) @binding(2) var<storage, read_write> out: array<f32>;
-
+//! include common/matmul_params.wgsl
 //! include common/gemm_64.wgsl
-
-// Tile rows walked together: workgroups running at the same time share
-// both A rows and B columns, which keeps the reused slices in L2.
-const GROUP_ROWS: u32 = 8u;
-
-var<private> row0: u32;
-var<private> col0: u32;
-var<private> a_base: u32;
-var<private> b_base: u32;
-var<private> k_stop: u32;
-var<private> out_base: u32;
 
 // (m, k) within the A slice of the element this thread loads as number `i`.
 fn a_slot(i: u32) -> vec2<u32> {

@@ -70,9 +70,14 @@ fn parse_args() -> Result<Args> {
             }
             "--quick" => args.quick = true,
             "--profile" => args.profile = true,
+            // torch.set_float32_matmul_precision: "medium" puts f32 products
+            // on the tensor cores where the GPU has them.
+            "--matmul-precision" => {
+                wgrad::set_float32_matmul_precision(&value("--matmul-precision")?)?;
+            }
             "-h" | "--help" => {
                 println!(
-                    "usage: wgrad-bench [--device cpu|gpu|auto] [--json FILE] [--only SUBSTRING] [--repeats N] [--quick] [--profile]"
+                    "usage: wgrad-bench [--device cpu|gpu|auto] [--json FILE] [--only SUBSTRING] [--repeats N] [--quick] [--profile] [--matmul-precision highest|high|medium]"
                 );
                 std::process::exit(0);
             }

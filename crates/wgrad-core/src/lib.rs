@@ -15,6 +15,7 @@ pub mod layout;
 pub mod math;
 mod methods;
 pub mod ops;
+pub mod precision;
 pub mod random;
 pub mod shape;
 
@@ -23,6 +24,7 @@ pub use dtype::{DType, Element};
 pub use error::{Error, Result};
 pub use layout::Layout;
 pub use ops::{BinaryOp, CompareOp, UnaryOp};
+pub use precision::MatmulPrecision;
 pub use random::Generator;
 
 /// Highest tensor rank the GPU kernels index directly. Views of higher rank

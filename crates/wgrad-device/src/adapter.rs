@@ -138,6 +138,25 @@ pub(crate) fn wanted_features() -> wgpu::Features {
         | wgpu::Features::SHADER_F16
 }
 
+/// Whether `adapter` can run wgrad's tensor-core matmul
+/// (`kernels/matmul/matmul_coop.wgsl`): cooperative matrices with a
+/// 16 x 16 x 16 f16 -> f32 configuration, f16 shaders, and subgroups that
+/// are always 32 lanes wide (the kernel lays 8 subgroups over 256 threads).
+pub(crate) fn has_f16_tensor_cores(adapter: &wgpu::Adapter) -> bool {
+    let needed = wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX
+        | wgpu::Features::SHADER_F16
+        | wgpu::Features::SUBGROUP;
+    let info = adapter.get_info();
+    adapter.features().contains(needed)
+        && info.subgroup_min_size == 32
+        && info.subgroup_max_size == 32
+        && adapter.cooperative_matrix_properties().iter().any(|p| {
+            (p.m_size, p.n_size, p.k_size) == (16, 16, 16)
+                && p.ab_type == wgpu::CooperativeScalarType::F16
+                && p.cr_type == wgpu::CooperativeScalarType::F32
+        })
+}
+
 /// One adapter wgpu enumerates, as [`GpuDevice::adapters`](crate::GpuDevice::adapters)
 /// lists it; `gpu:N` names the one with `index` N.
 #[derive(Clone, Debug, PartialEq, Eq)]

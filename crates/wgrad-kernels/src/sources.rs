@@ -67,10 +67,42 @@ pub fn header(elem: Elem) -> String {
 
 /// The complete WGSL module for `kernels/<path>` instantiated for `elem`:
 /// the generated header followed by the source with its includes resolved.
+/// A source's own `enable` directives (e.g. `enable wgpu_cooperative_matrix;`)
+/// move to the very top, where WGSL requires them, ahead of the header.
 pub fn instantiate(path: &str, elem: Elem) -> Result<String> {
-    let mut out = header(elem);
+    let mut body = String::new();
     let mut seen = Vec::new();
-    expand(path, &mut seen, &mut out)?;
+    expand(path, &mut seen, &mut body)?;
+    let mut enables: Vec<String> = elem
+        .enable()
+        .map(|ext| format!("enable {ext};"))
+        .into_iter()
+        .collect();
+    let mut rest = String::with_capacity(body.len());
+    for line in body.lines() {
+        let directive = line.trim();
+        if directive.starts_with("enable ") {
+            if !enables.iter().any(|e| e == directive) {
+                enables.push(directive.to_string());
+            }
+        } else {
+            rest.push_str(line);
+            rest.push('\n');
+        }
+    }
+    let mut out = String::new();
+    for e in &enables {
+        out.push_str(e);
+        out.push('\n');
+    }
+    // The header's own `enable` (for an f16 instantiation) is already above.
+    out.extend(
+        header(elem)
+            .lines()
+            .filter(|l| !l.starts_with("enable "))
+            .map(|l| format!("{l}\n")),
+    );
+    out.push_str(&rest);
     Ok(out)
 }
 

@@ -13,12 +13,18 @@
 //! into `splits` chunks computed by separate workgroups into a temporary
 //! `[splits, batch, M, N]` buffer, and `sum_splits.wgsl` adds them up.
 //!
+//! Tensor cores: under `set_float32_matmul_precision("medium")`, on a device
+//! with f16 cooperative matrices ([`GpuDevice::has_f16_tensor_cores`]),
+//! products go to `matmul_coop.wgsl` (128 x 256 tiles, f16 operands, f32
+//! sums) with the same operands, immediates and split-K pass.
+//!
 //! Batch dims: the broadcast batch dims are first simplified (size-1 dims
 //! dropped, neighbours merged where both operands step through them as one),
 //! then passed as up to 4 dims with per-operand strides (0 where broadcast).
 //! With `MAX_RANK` = 6 an operand has at most 4 batch dims, so every product
 //! fits the immediate block and no operand ever needs a contiguous copy.
 
+use wgrad_core::precision::{MatmulPrecision, matmul_precision};
 use wgrad_core::{DType, Error, Layout, MAX_RANK, Result, checks};
 use wgrad_kernels::KernelSpec;
 use wgrad_kernels::families;
@@ -41,6 +47,9 @@ const MIN_SPLIT_K: usize = 128;
 const SPLIT_ALIGN: usize = 16;
 /// Workgroup memory of `matmul_128.wgsl` (2 operands x 2 buffers x 264 vec4).
 const BIG_WORKGROUP_BYTES: u32 = 2 * 2 * 264 * 16;
+/// Workgroup memory of `matmul_coop.wgsl`: the f16 tiles (128 x 40 and
+/// 32 x 264 halves) and the f32 edge tiles (8 x 256).
+const COOP_WORKGROUP_BYTES: u32 = (128 * 40 + 32 * 264) * 2 + 8 * 256 * 4;
 
 /// The product kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,6 +58,9 @@ enum Kernel {
     Tile64,
     /// `matmul_128.wgsl`: 128 x 128 tiles.
     Tile128,
+    /// `matmul_coop.wgsl`: 128 x 256 tiles on the tensor cores (f16
+    /// operands, f32 sums).
+    Coop,
 }
 
 /// The kernel the automatic plan uses for 64 x 64 tiles.
@@ -62,18 +74,20 @@ impl Kernel {
             "auto" => Ok(None),
             "64" => Ok(Some(Kernel::Tile64)),
             "128" => Ok(Some(Kernel::Tile128)),
+            "coop" => Ok(Some(Kernel::Coop)),
             _ => Err(Error::invalid(
                 "matmul_t",
-                format!("kernel must be \"auto\", \"64\" or \"128\", got {name:?}"),
+                format!("kernel must be \"auto\", \"64\", \"128\" or \"coop\", got {name:?}"),
             )),
         }
     }
 
-    /// Output tile edge (rows and columns per workgroup).
-    fn tile(self) -> usize {
+    /// Output tile (rows, columns) per workgroup.
+    fn tile(self) -> (usize, usize) {
         match self {
-            Kernel::Tile64 => 64,
-            Kernel::Tile128 => 128,
+            Kernel::Tile64 => (64, 64),
+            Kernel::Tile128 => (128, 128),
+            Kernel::Coop => (128, 256),
         }
     }
 
@@ -81,6 +95,7 @@ impl Kernel {
         match self {
             Kernel::Tile64 => &families::matmul::MATMUL_64,
             Kernel::Tile128 => &families::matmul::MATMUL_128,
+            Kernel::Coop => &families::matmul::MATMUL_COOP,
         }
     }
 }
@@ -114,7 +129,9 @@ impl GpuTensor {
 
     /// [`matmul_t`](Self::matmul_t) with the kernel forced, for benchmarks
     /// and tests of each variant: `kernel` is "auto" (chosen by shape),
-    /// "64" or "128" (the 64 x 64 / 128 x 128 tile kernels); `splits` is the number of K splits (0 chooses
+    /// "64" or "128" (the 64 x 64 / 128 x 128 tile kernels) or "coop" (the
+    /// tensor-core kernel, whatever the matmul precision; an error where
+    /// the device has no f16 tensor cores); `splits` is the number of K splits (0 chooses
     /// by shape; it is capped so that every split has at least one K step).
     #[doc(hidden)]
     pub fn matmul_t_variant(
@@ -175,18 +192,38 @@ impl GpuTensor {
         let count: usize = batch.iter().product();
         let limits = self.device().limits();
         let big_ok = limits.max_compute_workgroup_storage_size >= BIG_WORKGROUP_BYTES;
+        let coop_ok = self.device().has_f16_tensor_cores()
+            && limits.max_compute_workgroup_storage_size >= COOP_WORKGROUP_BYTES;
+        if !coop_ok && matches!(force, Some((Some(Kernel::Coop), _))) {
+            return Err(Error::invalid(
+                op,
+                format!(
+                    "kernel \"coop\" needs f16 tensor cores (cooperative matrices), which {} lacks",
+                    self.device().info().name
+                ),
+            ));
+        }
+        let coop = coop_ok && matmul_precision() == MatmulPrecision::Medium;
         // Partial sums of all splits must fit one binding.
         let max_floats = limits
             .max_storage_buffer_binding_size
             .min(limits.max_buffer_size)
             / 4;
         let max_splits = usize::try_from(max_floats / (count * m * n) as u64).unwrap_or(usize::MAX);
-        let plan = plan([count, m, n, k], big_ok, max_splits, force);
+        let plan = plan([count, m, n, k], big_ok, coop, max_splits, force);
         let k_chunk = k.div_ceil(plan.splits).next_multiple_of(SPLIT_ALIGN);
         // Recount: rounding the chunk up may leave fewer (never empty) splits.
         let splits = k.div_ceil(k_chunk);
-        let tile = plan.kernel.tile();
-        let imm = immediates(op, &a, &b, batch, [m, n, k], tile, k_chunk, splits)?;
+        let imm = immediates(
+            op,
+            &a,
+            &b,
+            batch,
+            [m, n, k],
+            plan.kernel.tile(),
+            k_chunk,
+            splits,
+        )?;
         // Walk each staged slice along the operand's unit-stride index so
         // neighbouring threads read neighbouring addresses.
         let r = a.rank();
@@ -239,12 +276,20 @@ fn flag(on: bool) -> f64 {
 
 /// The kernel and K split for `count` products of `[m, k] x [k, n]`.
 /// `big_ok`: the device has the 128 x 128 kernel's workgroup memory;
+/// `coop`: products may run on the tensor cores (precision "medium" on a
+/// device that has them);
 /// `max_splits`: how many `[count, m, n]` partial results fit one binding;
 /// `force`: a kernel and/or split count to use instead.
-fn plan([count, m, n, k]: [usize; 4], big_ok: bool, max_splits: usize, force: Force) -> Plan {
+fn plan(
+    [count, m, n, k]: [usize; 4],
+    big_ok: bool,
+    coop: bool,
+    max_splits: usize,
+    force: Force,
+) -> Plan {
     let (force_kernel, force_splits) = force.unwrap_or((None, 0));
-    let tiles = |t: usize| count * m.div_ceil(t) * n.div_ceil(t);
-    let splits_for = |t: usize| {
+    let tiles = |(tm, tn): (usize, usize)| count * m.div_ceil(tm) * n.div_ceil(tn);
+    let splits_for = |t: (usize, usize)| {
         if force_splits != 0 {
             force_splits
         } else if 2 * tiles(t) <= FILL_GROUPS {
@@ -267,7 +312,12 @@ fn plan([count, m, n, k]: [usize; 4], big_ok: bool, max_splits: usize, force: Fo
     let padded = |t: usize| m.next_multiple_of(t) * n.next_multiple_of(t);
     let kernel = if let Some(kernel) = force_kernel {
         kernel
-    } else if big_ok && 4 * padded(128) <= 5 * padded(64) && tiles(128) >= FILL_GROUPS {
+    } else if coop && k >= 32 && m.next_multiple_of(128) * n.next_multiple_of(256) <= 2 * m * n {
+        // Tensor cores wherever their 128 x 256 tiles waste at most half
+        // the work (so not for skinny outputs such as N = 10, which stay
+        // in f32 on the 64 x 64 kernel).
+        Kernel::Coop
+    } else if big_ok && 4 * padded(128) <= 5 * padded(64) && tiles((128, 128)) >= FILL_GROUPS {
         Kernel::Tile128
     } else {
         SMALL
@@ -278,7 +328,7 @@ fn plan([count, m, n, k]: [usize; 4], big_ok: bool, max_splits: usize, force: Fo
 
 /// The kernel's immediate block for `a` (`batch + [m, k]`) times `b`
 /// (`batch + [k, n]`), both already expanded to the broadcast batch, with
-/// output tiles of `tile` and K cut into `splits` chunks of `k_chunk`.
+/// output tiles of `tile_m x tile_n` and K cut into `splits` chunks of `k_chunk`.
 #[allow(clippy::too_many_arguments)]
 fn immediates(
     op: &'static str,
@@ -286,7 +336,7 @@ fn immediates(
     b: &Layout,
     batch: &[usize],
     [m, n, k]: [usize; 3],
-    tile: usize,
+    (tile_m, tile_n): (usize, usize),
     k_chunk: usize,
     splits: usize,
 ) -> Result<MatmulParams> {
@@ -303,8 +353,8 @@ fn immediates(
         &a.strides()[..batch.len()],
         &b.strides()[..batch.len()],
     );
-    let tiles_n = n.div_ceil(tile);
-    let tiles_mn = tiles_n * m.div_ceil(tile);
+    let tiles_n = n.div_ceil(tile_n);
+    let tiles_mn = tiles_n * m.div_ceil(tile_m);
     let groups = params::to_u32(op, "workgroup count", tiles_mn * count * splits)?;
 
     // Right-aligned: unused leading dims are size 1 with stride 0.
@@ -377,8 +427,8 @@ mod tests {
     #[test]
     fn plans_by_shape() {
         let pick = |shape: [usize; 4], big_ok, max_splits, force| {
-            let Plan { kernel, splits } = plan(shape, big_ok, max_splits, force);
-            (kernel.tile(), splits)
+            let Plan { kernel, splits } = plan(shape, big_ok, false, max_splits, force);
+            (kernel.tile().0, splits)
         };
         let auto = |count, m, n, k| pick([count, m, n, k], true, usize::MAX, None);
         // Large outputs: 128 x 128 tiles, no split.
@@ -410,12 +460,32 @@ mod tests {
         assert_eq!(forced([1, 1024, 1024, 1024], (None, 2)), (64, 2));
         assert_eq!(forced([1, 1024, 1024, 1024], (t128, 0)), (128, 4));
         assert_eq!(
-            plan([1, 64, 64, 64], true, 9, Some((Some(Kernel::Tile64), 3))),
+            plan(
+                [1, 64, 64, 64],
+                true,
+                false,
+                9,
+                Some((Some(Kernel::Tile64), 3))
+            ),
             Plan {
                 kernel: Kernel::Tile64,
                 splits: 3
             }
         );
+    }
+
+    #[test]
+    fn tensor_cores_take_the_products_their_tiles_fit() {
+        let kernel = |shape| plan(shape, true, true, usize::MAX, None).kernel;
+        assert_eq!(kernel([1, 4096, 4096, 4096]), Kernel::Coop);
+        assert_eq!(kernel([1, 1024, 1024, 1024]), Kernel::Coop);
+        assert_eq!(kernel([8, 1024, 768, 64]), Kernel::Coop);
+        // Skinny outputs and tiny K stay on the f32 kernels.
+        assert_eq!(kernel([1, 128, 10, 256]), Kernel::Tile64);
+        assert_eq!(kernel([1, 1024, 1024, 16]), Kernel::Tile64);
+        // Few tiles: split along K like the f32 kernels.
+        let Plan { kernel, splits } = plan([1, 128, 256, 4096], true, true, usize::MAX, None);
+        assert_eq!((kernel, splits), (Kernel::Coop, 32));
     }
 
     #[test]

@@ -15,3 +15,4 @@ mod parity_nn;
 mod parity_optim;
 mod parity_reduce;
 mod pool;
+mod tensor_cores;

@@ -36,6 +36,24 @@ pub static MATMUL_128: KernelSpec = KernelSpec {
     selector: None,
 };
 
+/// Tensor-core variant of [`MATMUL_64`] for f32 tensors under
+/// `set_float32_matmul_precision("medium")`, with the same bindings,
+/// immediates (tile counts per 128 rows and 256 columns) and overrides:
+/// operands rounded to f16 in workgroup memory, multiplied as
+/// `coop_mat16x16` tiles with f32 accumulators. 128 x 256 output tile per
+/// workgroup of 8 subgroups of 32 lanes (64 x 64 each), K in steps of 32;
+/// 34.5 KiB of workgroup memory. Needs the device's cooperative-matrix,
+/// f16 and subgroup features (`GpuDevice::has_f16_tensor_cores`).
+pub static MATMUL_COOP: KernelSpec = KernelSpec {
+    file: "matmul/matmul_coop.wgsl",
+    entry: "matmul_coop",
+    bindings: &[Read, Read, ReadWrite],
+    immediate_bytes: 104,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
 /// Second pass of a split-K product: `out[i] = sum_s part[s * numel + i]`.
 /// Bindings: part (read), out (read_write). Immediates (2 words): numel,
 /// splits. 1-D folded grid over `numel`.
@@ -50,4 +68,4 @@ pub static SUM_SPLITS: KernelSpec = KernelSpec {
 };
 
 /// Every kernel of this family (what the validation test walks).
-pub static ALL: &[&KernelSpec] = &[&MATMUL_64, &MATMUL_128, &SUM_SPLITS];
+pub static ALL: &[&KernelSpec] = &[&MATMUL_64, &MATMUL_128, &MATMUL_COOP, &SUM_SPLITS];
