@@ -5,6 +5,7 @@
 //! cargo xtask ci              # fmt, tidy, clippy, kernel validation, GPU probe, tests, examples
 //! cargo xtask tidy            # source invariants (see tidy.rs)
 //! cargo xtask kernels-check   # naga validation of every .wgsl kernel
+//! cargo xtask examples        # GPU probe, then the example smoke runs of `ci`
 //! cargo xtask bench [ARGS..]  # cargo run --release -p wgrad-bench -- ARGS..
 //! ```
 //!
@@ -182,6 +183,7 @@ commands:
   ci              run all checks: fmt, tidy, clippy, kernel validation, GPU probe,
                   unit tests (default profile), tests (release), example smoke runs
   kernels-check   naga validation of every .wgsl kernel (no GPU needed)
+  examples        the GPU probe, then the example smoke runs of `ci` alone
   tidy            source invariants: submit/poll/map_async only in wgrad-device,
                   no wgpu in core/cpu/autograd, no unwrap/expect/panic in
                   library code, no library file over 600 lines
@@ -200,6 +202,7 @@ fn main() -> ExitCode {
     let result = match cmd.as_str() {
         "ci" => ci(),
         "kernels-check" => kernels_check(&mut Ctx::new()),
+        "examples" => examples_only(),
         "tidy" => tidy(&mut Ctx::new()),
         "bench" => bench(&args[1..]),
         "help" | "-h" | "--help" => {
@@ -403,6 +406,20 @@ fn ci_steps(ctx: &mut Ctx) -> Result {
     let gpu = adapter.is_some();
     ctx.step("examples", |c| run_examples(c, gpu).map(|()| "ok"))?;
     Ok(())
+}
+
+/// `cargo xtask examples`: the GPU probe and the example smoke runs.
+fn examples_only() -> Result {
+    let mut ctx = Ctx::new();
+    let mut adapter: Option<String> = None;
+    ctx.step("gpu probe", |c| {
+        adapter = gpu_probe(c)?;
+        Ok(if adapter.is_some() { "ok" } else { "skipped" })
+    })?;
+    let gpu = adapter.is_some();
+    let res = ctx.step("examples", |c| run_examples(c, gpu).map(|()| "ok"));
+    ctx.print_timings();
+    res
 }
 
 /// The source invariants `xtask/src/tidy.rs` checks.
