@@ -28,7 +28,7 @@ struct Cli {
     device: common::DeviceArgs,
 
     /// The weights: a checkpoint or state_dict written by `mnist --save` or
-    /// `cnn --save` (the architecture is recognised from the names)
+    /// `cnn --save` (mnist's MLP or cnn's Net, whichever the file fits)
     #[arg(long, value_name = "FILE")]
     checkpoint: PathBuf,
 
