@@ -6,7 +6,7 @@ use crate::graph::Op;
 use crate::tensor::Tensor;
 
 /// The fused cross-entropy under `wgrad_nn::loss::cross_entropy`, which
-/// adds the reductions, class weights and probability targets.
+/// adds the reductions, higher-rank logits and probability targets.
 ///
 /// ```
 /// use wgrad_autograd::{Device, Tensor};

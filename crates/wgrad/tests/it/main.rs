@@ -21,5 +21,6 @@ mod inplace;
 mod int_ops;
 mod math_ops;
 mod misc;
+mod pytorch_md;
 mod sort;
 mod structure;
