@@ -9,6 +9,7 @@ mod workloads;
 
 use std::time::Instant;
 
+use anyhow::{Context, anyhow, bail};
 use wgrad::prelude::*;
 
 /// One thing to time.
@@ -40,7 +41,7 @@ struct Args {
     profile: bool,
 }
 
-fn parse_args() -> Result<Args> {
+fn parse_args() -> anyhow::Result<Args> {
     let mut args = Args {
         device: Device::Cpu,
         device_name: "cpu".into(),
@@ -52,21 +53,20 @@ fn parse_args() -> Result<Args> {
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
-        let mut value = |flag: &str| {
-            it.next()
-                .ok_or_else(|| Error::invalid("wgrad-bench", format!("{flag} needs a value")))
-        };
+        let mut value = |flag: &str| it.next().ok_or_else(|| anyhow!("{flag} needs a value"));
         match a.as_str() {
             "--device" => {
                 args.device_name = value("--device")?;
-                args.device = Device::parse(&args.device_name)?;
+                args.device = Device::parse(&args.device_name)
+                    .with_context(|| format!("--device {}", args.device_name))?;
             }
             "--json" => args.json = Some(value("--json")?),
             "--only" => args.only = Some(value("--only")?),
             "--repeats" => {
-                args.repeats = value("--repeats")?
+                let repeats = value("--repeats")?;
+                args.repeats = repeats
                     .parse()
-                    .map_err(|_| Error::invalid("wgrad-bench", "--repeats takes a number"))?
+                    .with_context(|| format!("--repeats takes a number, not {repeats:?}"))?
             }
             "--quick" => args.quick = true,
             "--profile" => args.profile = true,
@@ -81,12 +81,7 @@ fn parse_args() -> Result<Args> {
                 );
                 std::process::exit(0);
             }
-            other => {
-                return Err(Error::invalid(
-                    "wgrad-bench",
-                    format!("unknown argument {other:?}"),
-                ));
-            }
+            other => bail!("unknown argument {other:?} (--help lists them)"),
         }
     }
     Ok(args)
@@ -151,14 +146,7 @@ fn profile(workload: &mut Workload, device: &Device) -> Result<()> {
     Ok(())
 }
 
-fn main() {
-    if let Err(e) = run() {
-        eprintln!("error: {e}");
-        std::process::exit(1);
-    }
-}
-
-fn run() -> Result<()> {
+fn main() -> anyhow::Result<()> {
     let args = parse_args()?;
     println!("device: {}", args.device);
     let mut rows = Vec::new();
@@ -210,8 +198,7 @@ fn run() -> Result<()> {
             ));
         }
         out.push_str("  ]\n}\n");
-        std::fs::write(path, out)
-            .map_err(|e| Error::invalid("wgrad-bench", format!("cannot write {path}: {e}")))?;
+        std::fs::write(path, out).with_context(|| format!("cannot write --json {path}"))?;
         println!("wrote {path}");
     }
     Ok(())
