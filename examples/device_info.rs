@@ -18,6 +18,8 @@ fn main() {
     match wgrad_device::GpuDevice::new() {
         Ok(gpu) => println!("{}", gpu.info()),
         Err(e) => {
+            // One line (its Display text): `cargo xtask ci` quotes the last
+            // line of stderr as the reason the GPU tests are skipped.
             eprintln!("error: {e}");
             std::process::exit(1);
         }

@@ -29,7 +29,7 @@ fn tour() -> Vec<(&'static str, Op)> {
     ]
 }
 
-fn main() -> Result<()> {
+fn main() -> anyhow::Result<()> {
     let cpu = Device::Cpu;
     let a = Tensor::randn_with(&[4, 6], 0.0, 1.0, 1, &cpu)?;
     let b = Tensor::randn_with(&[4, 6], 0.0, 1.0, 2, &cpu)?;
