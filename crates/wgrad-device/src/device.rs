@@ -10,8 +10,9 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, mpsc};
+use std::sync::{Arc, OnceLock, mpsc};
 
+use parking_lot::Mutex;
 use wgrad_core::{Error, Result};
 
 use crate::adapter::{self, AdapterListing, AdapterSummary, Which};
@@ -70,13 +71,25 @@ impl GpuDevice {
     fn open(which: Which) -> Result<Self> {
         let instance = adapter::instance();
         let (index, adapter) = adapter::choose(&instance, which)?;
-        let features = adapter.features() & adapter::wanted_features();
+        let mut features = adapter.features() & adapter::wanted_features();
+        let tensor_cores = adapter::has_f16_tensor_cores(&adapter);
+        let experimental = if tensor_cores {
+            features |= wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX;
+            // SAFETY: wgpu marks cooperative matrices experimental (its
+            // SPIR-V may hit driver bugs). Only matmul_coop.wgsl uses them,
+            // and only under set_float32_matmul_precision("medium"); every
+            // other module is compiled as before (naga switches a module to
+            // the Vulkan memory model only when it uses the types).
+            unsafe { wgpu::ExperimentalFeatures::enabled() }
+        } else {
+            wgpu::ExperimentalFeatures::disabled()
+        };
         let limits = adapter.limits();
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("wgrad"),
             required_features: features,
             required_limits: limits.clone(),
-            experimental_features: wgpu::ExperimentalFeatures::disabled(),
+            experimental_features: experimental,
             memory_hints: wgpu::MemoryHints::Performance,
             trace: wgpu::Trace::Off,
         }))
@@ -91,9 +104,7 @@ impl GpuDevice {
         let uncaptured = Arc::new(Mutex::new(None::<String>));
         let sink = uncaptured.clone();
         device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
-            if let Ok(mut slot) = sink.lock() {
-                slot.get_or_insert_with(|| e.to_string());
-            }
+            sink.lock().get_or_insert_with(|| e.to_string());
         }));
 
         let summary = AdapterSummary::new(
@@ -134,14 +145,15 @@ impl GpuDevice {
 
         let label = {
             static OPENED: Mutex<Option<HashMap<usize, u32>>> = Mutex::new(None);
-            let extra = OPENED.lock().ok().map_or(0, |mut opened| {
+            let extra = {
+                let mut opened = OPENED.lock();
                 let count = opened
                     .get_or_insert_with(HashMap::new)
                     .entry(index)
                     .or_insert(0);
                 *count += 1;
                 *count - 1
-            });
+            };
             if extra == 0 {
                 format!("gpu:{index}")
             } else {
@@ -182,9 +194,7 @@ impl GpuDevice {
     /// when that one is on this adapter.
     pub fn shared_at(index: usize) -> Result<Self> {
         static BY_INDEX: Mutex<Option<HashMap<usize, GpuDevice>>> = Mutex::new(None);
-        let mut opened = BY_INDEX
-            .lock()
-            .map_err(|_| Error::Device("device registry lock poisoned".into()))?;
+        let mut opened = BY_INDEX.lock();
         let opened = opened.get_or_insert_with(HashMap::new);
         if let Some(device) = opened.get(&index) {
             return Ok(device.clone());
@@ -210,6 +220,18 @@ impl GpuDevice {
     /// Features the device was created with.
     pub fn features(&self) -> wgpu::Features {
         self.inner.summary.features
+    }
+
+    /// Whether f32 products may run on the tensor cores
+    /// (`kernels/matmul/matmul_coop.wgsl`, f16 operands with f32 sums) under
+    /// `set_float32_matmul_precision("medium")`: the adapter has
+    /// cooperative matrices with a 16 x 16 x 16 f16 -> f32 configuration and
+    /// 32-lane subgroups, and the device was created with them.
+    pub fn has_f16_tensor_cores(&self) -> bool {
+        self.inner
+            .summary
+            .features
+            .contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX)
     }
 
     /// The wgpu device (for pipeline and bind-group creation in `wgrad-kernels`).

@@ -36,9 +36,10 @@
 //! training loop) stays below it, so its steady state allocates nothing.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
 
+use parking_lot::{Mutex, MutexGuard};
 use wgrad_core::{Error, Result};
 
 use crate::buffer::GpuBuffer;
@@ -145,10 +146,8 @@ impl BufferPool {
         }
     }
 
-    fn lock(&self) -> Result<MutexGuard<'_, FreeLists>> {
-        self.free
-            .lock()
-            .map_err(|_| Error::Device("buffer pool lock poisoned".into()))
+    fn lock(&self) -> MutexGuard<'_, FreeLists> {
+        self.free.lock()
     }
 
     /// A storage buffer of at least `bytes`. With `may_block`, an upload that
@@ -228,7 +227,7 @@ impl BufferPool {
         eligible: impl Fn(&FreeBuffer) -> bool,
         may_block: bool,
     ) -> Result<Found> {
-        let mut lists = self.lock()?;
+        let mut lists = self.lock();
         let map = lists.of(kind);
         let max = class.saturating_mul(MAX_FIT_FACTOR);
         let mut blocked = false;
@@ -314,18 +313,17 @@ impl BufferPool {
         let size = buffer.size();
         self.stats.live_bytes.fetch_sub(size, Ordering::Relaxed);
         let released_epoch = self.epoch.load(Ordering::Acquire);
-        if let Ok(mut lists) = self.free.lock() {
-            self.stats.cached_bytes.fetch_add(size, Ordering::Relaxed);
-            let released_seq = lists.next_seq;
-            lists.next_seq += 1;
-            lists.of(kind).entry(size).or_default().push(FreeBuffer {
-                buffer,
-                id,
-                released_epoch,
-                released_seq,
-            });
-            self.trim(&mut lists);
-        }
+        let mut lists = self.lock();
+        self.stats.cached_bytes.fetch_add(size, Ordering::Relaxed);
+        let released_seq = lists.next_seq;
+        lists.next_seq += 1;
+        lists.of(kind).entry(size).or_default().push(FreeBuffer {
+            buffer,
+            id,
+            released_epoch,
+            released_seq,
+        });
+        self.trim(&mut lists);
     }
 
     /// Drops the least recently released free buffers until the cache holds
@@ -369,14 +367,13 @@ impl BufferPool {
     /// Drops every cached (free) buffer, returning memory to the driver once
     /// the GPU no longer uses it.
     pub fn empty(&self) {
-        if let Ok(mut lists) = self.free.lock() {
-            let storage = std::mem::take(&mut lists.storage);
-            let staging = std::mem::take(&mut lists.staging);
-            for entry in storage.into_values().chain(staging.into_values()).flatten() {
-                self.stats
-                    .cached_bytes
-                    .fetch_sub(entry.buffer.size(), Ordering::Relaxed);
-            }
+        let mut lists = self.lock();
+        let storage = std::mem::take(&mut lists.storage);
+        let staging = std::mem::take(&mut lists.staging);
+        for entry in storage.into_values().chain(staging.into_values()).flatten() {
+            self.stats
+                .cached_bytes
+                .fetch_sub(entry.buffer.size(), Ordering::Relaxed);
         }
     }
 }

@@ -97,12 +97,7 @@ impl GpuDevice {
             )));
         }
         self.flush()?;
-        let mut profiler = self
-            .inner
-            .profiler
-            .lock()
-            .map_err(|_| Error::Device("profiler lock poisoned".into()))?;
-        *profiler = Some(Profiler::new(&self.inner.device));
+        *self.inner.profiler.lock() = Some(Profiler::new(&self.inner.device));
         Ok(())
     }
 
@@ -111,12 +106,7 @@ impl GpuDevice {
     /// submit and readback). Dispatches beyond the query capacity
     /// (2048 per session) are not timed.
     pub fn profile_report(&self) -> Result<Vec<KernelTime>> {
-        let taken = self
-            .inner
-            .profiler
-            .lock()
-            .map_err(|_| Error::Device("profiler lock poisoned".into()))?
-            .take();
+        let taken = self.inner.profiler.lock().take();
         let Some(profiler) = taken else {
             return Err(Error::Device(
                 "profile_report called without start_profiling".into(),
@@ -140,7 +130,7 @@ impl GpuDevice {
             mapped_at_creation: false,
         });
         {
-            let mut recorder = self.recorder()?;
+            let mut recorder = self.recorder();
             let encoder = recorder.encoder_outside_pass(&self.inner.device);
             encoder.resolve_query_set(&profiler.query_set, 0..queries, &resolve, 0);
             encoder.copy_buffer_to_buffer(&resolve, 0, &staging, 0, bytes);

@@ -46,13 +46,7 @@ impl Future for Readback {
 /// errors they report.
 impl GpuDevice {
     pub(crate) fn take_uncaptured(&self) -> Result<()> {
-        match self
-            .inner
-            .uncaptured
-            .lock()
-            .ok()
-            .and_then(|mut slot| slot.take())
-        {
+        match self.inner.uncaptured.lock().take() {
             Some(message) => Err(Error::Device(message)),
             None => Ok(()),
         }
@@ -67,7 +61,7 @@ impl GpuDevice {
         let mut staging = self.inner.pool.acquire_staging(FAULT_BYTES)?;
         {
             let target = staging.raw()?;
-            let mut recorder = self.recorder()?;
+            let mut recorder = self.recorder();
             let encoder = recorder.encoder_outside_pass(&self.inner.device);
             encoder.copy_buffer_to_buffer(&self.inner.fault, 0, target, 0, FAULT_BYTES);
             encoder.clear_buffer(&self.inner.fault, 0, None);
@@ -118,7 +112,7 @@ impl GpuDevice {
         let mut staging = self.inner.pool.acquire_staging(bytes + FAULT_BYTES)?;
         let index = {
             let target = staging.raw()?;
-            let mut recorder = self.recorder()?;
+            let mut recorder = self.recorder();
             let encoder = recorder.encoder_outside_pass(&self.inner.device);
             if bytes > 0 {
                 encoder.copy_buffer_to_buffer(buffer.raw(), offset, target, 0, bytes);
@@ -137,11 +131,7 @@ impl GpuDevice {
                 let _ = tx.send(result);
             });
         if let Some(index) = index {
-            let sender = self
-                .inner
-                .poller
-                .lock()
-                .map_err(|_| Error::Device("poller lock poisoned".into()))?;
+            let sender = self.inner.poller.lock();
             sender
                 .send(index)
                 .map_err(|_| Error::Device("the GPU poller thread has stopped".into()))?;

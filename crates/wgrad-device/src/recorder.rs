@@ -6,10 +6,10 @@
 //! work passes a bound. On the H200 this costs ~3.8 µs per dispatch against
 //! ~71 µs for a submit per dispatch (see docs/ARCHITECTURE.md).
 
-use std::sync::MutexGuard;
 use std::sync::atomic::Ordering;
 
-use wgrad_core::{Error, Result};
+use parking_lot::MutexGuard;
+use wgrad_core::Result;
 
 use crate::buffer::GpuBuffer;
 use crate::device::GpuDevice;
@@ -67,11 +67,8 @@ impl Recorder {
 
 /// Recording and submitting (the only place that calls `queue.submit`).
 impl GpuDevice {
-    pub(crate) fn recorder(&self) -> Result<MutexGuard<'_, Recorder>> {
-        self.inner
-            .recorder
-            .lock()
-            .map_err(|_| Error::Device("command recorder lock poisoned".into()))
+    pub(crate) fn recorder(&self) -> MutexGuard<'_, Recorder> {
+        self.inner.recorder.lock()
     }
 
     /// Records one dispatch into the open compute pass. `immediates` are the
@@ -88,12 +85,8 @@ impl GpuDevice {
         if workgroups.contains(&0) {
             return Ok(());
         }
-        let mut recorder = self.recorder()?;
-        let mut profiler = self
-            .inner
-            .profiler
-            .lock()
-            .map_err(|_| Error::Device("profiler lock poisoned".into()))?;
+        let mut recorder = self.recorder();
+        let mut profiler = self.inner.profiler.lock();
         let slots = profiler
             .as_mut()
             .and_then(|p| p.next_slot(label).map(|s| (s, p.query_set.clone())));
@@ -130,7 +123,7 @@ impl GpuDevice {
         if bytes == 0 {
             return Ok(());
         }
-        let mut recorder = self.recorder()?;
+        let mut recorder = self.recorder();
         recorder
             .encoder_outside_pass(&self.inner.device)
             .copy_buffer_to_buffer(src.raw(), src_offset, dst.raw(), dst_offset, bytes);
@@ -150,7 +143,7 @@ impl GpuDevice {
 
     /// Submits everything recorded so far without waiting.
     pub fn flush(&self) -> Result<()> {
-        let mut recorder = self.recorder()?;
+        let mut recorder = self.recorder();
         self.submit(&mut recorder);
         Ok(())
     }
