@@ -10,8 +10,8 @@ use crate::spec::{Access::*, Elem, KernelSpec};
 /// `k_chunk >= K`); dispatch `groups` workgroups (folded 1-D grid).
 /// Overrides `A_M_FAST` / `B_K_FAST` (0/1) pick the coalesced load order.
 /// Immediates (26 words): m, n, k, tiles_n, tiles_mn, groups, a_offset,
-/// b_offset, a_rs, a_cs, b_rs, b_cs, batch[4], a_bstrides[4],
-/// b_bstrides[4], k_chunk, batches.
+/// b_offset, a_rs, a_cs, b_rs, b_cs, batch\[4\], a_bstrides\[4\],
+/// b_bstrides\[4\], k_chunk, batches.
 pub static MATMUL_64: KernelSpec = KernelSpec {
     file: "matmul/matmul_64.wgsl",
     entry: "matmul_64",
