@@ -11,6 +11,20 @@ use crate::DType;
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong in a tensor operation.
+///
+/// Match on the variant to react to a kind of failure; the message names
+/// the op and what was wrong, and file errors keep their cause as
+/// [`source()`](std::error::Error::source):
+///
+/// ```
+/// use std::error::Error as _;
+/// use wgrad_core::Error;
+/// let cause = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+/// let e = Error::io("load", "model.safetensors", "cannot read", cause);
+/// assert!(matches!(&e, Error::Io { path, .. } if path.ends_with("model.safetensors")));
+/// assert_eq!(e.to_string(), "load: model.safetensors: cannot read: no such file");
+/// assert!(e.source().is_some());
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
