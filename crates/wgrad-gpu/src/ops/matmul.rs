@@ -47,6 +47,11 @@ const MIN_SPLIT_K: usize = 128;
 const SPLIT_ALIGN: usize = 16;
 /// Workgroup memory of `matmul_128.wgsl` (2 operands x 2 buffers x 264 vec4).
 const BIG_WORKGROUP_BYTES: u32 = 2 * 2 * 264 * 16;
+/// Least multiply-adds (per batch matrix) for the tensor cores: below this,
+/// a K split of their few big tiles costs more than it saves (H100: the
+/// MLP's [128, 784] x [784, 256] products made its step 0.48 -> 0.58 ms,
+/// while [1024, 1024] x [1024, 1024] runs 17 -> 22 TFLOP/s).
+const COOP_MIN_MACS: usize = 1 << 28;
 /// Workgroup memory of `matmul_coop.wgsl`: the f16 tiles (128 x 40 and
 /// 32 x 264 halves) and the f32 edge tiles (8 x 256).
 const COOP_WORKGROUP_BYTES: u32 = (128 * 40 + 32 * 264) * 2 + 8 * 256 * 4;
@@ -312,10 +317,14 @@ fn plan(
     let padded = |t: usize| m.next_multiple_of(t) * n.next_multiple_of(t);
     let kernel = if let Some(kernel) = force_kernel {
         kernel
-    } else if coop && k >= 32 && m.next_multiple_of(128) * n.next_multiple_of(256) <= 2 * m * n {
-        // Tensor cores wherever their 128 x 256 tiles waste at most half
-        // the work (so not for skinny outputs such as N = 10, which stay
-        // in f32 on the 64 x 64 kernel).
+    } else if coop
+        && k >= 32
+        && m * n * k >= COOP_MIN_MACS
+        && m.next_multiple_of(128) * n.next_multiple_of(256) <= 2 * m * n
+    {
+        // Tensor cores for large products whose 128 x 256 tiles waste at
+        // most half the work (so not for skinny outputs such as N = 10,
+        // nor the small MLP's products, which stay f32).
         Kernel::Coop
     } else if big_ok && 4 * padded(128) <= 5 * padded(64) && tiles((128, 128)) >= FILL_GROUPS {
         Kernel::Tile128
@@ -479,13 +488,16 @@ mod tests {
         let kernel = |shape| plan(shape, true, true, usize::MAX, None).kernel;
         assert_eq!(kernel([1, 4096, 4096, 4096]), Kernel::Coop);
         assert_eq!(kernel([1, 1024, 1024, 1024]), Kernel::Coop);
-        assert_eq!(kernel([8, 1024, 768, 64]), Kernel::Coop);
-        // Skinny outputs and tiny K stay on the f32 kernels.
+        assert_eq!(kernel([1, 8192, 1152, 384]), Kernel::Coop);
+        assert_eq!(kernel([1, 1024, 1024, 784]), Kernel::Coop);
+        // Skinny outputs, tiny K and small products stay on the f32 kernels.
         assert_eq!(kernel([1, 128, 10, 256]), Kernel::Tile64);
         assert_eq!(kernel([1, 1024, 1024, 16]), Kernel::Tile64);
+        assert_eq!(kernel([1, 128, 256, 784]), Kernel::Tile64);
+        assert_ne!(kernel([8, 1024, 768, 64]), Kernel::Coop);
         // Few tiles: split along K like the f32 kernels.
-        let Plan { kernel, splits } = plan([1, 128, 256, 4096], true, true, usize::MAX, None);
-        assert_eq!((kernel, splits), (Kernel::Coop, 32));
+        let Plan { kernel, splits } = plan([1, 128, 256, 1 << 14], true, true, usize::MAX, None);
+        assert_eq!((kernel, splits), (Kernel::Coop, 128));
     }
 
     #[test]
