@@ -4,9 +4,9 @@
 //! the generator and compare draws live in `tests/seeded`.
 
 mod data_loader;
-mod derive;
 mod data_mnist;
 mod data_synthetic;
+mod derive;
 mod gpu_device_hardening;
 mod gpu_steady_state;
 mod init;
