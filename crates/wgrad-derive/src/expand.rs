@@ -68,17 +68,13 @@ fn mentions_param(ty: &Type, params: &[Ident]) -> bool {
 
 /// The whole derive: the impl, or the error as a `compile_error!`.
 pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
-    let named = match &input.data {
+    // Tuple structs name their fields by index (`0.weight`), unless the
+    // field is #[module(flatten)] (a wrapper such as `BatchNorm2d(BatchNorm)`).
+    let fields: Vec<&syn::Field> = match &input.data {
         Data::Struct(s) => match &s.fields {
-            Fields::Named(named) => named,
-            Fields::Unnamed(_) | Fields::Unit => {
-                return Err(syn::Error::new_spanned(
-                    &input.ident,
-                    "#[derive(Module)] needs a struct with named fields (each field's name \
-                     is its parameter or child name); write `impl Module` by hand for a tuple \
-                     or unit struct",
-                ));
-            }
+            Fields::Named(named) => named.named.iter().collect(),
+            Fields::Unnamed(unnamed) => unnamed.unnamed.iter().collect(),
+            Fields::Unit => Vec::new(),
         },
         Data::Enum(e) => {
             return Err(syn::Error::new_spanned(
@@ -93,10 +89,10 @@ pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
             ));
         }
     };
-    let fields = named
-        .named
-        .iter()
-        .map(classify)
+    let fields = fields
+        .into_iter()
+        .enumerate()
+        .map(|(i, f)| classify(i, f))
         .collect::<syn::Result<Vec<_>>>()?;
     let flags: Vec<&ModuleField> = fields
         .iter()
@@ -104,7 +100,7 @@ pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
         .collect();
     if let [_, second, ..] = flags.as_slice() {
         return Err(syn::Error::new_spanned(
-            &second.ident,
+            &second.member,
             "a second training flag: one `bool` field holds the mode (`training`, or the \
              one marked #[module(training)])",
         ));
@@ -138,8 +134,8 @@ pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
             .iter()
             .filter(|f| role(&f.role))
             .map(|f| {
-                let id = &f.ident;
-                let label = id.to_string();
+                let id = &f.member;
+                let label = &f.label;
                 quote_spanned!(f.ty.span()=> #p::TensorSlots::push_named(&self.#id, #label, &mut __out);)
             })
             .collect()
@@ -148,27 +144,41 @@ pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
     let is_buffer = |r: &Role| matches!(r, Role::Buffer);
     let own_params = own(is_param);
     let own_buffers = own(is_buffer);
-    // Each child's names under `field.` (`field.i.` in a list).
+    // Each child's names under `field.` (`field.i.` in a list); flattened:
+    // as they are (`i.` in a list).
     let children = |method: TokenStream| -> Vec<TokenStream> {
         fields
             .iter()
             .filter_map(|f| {
-                let id = &f.ident;
-                let label = id.to_string();
+                let id = &f.member;
+                let label = &f.label;
                 let ty = module_type(f);
                 let call = quote_spanned!(ty.span()=> <#ty as #nn::Module>::#method);
-                Some(match f.role {
-                    Role::Child => quote! {
+                Some(match (&f.role, f.flatten) {
+                    (Role::Child, false) => quote! {
                         #p::push_prefixed(&mut __out, #label, #call(&self.#id));
                     },
-                    Role::OptionalChild => quote! {
+                    (Role::Child, true) => quote! {
+                        __out.extend(#call(&self.#id));
+                    },
+                    (Role::OptionalChild, false) => quote! {
                         if let ::core::option::Option::Some(__m) = &self.#id {
                             #p::push_prefixed(&mut __out, #label, #call(__m));
                         }
                     },
-                    Role::ChildList => quote! {
+                    (Role::OptionalChild, true) => quote! {
+                        if let ::core::option::Option::Some(__m) = &self.#id {
+                            __out.extend(#call(__m));
+                        }
+                    },
+                    (Role::ChildList, false) => quote! {
                         for (__i, __m) in self.#id.iter().enumerate() {
                             #p::push_prefixed(&mut __out, &::std::format!("{}.{}", #label, __i), #call(__m));
+                        }
+                    },
+                    (Role::ChildList, true) => quote! {
+                        for (__i, __m) in self.#id.iter().enumerate() {
+                            #p::push_prefixed(&mut __out, &::std::format!("{}", __i), #call(__m));
                         }
                     },
                     _ => return None,
@@ -183,7 +193,7 @@ pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
     let train_children: Vec<TokenStream> = fields
         .iter()
         .filter_map(|f| {
-            let id = &f.ident;
+            let id = &f.member;
             let ty = module_type(f);
             let call = quote_spanned!(ty.span()=> <#ty as #nn::Module>::train);
             Some(match f.role {
@@ -206,7 +216,7 @@ pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
     let move_fields: Vec<TokenStream> = fields
         .iter()
         .filter_map(|f| {
-            let id = &f.ident;
+            let id = &f.member;
             let ty = module_type(f);
             let call = quote_spanned!(ty.span()=> <#ty as #nn::Module>::to_device);
             Some(match f.role {
@@ -294,11 +304,11 @@ pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
 /// The flag; without one, the first child's mode; without children, true.
 fn is_training_body(fields: &[ModuleField], nn: &TokenStream) -> TokenStream {
     if let Some(flag) = fields.iter().find(|f| matches!(f.role, Role::Training)) {
-        let id = &flag.ident;
+        let id = &flag.member;
         return quote!(self.#id);
     }
     for f in fields {
-        let id = &f.ident;
+        let id = &f.member;
         let ty = module_type(f);
         let call = quote_spanned!(ty.span()=> <#ty as #nn::Module>::is_training);
         match f.role {

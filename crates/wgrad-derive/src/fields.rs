@@ -3,7 +3,7 @@
 //! something skipped, from its `#[module(...)]` attributes and its type.
 
 use syn::spanned::Spanned;
-use syn::{Attribute, Field, GenericArgument, Ident, PathArguments, Type};
+use syn::{Attribute, Field, GenericArgument, Member, PathArguments, Type};
 
 /// The role of one field.
 pub enum Role {
@@ -25,9 +25,17 @@ pub enum Role {
 
 /// A classified field.
 pub struct ModuleField {
-    pub ident: Ident,
+    /// `name` or the index of a tuple struct's field (`self.#member`).
+    pub member: Member,
+    /// The name its tensors or children go under: the field's name, or its
+    /// index in a tuple struct.
+    pub label: String,
     pub ty: Type,
     pub role: Role,
+    /// `#[module(flatten)]` on a child: its names are not prefixed with
+    /// the field's (`Sequential`'s `layers` give `0.weight`, a wrapper's
+    /// inner layer gives `weight`).
+    pub flatten: bool,
 }
 
 /// The `#[module(...)]` flags of a field.
@@ -36,6 +44,7 @@ struct FieldFlags {
     buffer: bool,
     skip: bool,
     training: bool,
+    flatten: bool,
 }
 
 fn field_flags(attrs: &[Attribute]) -> syn::Result<FieldFlags> {
@@ -48,35 +57,36 @@ fn field_flags(attrs: &[Attribute]) -> syn::Result<FieldFlags> {
                 flags.skip = true;
             } else if meta.path.is_ident("training") {
                 flags.training = true;
+            } else if meta.path.is_ident("flatten") {
+                flags.flatten = true;
             } else {
                 return Err(meta.error(
                     "unknown field attribute: expected `#[module(buffer)]`, \
-                     `#[module(skip)]` or `#[module(training)]`",
+                     `#[module(skip)]`, `#[module(training)]` or `#[module(flatten)]`",
                 ));
             }
             Ok(())
         })?;
     }
-    let set = [flags.buffer, flags.skip, flags.training];
+    let set = [flags.buffer, flags.skip, flags.training, flags.flatten];
     if set.iter().filter(|&&f| f).count() > 1 {
         let at = attrs.iter().find(|a| a.path().is_ident("module"));
         return Err(syn::Error::new(
             at.map_or_else(proc_macro2::Span::call_site, |a| a.span()),
-            "a field is at most one of `buffer`, `skip` and `training`",
+            "a field is at most one of `buffer`, `skip`, `training` and `flatten`",
         ));
     }
     Ok(flags)
 }
 
-/// Classifies `field` (which has a name: tuple structs are refused before).
-pub fn classify(field: &Field) -> syn::Result<ModuleField> {
+/// Classifies `field`, the `index`-th of its struct.
+pub fn classify(index: usize, field: &Field) -> syn::Result<ModuleField> {
     let flags = field_flags(&field.attrs)?;
-    let Some(ident) = field.ident.clone() else {
-        return Err(syn::Error::new_spanned(
-            field,
-            "#[derive(Module)] needs named fields",
-        ));
+    let (member, label) = match &field.ident {
+        Some(ident) => (Member::Named(ident.clone()), ident.to_string()),
+        None => (Member::Unnamed(index.into()), index.to_string()),
     };
+    let is_training_name = matches!(&member, Member::Named(i) if i == "training");
     let ty = field.ty.clone();
     let role = if flags.skip {
         Role::Skipped
@@ -97,7 +107,7 @@ pub fn classify(field: &Field) -> syn::Result<ModuleField> {
             ));
         }
         Role::Buffer
-    } else if ident == "training" && is_named(&ty, "bool") {
+    } else if is_training_name && is_named(&ty, "bool") {
         Role::Training
     } else if holds_tensors(&ty) {
         Role::Parameter
@@ -110,7 +120,20 @@ pub fn classify(field: &Field) -> syn::Result<ModuleField> {
     } else {
         Role::Child
     };
-    Ok(ModuleField { ident, ty, role })
+    if flags.flatten && !matches!(role, Role::Child | Role::OptionalChild | Role::ChildList) {
+        return Err(syn::Error::new_spanned(
+            &ty,
+            "#[module(flatten)] marks a child module (or a `Vec`/`Option` of them) whose \
+             names go unprefixed",
+        ));
+    }
+    Ok(ModuleField {
+        member,
+        label,
+        ty,
+        role,
+        flatten: flags.flatten,
+    })
 }
 
 /// The element type of a child field: `M` of `Option<M>`, `Vec<M>`,

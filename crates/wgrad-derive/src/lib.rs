@@ -13,7 +13,7 @@ mod fields;
 
 use proc_macro::TokenStream;
 
-/// Implements the whole `Module` trait for a struct with named fields.
+/// Implements the whole `Module` trait for a struct.
 ///
 /// ```
 /// use wgrad_autograd::{Device, Tensor};
@@ -78,6 +78,7 @@ use proc_macro::TokenStream;
 /// | `Vec<M>`, `[M; N]` | children named `field.0`, `field.1`, ... |
 /// | `Option<M>` | a child when `Some` |
 /// | anything else (`Linear`, `Box<dyn Module>`, a derived struct, `M`) | a child: its names prefixed with `field.` |
+/// | `#[module(flatten)]` on a child, `Option` or `Vec` of children | its names unprefixed (`weight`; `0.weight` for a list): a wrapper or container that PyTorch names by its contents, like `Sequential` |
 ///
 /// A field of a configuration type that is not a module (an options
 /// struct, an enum) must be marked `#[module(skip)]`; otherwise the compiler
@@ -113,8 +114,11 @@ use proc_macro::TokenStream;
 /// a `Module` bound on the impl (`struct Residual<M> { inner: M }`
 /// implements `Module` where `M: Module`).
 ///
-/// Tuple structs, unit structs and enums are refused with a compile error:
-/// their fields have no names to give parameters.
+/// Tuple structs name their fields by index (`0.weight`), so a wrapper
+/// marks its one field `#[module(flatten)]`
+/// (`struct BatchNorm2d(#[module(flatten)] pub BatchNorm);` keeps
+/// `weight`, `running_mean`); unit structs have no state. Enums and unions
+/// are refused with a compile error.
 #[proc_macro_derive(Module, attributes(module))]
 pub fn derive_module(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);

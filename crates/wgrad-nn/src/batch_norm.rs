@@ -195,12 +195,13 @@ impl Default for BatchNormOptions {
 /// Declares a PyTorch-named batch-norm layer over [`BatchNorm`] for inputs
 /// of the given ranks; it derefs to the [`BatchNorm`] (fields, options).
 /// The layer is a tuple struct (`BatchNorm2d(pub BatchNorm)`, public API)
-/// whose state has no field name of its own, so its `Module` impl is
-/// written out as a delegation rather than derived.
+/// whose one field is flattened: its state keeps PyTorch's names
+/// (`weight`, `running_mean`), not `0.weight`.
 macro_rules! batch_norm_layer {
     ($(#[$doc:meta])* $name:ident, $ranks:expr) => {
         $(#[$doc])*
-        pub struct $name(pub BatchNorm);
+        #[derive(Module)]
+        pub struct $name(#[module(flatten)] pub BatchNorm);
 
         impl $name {
             #[doc = concat!("`", stringify!($name), "(num_features)` with PyTorch's defaults.")]
@@ -231,24 +232,9 @@ macro_rules! batch_norm_layer {
             }
         }
 
-        impl Module for $name {
+        impl $name {
             fn forward(&self, x: &Tensor) -> Result<Tensor> {
-                self.0.forward(x)
-            }
-            fn named_parameters(&self) -> Vec<(String, Tensor)> {
-                self.0.named_parameters()
-            }
-            fn named_buffers(&self) -> Vec<(String, Tensor)> {
-                self.0.named_buffers()
-            }
-            fn train(&mut self, on: bool) {
-                self.0.train(on);
-            }
-            fn is_training(&self) -> bool {
-                self.0.is_training()
-            }
-            fn to_device(&mut self, device: &Device) -> Result<()> {
-                self.0.to_device(device)
+                Module::forward(&self.0, x)
             }
         }
     };

@@ -1,9 +1,9 @@
 //! [`Sequential`]: modules applied one after another (`torch.nn.Sequential`).
 
-use wgrad_autograd::{Device, Tensor};
+use wgrad_autograd::Tensor;
 use wgrad_core::Result;
 
-use crate::module::{Module, unique_parameters};
+use crate::Module;
 
 /// A chain of modules; `forward` feeds each one's output to the next.
 /// Parameters are named `"{index}.{name}"` (`0.weight`, `2.bias`), with
@@ -21,7 +21,10 @@ use crate::module::{Module, unique_parameters};
 /// assert_eq!(mlp.forward(&Tensor::randn(&[3, 4], &device)?)?.shape(), [3, 2]);
 /// # Ok::<(), wgrad_core::Error>(())
 /// ```
+#[derive(Module)]
 pub struct Sequential {
+    /// Flattened: the layers are named by index alone (`0.weight`).
+    #[module(flatten)]
     layers: Vec<Box<dyn Module>>,
     training: bool,
 }
@@ -71,77 +74,13 @@ impl Default for Sequential {
     }
 }
 
-// Written by hand, not derived: the children are a runtime list named by
-// index alone (`0.weight`, not `layers.0.weight`), and a derived struct's
-// list field would carry its field name.
-impl Module for Sequential {
+// The forward `Module::forward` calls (the derive writes the rest).
+impl Sequential {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         let mut h = x.clone();
         for layer in &self.layers {
             h = layer.forward(&h)?;
         }
         Ok(h)
-    }
-
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
-        unique_parameters(
-            self.layers
-                .iter()
-                .enumerate()
-                .flat_map(|(i, layer)| {
-                    layer
-                        .named_parameters()
-                        .into_iter()
-                        .map(move |(name, t)| (format!("{i}.{name}"), t))
-                })
-                .collect(),
-        )
-    }
-
-    fn named_buffers(&self) -> Vec<(String, Tensor)> {
-        self.layers
-            .iter()
-            .enumerate()
-            .flat_map(|(i, layer)| {
-                layer
-                    .named_buffers()
-                    .into_iter()
-                    .map(move |(name, t)| (format!("{i}.{name}"), t))
-            })
-            .collect()
-    }
-
-    /// Per layer, its parameters then its buffers, as PyTorch orders a
-    /// `state_dict` (tied parameters once, under their first name).
-    fn named_state(&self) -> Vec<(String, Tensor)> {
-        unique_parameters(
-            self.layers
-                .iter()
-                .enumerate()
-                .flat_map(|(i, layer)| {
-                    layer
-                        .named_state()
-                        .into_iter()
-                        .map(move |(name, t)| (format!("{i}.{name}"), t))
-                })
-                .collect(),
-        )
-    }
-
-    fn train(&mut self, on: bool) {
-        self.training = on;
-        for layer in &mut self.layers {
-            layer.train(on);
-        }
-    }
-
-    fn is_training(&self) -> bool {
-        self.training
-    }
-
-    fn to_device(&mut self, device: &Device) -> Result<()> {
-        self.layers
-            .iter_mut()
-            .try_for_each(|layer| layer.to_device(device))
     }
 }

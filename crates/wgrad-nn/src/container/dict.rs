@@ -147,8 +147,8 @@ impl Default for ModuleDict {
 }
 
 // Written by hand, not derived: the children are a runtime collection
-// named by key alone (`policy.weight`, not
-// `entries.policy.weight`), and there is no forward.
+// named by their keys (`policy.weight`), which no field of a struct
+// gives the derive.
 impl Module for ModuleDict {
     /// An error: like PyTorch's `nn.ModuleDict`, the dict has no forward.
     fn forward(&self, _x: &Tensor) -> Result<Tensor> {

@@ -2,11 +2,10 @@
 
 use std::ops::{Index, IndexMut};
 
-use wgrad_autograd::{Device, Tensor};
+use wgrad_autograd::Tensor;
 use wgrad_core::{Error, Result};
 
-use super::named_children;
-use crate::module::{Module, unique_parameters};
+use crate::Module;
 
 /// Modules in a list, registered so that their parameters and buffers are
 /// the list's (named `0.weight`, `1.bias`, ...; `layers.0.weight` once a
@@ -33,7 +32,10 @@ use crate::module::{Module, unique_parameters};
 /// assert_eq!(layers.named_parameters()[2].0, "2.weight");
 /// # Ok::<(), wgrad_core::Error>(())
 /// ```
+#[derive(Module)]
 pub struct ModuleList {
+    /// Flattened: the modules are named by index alone (`0.weight`).
+    #[module(flatten)]
     modules: Vec<Box<dyn Module>>,
     training: bool,
 }
@@ -127,11 +129,6 @@ impl ModuleList {
     pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut (dyn Module + 'static)> {
         self.modules.iter_mut().map(|m| &mut **m)
     }
-
-    /// Each module under its index as a name (`"0"`, `"1"`, ...).
-    fn children(&self) -> impl Iterator<Item = (String, &dyn Module)> {
-        self.iter().enumerate().map(|(i, m)| (i.to_string(), m))
-    }
 }
 
 impl Default for ModuleList {
@@ -173,10 +170,8 @@ impl IndexMut<usize> for ModuleList {
     }
 }
 
-// Written by hand, not derived: the children are a runtime collection
-// named by index alone (`0.weight`, not
-// `modules.0.weight`), and there is no forward.
-impl Module for ModuleList {
+// The forward `Module::forward` calls (the derive writes the rest).
+impl ModuleList {
     /// An error: like PyTorch's `nn.ModuleList`, the list has no forward.
     fn forward(&self, _x: &Tensor) -> Result<Tensor> {
         Err(Error::invalid(
@@ -184,36 +179,5 @@ impl Module for ModuleList {
             "ModuleList has no forward (as in PyTorch): it only holds modules; iterate over \
              it and call each module's forward (or use Sequential)",
         ))
-    }
-
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
-        unique_parameters(named_children(self.children(), |m| m.named_parameters()))
-    }
-
-    fn named_buffers(&self) -> Vec<(String, Tensor)> {
-        named_children(self.children(), |m| m.named_buffers())
-    }
-
-    /// Per module, its parameters then its buffers, as PyTorch orders a
-    /// `state_dict` (tied parameters once, under their first name).
-    fn named_state(&self) -> Vec<(String, Tensor)> {
-        unique_parameters(named_children(self.children(), |m| m.named_state()))
-    }
-
-    fn train(&mut self, on: bool) {
-        self.training = on;
-        for module in &mut self.modules {
-            module.train(on);
-        }
-    }
-
-    fn is_training(&self) -> bool {
-        self.training
-    }
-
-    fn to_device(&mut self, device: &Device) -> Result<()> {
-        self.modules
-            .iter_mut()
-            .try_for_each(|module| module.to_device(device))
     }
 }

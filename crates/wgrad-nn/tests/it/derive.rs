@@ -386,3 +386,56 @@ fn a_layer_path_call_reaches_the_trait() {
     let y = Linear::forward(&l, &ones(&[1, 3])).unwrap();
     assert_eq!(y.shape(), [1, 2]);
 }
+
+/// A wrapper names its state like the module it wraps (PyTorch's
+/// `BatchNorm2d` has `weight`, not `0.weight`).
+#[derive(Module)]
+struct Wrapped(#[module(flatten)] Linear);
+
+impl Wrapped {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        self.0.forward(x)
+    }
+}
+
+/// Tuple fields without flatten are named by index; a flattened option as
+/// its contents (a flattened list by index alone: `Sequential`, below).
+#[derive(Module)]
+struct Pair(Linear, #[module(flatten)] Option<Wrapped>);
+
+impl Pair {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        self.0.forward(x)
+    }
+}
+
+#[test]
+fn tuple_structs_and_flattened_children() {
+    let w = Wrapped(Linear::new(3, 2, true, &CPU).unwrap());
+    assert_eq!(names(w.named_parameters()), ["weight", "bias"]);
+    let p = Pair(
+        Linear::new(3, 2, false, &CPU).unwrap(),
+        Some(Wrapped(Linear::new(2, 1, false, &CPU).unwrap())),
+    );
+    assert_eq!(names(p.named_parameters()), ["0.weight", "weight"]);
+    // The built-in wrappers and containers keep PyTorch's names.
+    let bn = wgrad_nn::BatchNorm2d::new(3, &CPU).unwrap();
+    assert_eq!(
+        names(bn.named_state()),
+        [
+            "weight",
+            "bias",
+            "running_mean",
+            "running_var",
+            "num_batches_tracked"
+        ]
+    );
+    let seq = wgrad_nn::Sequential::new()
+        .add(Linear::new(2, 2, true, &CPU).unwrap())
+        .add(wgrad_nn::ReLU::new())
+        .add(Linear::new(2, 1, true, &CPU).unwrap());
+    assert_eq!(
+        names(seq.named_parameters()),
+        ["0.weight", "0.bias", "2.weight", "2.bias"]
+    );
+}
