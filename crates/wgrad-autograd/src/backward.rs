@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use wgrad_core::{BinaryOp, CompareOp, DType, Error, Result, UnaryOp, shape};
 
 use crate::graph::{Node, Op, topological_order};
-use crate::ops::{attention, conv, scatter, structure};
+use crate::ops::{attention, conv, layer_norm, scatter, structure};
 use crate::storage::Storage;
 use crate::tensor::Tensor;
 
@@ -386,6 +386,11 @@ fn input_gradients(saved: &Saved, g: &Storage) -> Result<Vec<Option<Storage>>> {
             saved.output()?,
             [shape_of(0), shape_of(1), shape_of(2)],
         )?,
+        Op::LayerNorm(ln) => {
+            let needs: Vec<bool> = inputs.iter().map(|t| t.requires_grad()).collect();
+            let weight = if ln.has_weight { Some(x(1)?) } else { None };
+            layer_norm::layer_norm_grads(g, ln, x(0)?, weight, &needs)?
+        }
         Op::Conv2d { geometry } => {
             let needs = [inputs[0].requires_grad(), inputs[1].requires_grad()];
             conv::conv2d_grads(g, || x(0), || x(1), needs, geometry)?

@@ -92,6 +92,8 @@ pub(crate) enum Op {
     ToDevice,
     /// Fused scaled-dot-product attention of inputs `[q, k, v]`.
     Attention(Box<crate::ops::attention::AttentionSaved>),
+    /// Fused layer_norm of inputs `[x, weight?, bias?]`.
+    LayerNorm(Box<crate::ops::layer_norm::LayerNormSaved>),
     /// 2-D convolution of inputs `[x, weight]` (bias is a separate add).
     Conv2d {
         geometry: Conv2dGeometry,
@@ -163,6 +165,7 @@ impl Op {
             Op::ScatterAdd { .. } => "scatter_add",
             Op::ToDevice => "to",
             Op::Attention(_) => "scaled_dot_product_attention",
+            Op::LayerNorm(_) => "layer_norm",
             Op::Conv2d { .. } => "conv2d",
             Op::ConvTranspose2d { .. } => "conv_transpose2d",
             Op::MaxPool2d { .. } => "max_pool2d",

@@ -11,6 +11,7 @@ use crate::Device;
 
 mod attention;
 mod conv;
+mod layer_norm;
 mod optim_steps;
 mod pool;
 mod sort;
@@ -44,6 +45,45 @@ macro_rules! pair_dispatch {
             (a, b) => Err(mismatch($op, a, b)),
         }
     };
+}
+
+/// The CPU tensors of `operands`, or `None` if any is elsewhere.
+pub(super) fn all_cpu<const N: usize>(operands: [&Storage; N]) -> Option<[&CpuTensor; N]> {
+    let mut out = Vec::with_capacity(N);
+    for s in operands {
+        match s {
+            Storage::Cpu(t) => out.push(t),
+            Storage::Gpu(_) => return None,
+        }
+    }
+    out.try_into().ok()
+}
+
+/// The GPU tensors of `operands`, or `None` if any is elsewhere.
+pub(super) fn all_gpu<const N: usize>(operands: [&Storage; N]) -> Option<[&GpuTensor; N]> {
+    let mut out = Vec::with_capacity(N);
+    for s in operands {
+        match s {
+            Storage::Gpu(t) => out.push(t),
+            Storage::Cpu(_) => return None,
+        }
+    }
+    out.try_into().ok()
+}
+
+/// The first operand not on `q`'s device kind, for the error of a fused
+/// op whose operands must all be on one device.
+pub(super) fn stray<'a>(q: &'a Storage, operands: &[&'a Storage]) -> &'a Storage {
+    operands
+        .iter()
+        .find(|s| {
+            matches!(
+                (q, s),
+                (Storage::Cpu(_), Storage::Gpu(_)) | (Storage::Gpu(_), Storage::Cpu(_))
+            )
+        })
+        .copied()
+        .unwrap_or(q)
 }
 
 fn mismatch(op: &'static str, a: &Storage, b: &Storage) -> Error {

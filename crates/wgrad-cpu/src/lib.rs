@@ -36,6 +36,7 @@ mod creation;
 mod elementwise;
 mod indexing;
 mod int_ops;
+mod layer_norm;
 mod matmul;
 mod nn;
 mod optim;

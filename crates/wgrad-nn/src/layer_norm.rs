@@ -82,15 +82,11 @@ impl LayerNorm {
                 rhs: self.normalized_shape.clone(),
             });
         }
-        let axes: Vec<isize> = (-(k as isize)..0).collect();
-        let mean = x.mean(&axes, true)?;
-        let var = x.var(&axes, 0, true)?;
-        let normalized = x.sub(&mean)?.mul(&var.add_scalar(self.eps)?.rsqrt()?)?;
-        match (&self.weight, &self.bias) {
-            (Some(w), Some(b)) => normalized.mul(w)?.add(b),
-            (Some(w), None) => normalized.mul(w),
-            (None, Some(b)) => normalized.add(b),
-            (None, None) => Ok(normalized),
-        }
+        x.layer_norm(
+            &self.normalized_shape,
+            self.weight.as_ref(),
+            self.bias.as_ref(),
+            self.eps,
+        )
     }
 }

@@ -5,6 +5,7 @@ pub(crate) mod conv;
 mod elementwise;
 mod indexing;
 pub(crate) mod inplace;
+pub(crate) mod layer_norm;
 mod linalg;
 mod loss;
 pub(crate) mod math;

@@ -6,45 +6,7 @@ use wgrad_core::checks::attention::{AttentionGeometry, OP};
 use wgrad_cpu::CpuTensor;
 use wgrad_gpu::GpuTensor;
 
-use super::{Storage, mismatch};
-
-/// The CPU tensors of `operands`, or `None` if any is elsewhere.
-fn all_cpu<const N: usize>(operands: [&Storage; N]) -> Option<[&CpuTensor; N]> {
-    let mut out = Vec::with_capacity(N);
-    for s in operands {
-        match s {
-            Storage::Cpu(t) => out.push(t),
-            Storage::Gpu(_) => return None,
-        }
-    }
-    out.try_into().ok()
-}
-
-/// The GPU tensors of `operands`, or `None` if any is elsewhere.
-fn all_gpu<const N: usize>(operands: [&Storage; N]) -> Option<[&GpuTensor; N]> {
-    let mut out = Vec::with_capacity(N);
-    for s in operands {
-        match s {
-            Storage::Gpu(t) => out.push(t),
-            Storage::Cpu(_) => return None,
-        }
-    }
-    out.try_into().ok()
-}
-
-/// The first operand not on `q`'s device kind, for the error.
-fn stray<'a>(q: &'a Storage, operands: &[&'a Storage]) -> &'a Storage {
-    operands
-        .iter()
-        .find(|s| {
-            matches!(
-                (q, s),
-                (Storage::Cpu(_), Storage::Gpu(_)) | (Storage::Gpu(_), Storage::Cpu(_))
-            )
-        })
-        .copied()
-        .unwrap_or(q)
-}
+use super::{Storage, all_cpu, all_gpu, mismatch, stray};
 
 impl Storage {
     /// Attention output and per-row log-sum-exp of q (`self`), k, v and

@@ -10,8 +10,8 @@
 //! `gather`, `one_hot`), [`index_add`] (`index_add`, `scatter_add`),
 //! [`concat`](mod@concat), [`conv`] (conv2d, conv_transpose2d), [`loss`] (cross-entropy), [`optim`]
 //! (optimizer operands and step coefficients) and [`pool`] (max_pool2d,
-//! avg_pool2d, adaptive_avg_pool2d) and [`sort`] (sort, topk, cumsum and
-//! the random samplers).
+//! avg_pool2d, adaptive_avg_pool2d), [`sort`] (sort, topk, cumsum and
+//! the random samplers) and [`layer_norm`].
 
 pub mod arith;
 pub mod attention;
@@ -19,6 +19,7 @@ pub mod concat;
 pub mod conv;
 pub mod index_add;
 pub mod indexing;
+pub mod layer_norm;
 pub mod loss;
 pub mod matmul;
 pub mod optim;

@@ -10,6 +10,7 @@ mod concat;
 mod conv;
 mod indexing;
 mod int_ops;
+mod layer_norm;
 mod matmul;
 mod nn;
 mod optim;

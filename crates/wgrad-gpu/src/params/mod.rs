@@ -38,7 +38,7 @@ pub(crate) use movement::{
     ArangeParams, CopyParams, CopyViewParams, GatherParams, IndexSelectParams, OneHotParams,
     RandomParams,
 };
-pub(crate) use nn::CrossEntropyParams;
+pub(crate) use nn::{CrossEntropyParams, LayerNormParams};
 pub(crate) use optim::{
     AdagradParams, AdamAmsgradParams, AdamParams, RmsPropParams, SgdMomentumParams, SgdParams,
 };

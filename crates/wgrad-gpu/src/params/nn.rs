@@ -32,3 +32,26 @@ immediates! {
         g_stride: u32,
     }
 }
+
+immediates! {
+    /// `LayerNormParams` of `nn/layer_norm*.wgsl` (declared once in
+    /// `common/layer_norm.wgsl`).
+    LayerNormParams {
+        /// Rows (the product of the dims before `normalized_shape`).
+        rows: u32,
+        /// Elements per row (the product of `normalized_shape`).
+        cols: u32,
+        /// Epsilon (f32 bits).
+        eps: u32,
+        /// Threads per row (a power of two up to 256).
+        lanes: u32,
+        /// 1: a weight is bound; 2: a bias is bound.
+        flags: u32,
+        /// Rows each parameter-gradient workgroup sums.
+        row_block: u32,
+        /// Column blocks of 256 (parameter gradients).
+        col_blocks: u32,
+        /// Unused (the block is whole 16-byte rows).
+        pad: u32,
+    }
+}

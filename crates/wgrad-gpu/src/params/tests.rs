@@ -65,6 +65,7 @@ fn cases() -> Vec<Case> {
         RmsPropParams => [optim::RMSPROP, optim::RMSPROP_AUX, optim::RMSPROP_FULL],
         AdagradParams => [optim::ADAGRAD],
         CrossEntropyParams => [nn::CROSS_ENTROPY, nn::CROSS_ENTROPY_BACKWARD],
+        LayerNormParams => [nn::LAYER_NORM, nn::LAYER_NORM_BACKWARD, nn::LAYER_NORM_PARAM_GRADS],
         Pool2dParams => [
             pool::MAX_POOL2D,
             pool::MAX_POOL2D_BACKWARD,

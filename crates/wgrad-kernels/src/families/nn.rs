@@ -31,5 +31,53 @@ pub static CROSS_ENTROPY_BACKWARD: KernelSpec = KernelSpec {
     selector: None,
 };
 
+/// `layer_norm` forward over contiguous `[rows, cols]`: the output and
+/// each row's mean and rstd. Bindings: x, weight, bias (x where absent),
+/// y, mean, rstd. Immediates (8 words): rows, cols, eps (f32 bits), lanes,
+/// flags (1 weight, 2 bias), row_block, col_blocks, pad. `256 / lanes` rows
+/// per workgroup.
+pub static LAYER_NORM: KernelSpec = KernelSpec {
+    file: "nn/layer_norm.wgsl",
+    entry: "layer_norm_rows",
+    bindings: &[Read, Read, Read, ReadWrite, ReadWrite, ReadWrite],
+    immediate_bytes: 32,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
+/// Input gradient of [`LAYER_NORM`] from the saved mean and rstd.
+/// Bindings: x, weight (x where absent), mean, rstd, dy, dx. Immediates as
+/// [`LAYER_NORM`].
+pub static LAYER_NORM_BACKWARD: KernelSpec = KernelSpec {
+    file: "nn/layer_norm_backward.wgsl",
+    entry: "layer_norm_backward_rows",
+    bindings: &[Read, Read, Read, Read, Read, ReadWrite],
+    immediate_bytes: 32,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
+/// Per-row-block partial sums of [`LAYER_NORM`]'s weight and bias
+/// gradients, `[row_blocks, cols]` each. Bindings: x, mean, rstd, dy,
+/// weight partials, bias partials. Immediates as [`LAYER_NORM`]
+/// (row_block, col_blocks set); `col_blocks * row_blocks` workgroups.
+pub static LAYER_NORM_PARAM_GRADS: KernelSpec = KernelSpec {
+    file: "nn/layer_norm_param_grads.wgsl",
+    entry: "layer_norm_param_grads",
+    bindings: &[Read, Read, Read, Read, ReadWrite, ReadWrite],
+    immediate_bytes: 32,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
 /// Every kernel of this family (what the validation test walks).
-pub static ALL: &[&KernelSpec] = &[&CROSS_ENTROPY, &CROSS_ENTROPY_BACKWARD];
+pub static ALL: &[&KernelSpec] = &[
+    &CROSS_ENTROPY,
+    &CROSS_ENTROPY_BACKWARD,
+    &LAYER_NORM,
+    &LAYER_NORM_BACKWARD,
+    &LAYER_NORM_PARAM_GRADS,
+];

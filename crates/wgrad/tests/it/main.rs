@@ -19,6 +19,7 @@ mod fixtures_transformer;
 mod hardening;
 mod inplace;
 mod int_ops;
+mod layer_norm;
 mod math_ops;
 mod misc;
 mod pytorch_md;

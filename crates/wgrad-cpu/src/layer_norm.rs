@@ -1,0 +1,169 @@
+//! `layer_norm` on the CPU: the reference for the fused GPU kernels, with
+//! the semantics of `wgrad_core::checks::layer_norm`.
+//!
+//! Per row: the mean, then the biased variance as the mean of squared
+//! deviations (two passes, as the GPU does, so a large mean does not cost
+//! the variance its precision), `rstd = 1 / sqrt(var + eps)`. The backward
+//! uses the saved mean and rstd:
+//! `dx = rstd * (g - mean(g) - xhat * mean(g * xhat))` with `g = dy * weight`
+//! and `xhat = (x - mean) * rstd`; `dweight = sum over rows of dy * xhat`,
+//! `dbias = sum over rows of dy`.
+
+use rayon::prelude::*;
+use wgrad_core::checks::layer_norm::{LayerNormGeometry, OP};
+use wgrad_core::{DType, Result};
+
+use crate::parallel;
+use crate::tensor::{CpuTensor, expect_dtype};
+
+/// Rows per parallel task.
+const ROWS_PER_TASK: usize = 64;
+
+fn mean_rstd(row: &[f32], eps: f32) -> (f32, f32) {
+    let n = row.len() as f32;
+    let mean = row.iter().sum::<f32>() / n;
+    let var = row.iter().map(|&v| (v - mean) * (v - mean)).sum::<f32>() / n;
+    (mean, 1.0 / (var + eps).sqrt())
+}
+
+/// Runs `f(row index, row of a, row of out)` over every row, over threads
+/// when there is enough work.
+fn each_row<F>(a: &[f32], out: &mut [f32], cols: usize, f: F)
+where
+    F: Fn(usize, &[f32], &mut [f32]) + Sync,
+{
+    let run = |task: usize, a: &[f32], out: &mut [f32]| {
+        for (i, (ra, ro)) in a.chunks(cols).zip(out.chunks_mut(cols)).enumerate() {
+            f(task * ROWS_PER_TASK + i, ra, ro);
+        }
+    };
+    let block = ROWS_PER_TASK * cols;
+    if parallel::worth_splitting(a.len() * 4) {
+        a.par_chunks(block)
+            .zip(out.par_chunks_mut(block))
+            .enumerate()
+            .for_each(|(t, (a, o))| run(t, a, o));
+    } else {
+        a.chunks(block)
+            .zip(out.chunks_mut(block))
+            .enumerate()
+            .for_each(|(t, (a, o))| run(t, a, o));
+    }
+}
+
+impl CpuTensor {
+    /// `layer_norm` forward: the output and each row's mean and rstd
+    /// (shape `[rows]`).
+    pub fn layer_norm_forward(
+        &self,
+        weight: Option<&CpuTensor>,
+        bias: Option<&CpuTensor>,
+        g: &LayerNormGeometry,
+    ) -> Result<(CpuTensor, CpuTensor, CpuTensor)> {
+        expect_dtype(OP, self, DType::F32)?;
+        let cols = g.cols;
+        let x = self.dense::<f32>(OP)?;
+        let w = weight.map(|w| w.dense::<f32>(OP)).transpose()?;
+        let b = bias.map(|b| b.dense::<f32>(OP)).transpose()?;
+        let mut stats = vec![0f32; 2 * g.rows];
+        let mut y = vec![0f32; x.len()];
+        if cols > 0 {
+            for (r, row) in x.chunks(cols).enumerate() {
+                let (mean, rstd) = mean_rstd(row, g.eps);
+                stats[r] = mean;
+                stats[g.rows + r] = rstd;
+            }
+            let stats = &stats;
+            each_row(&x, &mut y, cols, |r, row, out| {
+                let (mean, rstd) = (stats[r], stats[g.rows + r]);
+                for (j, (o, &v)) in out.iter_mut().zip(row).enumerate() {
+                    let mut h = (v - mean) * rstd;
+                    if let Some(w) = &w {
+                        h *= w[j];
+                    }
+                    if let Some(b) = &b {
+                        h += b[j];
+                    }
+                    *o = h;
+                }
+            });
+        }
+        let rstd = stats.split_off(g.rows);
+        Ok((
+            CpuTensor::from_vec(y, self.shape())?,
+            CpuTensor::from_vec(stats, &[g.rows])?,
+            CpuTensor::from_vec(rstd, &[g.rows])?,
+        ))
+    }
+
+    /// `layer_norm` backward from the output gradient `dy` (`self`): the
+    /// input gradient, and the weight and bias gradients where `needs`
+    /// asks for them (`[x, weight, bias]`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn layer_norm_backward(
+        &self,
+        x: &CpuTensor,
+        weight: Option<&CpuTensor>,
+        mean: &CpuTensor,
+        rstd: &CpuTensor,
+        g: &LayerNormGeometry,
+        needs: [bool; 3],
+    ) -> Result<(Option<CpuTensor>, Option<CpuTensor>, Option<CpuTensor>)> {
+        let cols = g.cols;
+        let dy = self.dense::<f32>(OP)?;
+        let xs = x.dense::<f32>(OP)?;
+        let w = weight.map(|w| w.dense::<f32>(OP)).transpose()?;
+        let mean = mean.dense::<f32>(OP)?;
+        let rstd = rstd.dense::<f32>(OP)?;
+        let shape = x.shape();
+        let dx = if needs[0] {
+            let mut dx = vec![0f32; xs.len()];
+            if cols > 0 {
+                let n = cols as f32;
+                let (mean, rstd, dy) = (&mean, &rstd, &dy);
+                each_row(&xs, &mut dx, cols, |r, row, out| {
+                    let (m, s) = (mean[r], rstd[r]);
+                    let dyr = &dy[r * cols..(r + 1) * cols];
+                    let gw = |j: usize| w.as_ref().map_or(dyr[j], |w| dyr[j] * w[j]);
+                    let (mut sum_g, mut sum_gx) = (0f32, 0f32);
+                    for (j, &v) in row.iter().enumerate() {
+                        let gj = gw(j);
+                        sum_g += gj;
+                        sum_gx += gj * (v - m) * s;
+                    }
+                    let (mean_g, mean_gx) = (sum_g / n, sum_gx / n);
+                    for (j, (o, &v)) in out.iter_mut().zip(row).enumerate() {
+                        *o = s * (gw(j) - mean_g - (v - m) * s * mean_gx);
+                    }
+                });
+            }
+            Some(CpuTensor::from_vec(dx, shape)?)
+        } else {
+            None
+        };
+        let param_shape = &shape[shape.len() - g.normalized_rank..];
+        let column_sums = |f: &dyn Fn(usize, usize) -> f32| -> Result<CpuTensor> {
+            let mut acc = vec![0f32; cols];
+            for r in 0..g.rows {
+                for (j, a) in acc.iter_mut().enumerate() {
+                    *a += f(r, j);
+                }
+            }
+            CpuTensor::from_vec(acc, param_shape)
+        };
+        let dw = if needs[1] {
+            Some(column_sums(&|r, j| {
+                let i = r * cols + j;
+                dy[i] * (xs[i] - mean[r]) * rstd[r]
+            })?)
+        } else {
+            None
+        };
+        let db = if needs[2] {
+            Some(column_sums(&|r, j| dy[r * cols + j])?)
+        } else {
+            None
+        };
+        Ok((dx, dw, db))
+    }
+}
