@@ -47,7 +47,7 @@ const MIN_SPLIT_K: usize = 128;
 const SPLIT_ALIGN: usize = 16;
 /// Workgroup memory of `matmul_128.wgsl` (2 operands x 2 buffers x 264 vec4).
 const BIG_WORKGROUP_BYTES: u32 = 2 * 2 * 264 * 16;
-/// Least multiply-adds (per batch matrix) for the tensor cores: below this,
+/// Least multiply-adds (over the whole batch) for the tensor cores: below this,
 /// a K split of their few big tiles costs more than it saves (H100: the
 /// MLP's [128, 784] x [784, 256] products made its step 0.48 -> 0.58 ms,
 /// while [1024, 1024] x [1024, 1024] runs 17 -> 22 TFLOP/s).
@@ -319,7 +319,7 @@ fn plan(
         kernel
     } else if coop
         && k >= 32
-        && m * n * k >= COOP_MIN_MACS
+        && count * m * n * k >= COOP_MIN_MACS
         && m.next_multiple_of(128) * n.next_multiple_of(256) <= 2 * m * n
     {
         // Tensor cores for large products whose 128 x 256 tiles waste at
@@ -494,7 +494,10 @@ mod tests {
         assert_eq!(kernel([1, 128, 10, 256]), Kernel::Tile64);
         assert_eq!(kernel([1, 1024, 1024, 16]), Kernel::Tile64);
         assert_eq!(kernel([1, 128, 256, 784]), Kernel::Tile64);
-        assert_ne!(kernel([8, 1024, 768, 64]), Kernel::Coop);
+        // The whole batch counts: T2's [32, 256, 384] x [384, 1152] products.
+        assert_eq!(kernel([32, 256, 1152, 384]), Kernel::Coop);
+        assert_eq!(kernel([8, 1024, 768, 64]), Kernel::Coop);
+        assert_ne!(kernel([2, 128, 256, 784]), Kernel::Coop);
         // Few tiles: split along K like the f32 kernels.
         let Plan { kernel, splits } = plan([1, 128, 256, 1 << 14], true, true, usize::MAX, None);
         assert_eq!((kernel, splits), (Kernel::Coop, 128));
