@@ -54,3 +54,39 @@ var<private> a_base: u32;
 var<private> b_base: u32;
 var<private> k_stop: u32;
 var<private> out_base: u32;
+
+// Places this workgroup (g = (split * batches + batch index) * tiles_mn +
+// tile): sets row0/col0 of its tile_m x tile_n output tile, walked in
+// bands of GROUP_ROWS tile rows (column-major within a band), and
+// a_base/b_base, its matrix's offsets in A and B (broadcast batch dims have
+// stride 0). Returns its split of K. (Callers take K's bounds from the
+// split as `let`s of their own: a loop holding barriers needs bounds that
+// are visibly workgroup-uniform.)
+fn place(g: u32, tile_m: u32, tile_n: u32) -> u32 {
+    let mat = g / p.tiles_mn;
+    let t = g % p.tiles_mn;
+    let bi = mat % p.batches;
+
+    let tiles_m = p.tiles_mn / p.tiles_n;
+    let band = GROUP_ROWS * p.tiles_n;
+    let first = (t / band) * GROUP_ROWS;
+    let rows = min(tiles_m - first, GROUP_ROWS);
+    let in_band = t % band;
+    row0 = (first + in_band % rows) * tile_m;
+    col0 = (in_band / rows) * tile_n;
+
+    var rem = bi;
+    var ab = p.a_offset;
+    var bb = p.b_offset;
+    for (var d = 3; d >= 0; d--) {
+        let size = p.batch[d];
+        let idx = rem % size;
+        rem /= size;
+        ab += idx * p.a_bstrides[d];
+        bb += idx * p.b_bstrides[d];
+    }
+    a_base = ab;
+    b_base = bb;
+    out_base = mat * p.m * p.n;
+    return mat / p.batches;
+}

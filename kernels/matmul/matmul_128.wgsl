@@ -87,34 +87,7 @@ fn matmul_128(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
         return;
     }
     tid = lid;
-    // g = (split * batches + batch index) * tiles_mn + tile.
-    let mat = g / p.tiles_mn;
-    let t = g % p.tiles_mn;
-    let bi = mat % p.batches;
-    let split = mat / p.batches;
-
-    // Tile order: bands of GROUP_ROWS tile rows, column-major within a band.
-    let tiles_m = p.tiles_mn / p.tiles_n;
-    let band = GROUP_ROWS * p.tiles_n;
-    let first = (t / band) * GROUP_ROWS;
-    let rows = min(tiles_m - first, GROUP_ROWS);
-    let in_band = t % band;
-    row0 = (first + in_band % rows) * TILE;
-    col0 = (in_band / rows) * TILE;
-
-    // Batch offsets of this matrix in A and B (broadcast dims have stride 0).
-    var rem = bi;
-    var ab = p.a_offset;
-    var bb = p.b_offset;
-    for (var d = 3; d >= 0; d--) {
-        let size = p.batch[d];
-        let idx = rem % size;
-        rem /= size;
-        ab += idx * p.a_bstrides[d];
-        bb += idx * p.b_bstrides[d];
-    }
-    a_base = ab;
-    b_base = bb;
+    let split = place(g, TILE, TILE);
 
     // This split's share of K (a `let`: the loop below holds a barrier, so
     // its bound must be visibly workgroup-uniform).
@@ -124,7 +97,5 @@ fn matmul_128(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
 
     gemm_k_loop(k_begin, k_end);
 
-    // Output (or this split's partial sums) is contiguous [.., M, N].
-    out_base = mat * p.m * p.n;
     gemm_store(row0, col0);
 }

@@ -255,36 +255,9 @@ fn matmul_coop(
         return;
     }
     tid = lid;
-    // g = (split * batches + batch index) * tiles_mn + tile.
-    let mat = g / p.tiles_mn;
-    let t = g % p.tiles_mn;
-    let bi = mat % p.batches;
-    let split = mat / p.batches;
-
-    // Tile order: bands of GROUP_ROWS tile rows, column-major within a band.
-    let tiles_m = p.tiles_mn / p.tiles_n;
-    let band = GROUP_ROWS * p.tiles_n;
-    let first = (t / band) * GROUP_ROWS;
-    let rows = min(tiles_m - first, GROUP_ROWS);
-    let in_band = t % band;
-    let tile_row = (first + in_band % rows) * TILE_M;
-    let tile_col = (in_band / rows) * TILE_N;
-    row0 = tile_row;
-    col0 = tile_col;
-
-    // Batch offsets of this matrix in A and B (broadcast dims have stride 0).
-    var rem = bi;
-    var ab = p.a_offset;
-    var bb = p.b_offset;
-    for (var d = 3; d >= 0; d--) {
-        let size = p.batch[d];
-        let idx = rem % size;
-        rem /= size;
-        ab += idx * p.a_bstrides[d];
-        bb += idx * p.b_bstrides[d];
-    }
-    a_base = ab;
-    b_base = bb;
+    let split = place(g, TILE_M, TILE_N);
+    let tile_row = row0;
+    let tile_col = col0;
 
     let k_begin = split * p.k_chunk;
     let k_end = min(k_begin + p.k_chunk, p.k);
@@ -356,8 +329,6 @@ fn matmul_coop(
         workgroupBarrier();
     }
 
-    // Output (or this split's partial sums) is contiguous [.., M, N].
-    out_base = mat * p.m * p.n;
     let r0 = tile_row + sm * WARP;
     let q0 = tile_col + sn * WARP;
     // Whole tile in bounds with 16-byte aligned rows: straight to memory
@@ -368,7 +339,7 @@ fn matmul_coop(
         // writer panics ("expression is not cached") on arithmetic inside
         // a cooperative load's or store's pointer.
         let n = p.n;
-        let o00 = mat * p.m * p.n + r0 * n + q0;
+        let o00 = out_base + r0 * n + q0;
         let o01 = o00 + 16u;
         let o02 = o00 + 32u;
         let o03 = o00 + 48u;
