@@ -124,6 +124,13 @@ impl Storage {
             Storage::Gpu(t) => t.is_contiguous(),
         }
     }
+    /// Shape, strides and offset of the view.
+    pub fn layout(&self) -> &wgrad_core::Layout {
+        match self {
+            Storage::Cpu(t) => t.layout(),
+            Storage::Gpu(t) => t.layout(),
+        }
+    }
     /// Number of elements: the product of the shape (1 for a 0-d scalar).
     pub fn numel(&self) -> usize {
         self.shape().iter().product()

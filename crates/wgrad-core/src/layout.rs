@@ -228,18 +228,28 @@ impl Layout {
         })
     }
 
-    /// Reshape as a view; `None` when the layout is not contiguous (the caller
-    /// then copies with `contiguous()` first, as PyTorch's `reshape` does).
+    /// Reshape as a view, whenever strides can express it (PyTorch's
+    /// `view` rule, which its `reshape` follows): a contiguous layout always,
+    /// a strided one when each run of dims that the new shape splits or
+    /// merges is contiguous within itself (e.g. the `[b, t, e]` third of a
+    /// `[b, t, 3e]` tensor viewed as `[b, t, h, e / h]`). `None` otherwise
+    /// (the caller then copies with `contiguous()` first, as `reshape` does).
     pub fn reshape(&self, to: &[isize]) -> Result<Option<Self>> {
         let shape = infer_reshape("reshape", &self.shape, to)?;
-        if !self.is_contiguous() {
-            return Ok(None);
+        if self.is_contiguous() {
+            return Ok(Some(Layout {
+                strides: contiguous_strides(&shape),
+                shape,
+                offset: self.offset,
+            }));
         }
-        Ok(Some(Layout {
-            strides: contiguous_strides(&shape),
-            shape,
-            offset: self.offset,
-        }))
+        Ok(
+            view_strides(&self.shape, &self.strides, &shape).map(|strides| Layout {
+                shape,
+                strides,
+                offset: self.offset,
+            }),
+        )
     }
 
     /// Inserts a size-1 axis at `axis` (in `-(rank+1)..=rank`).
@@ -297,6 +307,42 @@ impl Layout {
         }
         out
     }
+}
+
+/// Strides that give `new` (same element count) the elements of a view
+/// with `shape`/`strides` in row-major order, if any do: ATen's
+/// `computeStride`. Dims are taken in chunks that are contiguous within
+/// themselves in the old layout; each chunk must be a whole run of new dims.
+fn view_strides(shape: &[usize], strides: &[usize], new: &[usize]) -> Option<Vec<usize>> {
+    if shape.contains(&0) {
+        return Some(contiguous_strides(new));
+    }
+    let mut out = vec![0usize; new.len()];
+    // Number of new dims not yet given a stride (the next is `view_d - 1`).
+    let mut view_d = new.len();
+    let mut chunk_base = *strides.last()?;
+    let (mut tensor_numel, mut view_numel) = (1usize, 1usize);
+    for d in (0..shape.len()).rev() {
+        tensor_numel *= shape[d];
+        let chunk_ends =
+            d == 0 || (shape[d - 1] != 1 && strides[d - 1] != tensor_numel * chunk_base);
+        if chunk_ends {
+            while view_d > 0 && (view_numel < tensor_numel || new[view_d - 1] == 1) {
+                out[view_d - 1] = view_numel * chunk_base;
+                view_numel *= new[view_d - 1];
+                view_d -= 1;
+            }
+            if view_numel != tensor_numel {
+                return None;
+            }
+            if d > 0 {
+                chunk_base = strides[d - 1];
+                tensor_numel = 1;
+                view_numel = 1;
+            }
+        }
+    }
+    (view_d == 0).then_some(out)
 }
 
 #[cfg(test)]
@@ -386,5 +432,30 @@ mod tests {
                 .unwrap()
                 .is_some()
         );
+    }
+
+    #[test]
+    fn strided_views_reshape_as_views_where_strides_allow() {
+        // The middle third of [2, 4, 12] along the last dim: [2, 4, 4] with
+        // strides [48, 12, 1]. Splitting its last dim keeps it a view.
+        let third = Layout::contiguous(&[2, 4, 12]).narrow(2, 4, 4).unwrap();
+        let heads = third.reshape(&[2, 4, 2, 2]).unwrap().unwrap();
+        assert_eq!(heads.strides(), [48, 12, 2, 1]);
+        assert_eq!(heads.offset(), 4);
+        // Merging the first two dims too ([2, 4] are 48 = 4 * 12 apart).
+        let merged = third.reshape(&[8, 4]).unwrap().unwrap();
+        assert_eq!(merged.strides(), [12, 1]);
+        // But not the last two (12 != 4 * 1): a copy.
+        assert!(third.reshape(&[2, 16]).unwrap().is_none());
+        // Size-1 dims go anywhere; an expanded (stride 0) dim can be split.
+        let e = Layout::contiguous(&[1, 3]).expand(&[4, 3]).unwrap();
+        assert_eq!(
+            e.reshape(&[2, 2, 3, 1]).unwrap().unwrap().strides(),
+            [0, 0, 1, 1]
+        );
+        assert!(e.reshape(&[12]).unwrap().is_none());
+        // Every view's elements in row-major order are the reshape's.
+        let t = Layout::contiguous(&[3, 4]).transpose(0, 1).unwrap();
+        assert_eq!(t.reshape(&[2, 2, 3]).unwrap().unwrap().strides(), [2, 1, 4]);
     }
 }

@@ -34,7 +34,10 @@ impl Tensor {
     pub fn reshape(&self, shape: &[isize]) -> Result<Tensor> {
         let input = self.storage();
         let out = input.reshape(shape)?;
-        Ok(if input.is_contiguous() {
+        // A view (sharing data and version with `self`, as PyTorch's
+        // reshape returns one) whenever strides can express the new shape.
+        let is_view = input.is_contiguous() || input.layout().reshape(shape)?.is_some();
+        Ok(if is_view {
             Tensor::record_view(out, Op::Reshape, self)
         } else {
             Tensor::record(out, Op::Reshape, &[self])

@@ -180,7 +180,17 @@ mod capped {
                 let x = t(&[0.5], &[1, 1]).expand(&shape).unwrap();
                 let bytes = 4 * BIG as u64;
                 assert_oom(x.contiguous(), "contiguous", bytes);
-                assert_oom(x.reshape(&[-1]), "reshape", bytes);
+                // Flattening stays a view (stride 0, as in PyTorch): free.
+                let flat = x.reshape(&[-1]).unwrap();
+                assert_eq!(
+                    (flat.shape(), flat.strides()),
+                    (&[1usize << 30][..], &[0usize][..])
+                );
+                assert_oom(
+                    x.reshape(&[1 << 15, -1]).and_then(|v| v.contiguous()),
+                    "contiguous",
+                    bytes,
+                );
                 assert_oom(x.to_vec::<f32>(), "to_vec", bytes);
                 assert_oom(x.to_array::<f32>(), "to_array", bytes);
                 assert_oom(x.add(&x), "add", bytes);

@@ -293,3 +293,29 @@ fn bad_inplace_inputs_are_pytorchs_errors() {
         }
     }
 }
+
+/// `reshape` returns a view whenever strides can express it, as PyTorch's
+/// does: a write through the reshaped third of a row writes the base, and
+/// reads through it see the right elements.
+#[test]
+fn reshape_of_a_strided_view_is_a_view_where_strides_allow() {
+    for d in devices() {
+        let base = Tensor::arange(0.0, 24.0, 1.0, DType::F32, &d)
+            .unwrap()
+            .reshape(&[2, 12])
+            .unwrap();
+        // Columns 4..8 of each row, split into [2, 2, 2]: a view.
+        let third = base.narrow(1, 4, 4).unwrap();
+        let heads = third.reshape(&[2, 2, 2]).unwrap();
+        assert_eq!(vals(&heads), [4., 5., 6., 7., 16., 17., 18., 19.]);
+        heads.add_scalar_(100.0).unwrap();
+        let row = vals(&base);
+        assert_eq!(&row[4..8], [104., 105., 106., 107.]);
+        assert_eq!(&row[16..20], [116., 117., 118., 119.]);
+        assert_eq!(row[3], 3.0);
+        // Merging across the gap needs a copy: writes do not reach the base.
+        let flat = third.reshape(&[8]).unwrap();
+        flat.zero_().unwrap();
+        assert_eq!(vals(&base)[4], 104.0, "{d}");
+    }
+}
