@@ -257,27 +257,12 @@ fn input_gradients(saved: &Saved, g: &Storage) -> Result<Vec<Option<Storage>>> {
             }
             vec![Some(g.permute(&inverse)?)]
         }
-        Op::Narrow { axis, start } => {
-            let in_shape = shape_of(0);
-            let ax = shape::normalize_axis("narrow", *axis, in_shape.len())?;
-            let len = g.shape()[ax];
-            let mut parts = Vec::new();
-            let pad = |n: usize| -> Result<Storage> {
-                let mut s = in_shape.clone();
-                s[ax] = n;
-                Storage::full(&s, 0.0, DType::F32, &g.device())
-            };
-            if *start > 0 {
-                parts.push(pad(*start)?);
-            }
-            parts.push(g.clone());
-            let after = in_shape[ax] - start - len;
-            if after > 0 {
-                parts.push(pad(after)?);
-            }
-            let refs: Vec<&Storage> = parts.iter().collect();
-            vec![Some(Storage::concat(&refs, ax as isize)?)]
-        }
+        Op::Narrow { axis, start } => vec![Some(structure::narrow_backward(
+            g,
+            &shape_of(0),
+            *axis,
+            *start,
+        )?)],
         Op::Expand => vec![Some(g.sum_to_shape(&shape_of(0))?)],
         Op::Unsqueeze(axis) => vec![Some(g.squeeze(*axis)?)],
         Op::Squeeze(axis) => {

@@ -11,6 +11,7 @@
 //! uploaded per call but the arange parameters).
 
 use wgrad_core::{CompareOp, DType, Error, Result, shape};
+use wgrad_gpu::GpuTensor;
 
 use crate::graph::Op;
 use crate::storage::Storage;
@@ -85,6 +86,41 @@ pub(crate) fn slice_backward(
         &device,
     )?;
     base.index_add(a as isize, &index, g)
+}
+
+/// The gradient of `narrow(axis, start, len)`: `g` placed at `start` along
+/// `axis` of zeros shaped like the input. On the GPU one fill and one copy
+/// into the window (each element written once, the window twice); on the
+/// CPU the zero pads and `g` concatenated.
+pub(crate) fn narrow_backward(
+    g: &Storage,
+    in_shape: &[usize],
+    axis: isize,
+    start: usize,
+) -> Result<Storage> {
+    let ax = shape::normalize_axis("narrow", axis, in_shape.len())?;
+    let len = g.shape()[ax];
+    if let Storage::Gpu(gg) = g {
+        let base = GpuTensor::full(gg.device(), in_shape, 0.0, DType::F32)?;
+        base.narrow(ax as isize, start, len)?.write_view(gg)?;
+        return Ok(Storage::Gpu(base));
+    }
+    let pad = |n: usize| -> Result<Storage> {
+        let mut s = in_shape.to_vec();
+        s[ax] = n;
+        Storage::full(&s, 0.0, DType::F32, &g.device())
+    };
+    let mut parts = Vec::new();
+    if start > 0 {
+        parts.push(pad(start)?);
+    }
+    parts.push(g.clone());
+    let after = in_shape[ax] - start - len;
+    if after > 0 {
+        parts.push(pad(after)?);
+    }
+    let refs: Vec<&Storage> = parts.iter().collect();
+    Storage::concat(&refs, ax as isize)
 }
 
 /// Structure ops: masks (`masked_fill`, `tril`, `triu`), joining and
