@@ -46,10 +46,7 @@ fn attention_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
     let b = item_base(item);
     let i0 = t.x * 64u;
     let col0 = t.y * 64u;
-    var kv_end = p.kv_len;
-    if (p.flags & FLAG_CAUSAL) != 0u {
-        kv_end = min(p.kv_len, i0 + 64u);
-    }
+    let kv_end = keys_end(i0);
     let dropout = (p.flags & FLAG_DROPOUT) != 0u;
     let qm = Mat(SRC_Q, b.q, p.q_row, p.q_len, p.head_dim);
     let km = Mat(SRC_K, b.k, p.k_row, p.kv_len, p.head_dim);

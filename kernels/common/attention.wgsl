@@ -567,3 +567,12 @@ fn hmax(x: vec4<f32>) -> f32 {
     m = select(m, x.w, x.w > m || is_nan(x.w));
     return m;
 }
+
+// End of the keys query block i0 (64 rows) attends to: all of them, or
+// under FLAG_CAUSAL those up to its last row.
+fn keys_end(i0: u32) -> u32 {
+    if (p.flags & FLAG_CAUSAL) != 0u {
+        return min(p.kv_len, i0 + 64u);
+    }
+    return p.kv_len;
+}

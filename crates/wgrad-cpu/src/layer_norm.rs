@@ -65,7 +65,8 @@ impl CpuTensor {
         let x = self.dense::<f32>(OP)?;
         let w = weight.map(|w| w.dense::<f32>(OP)).transpose()?;
         let b = bias.map(|b| b.dense::<f32>(OP)).transpose()?;
-        let mut stats = vec![0f32; 2 * g.rows];
+        // An empty row's mean and variance are 0 / 0, as in PyTorch (and on the GPU).
+        let mut stats = vec![f32::NAN; 2 * g.rows];
         let mut y = vec![0f32; x.len()];
         if cols > 0 {
             for (r, row) in x.chunks(cols).enumerate() {

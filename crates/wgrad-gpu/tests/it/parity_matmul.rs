@@ -39,7 +39,7 @@ fn check(got: &GpuTensor, want: &CpuTensor, what: &str) {
 }
 
 /// Relative Frobenius-norm error of `got` against `want`.
-fn rel_norm_err(got: &GpuTensor, want: &CpuTensor) -> f64 {
+pub(crate) fn rel_norm_err(got: &GpuTensor, want: &CpuTensor) -> f64 {
     assert_eq!(got.shape(), want.shape());
     let got = got.to_vec_blocking::<f32>().unwrap();
     let want = want.to_vec::<f32>().unwrap();

@@ -9,6 +9,8 @@
 
 use wgrad_test_support::shared_gpu;
 
+use crate::parity_matmul::rel_norm_err;
+
 use wgrad_core::DType;
 use wgrad_cpu::CpuTensor;
 use wgrad_device::GpuDevice;
@@ -34,19 +36,6 @@ fn to_f16_and_back(x: f32) -> f32 {
     let lsb = (bits >> 13) & 1;
     let rounded = bits.wrapping_add(0x0fff + lsb) & !0x1fff;
     f32::from_bits(rounded)
-}
-
-fn rel_norm_err(got: &GpuTensor, want: &CpuTensor) -> f64 {
-    assert_eq!(got.shape(), want.shape());
-    let got = got.to_vec_blocking::<f32>().unwrap();
-    let want = want.to_vec::<f32>().unwrap();
-    let diff: f64 = got
-        .iter()
-        .zip(&want)
-        .map(|(&g, &w)| f64::from(g - w).powi(2))
-        .sum();
-    let norm: f64 = want.iter().map(|&w| f64::from(w).powi(2)).sum();
-    (diff / norm.max(f64::MIN_POSITIVE)).sqrt()
 }
 
 fn swap_last(shape: &[usize], trans: bool) -> Vec<usize> {

@@ -143,6 +143,15 @@ fn layer_norm_edge_shapes() {
         assert_eq!(y.shape(), [0, 4]);
         y.sum_all().unwrap().backward().unwrap();
         assert_eq!(values(&w.grad().unwrap()), [0.0; 4]);
+        // Zero-width rows: an empty output, and no gradient to give.
+        let z = Tensor::zeros(&[3, 0], d)
+            .unwrap()
+            .with_requires_grad(true)
+            .unwrap();
+        let yz = z.layer_norm(&[0], None, None, 1e-5).unwrap();
+        assert_eq!(yz.shape(), [3, 0]);
+        yz.sum_all().unwrap().backward().unwrap();
+        assert_eq!(z.grad().unwrap().shape(), [3, 0]);
         // A constant row normalises to zeros (var 0, eps keeps it finite);
         // one element per row is always its own mean.
         let c = Tensor::full(&[2, 5], 3.0, DType::F32, d).unwrap();
@@ -192,6 +201,9 @@ fn layer_norm_bad_input_is_a_clear_error() {
     let w = randn(&[2], 2, &d);
     let e = err(x.layer_norm(&[3], Some(&w), None, 1e-5));
     assert!(e.contains("weight has shape [2]"), "{e}");
+    // A 0-d input has no trailing dims to normalise.
+    let s = Tensor::from_vec(vec![1.0f32], &[], &d).unwrap();
+    assert!(err(s.layer_norm(&[1], None, None, 1e-5)).contains("trailing dims"));
     let i = Tensor::from_vec(vec![1i32; 6], &[2, 3], &d).unwrap();
     assert!(err(i.layer_norm(&[3], None, None, 1e-5)).contains("int32"));
     if let Some(g) = gpu() {
