@@ -153,6 +153,12 @@ impl GpuTensor {
             DType::F32 => (value as f32).to_bits(),
             DType::I32 => (value as i32) as u32,
             DType::U32 => value as u32,
+            DType::F16 | DType::BF16 => {
+                return Err(Error::invalid(
+                    "full",
+                    format!("dtype {dtype} is not supported on the GPU yet"),
+                ));
+            }
         };
         out.fill_words(bits)?;
         Ok(out)

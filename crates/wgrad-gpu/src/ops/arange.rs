@@ -86,6 +86,12 @@ impl GpuTensor {
             DType::F32 => 0.0,
             DType::I32 => 1.0,
             DType::U32 => 2.0,
+            DType::F16 | DType::BF16 => {
+                return Err(Error::invalid(
+                    OP,
+                    format!("dtype {dtype} is not supported on the GPU yet"),
+                ));
+            }
         };
         kernels.dispatch_1d(
             &families::movement::ARANGE,

@@ -1,6 +1,6 @@
 //! Dtype conversion (`kernels/elementwise/cast.wgsl`).
 
-use wgrad_core::{DType, Result};
+use wgrad_core::{DType, Error, Result};
 use wgrad_kernels::families;
 
 use super::unary::coalesce;
@@ -8,11 +8,15 @@ use crate::GpuTensor;
 use crate::params::CastParams;
 
 /// The dtype code `cast.wgsl`'s `FROM`/`TO` overrides use.
-fn code(dtype: DType) -> f64 {
+fn code(dtype: DType) -> Result<f64> {
     match dtype {
-        DType::F32 => 0.0,
-        DType::I32 => 1.0,
-        DType::U32 => 2.0,
+        DType::F32 => Ok(0.0),
+        DType::I32 => Ok(1.0),
+        DType::U32 => Ok(2.0),
+        DType::F16 | DType::BF16 => Err(Error::invalid(
+            "cast",
+            format!("dtype {dtype} is not supported on the GPU yet"),
+        )),
     }
 }
 
@@ -34,7 +38,7 @@ impl GpuTensor {
         let p = CastParams::new(OP, &shape, &views[0])?;
         self.kernels().dispatch_1d(
             &families::elementwise::CAST,
-            &[("FROM", code(self.dtype)), ("TO", code(dtype))],
+            &[("FROM", code(self.dtype)?), ("TO", code(dtype)?)],
             &[&self.buffer, &out.buffer],
             &p,
             (out.numel() as u64).div_ceil(families::elementwise::ELEMENTS_PER_THREAD),

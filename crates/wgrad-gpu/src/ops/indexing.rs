@@ -82,6 +82,12 @@ impl GpuTensor {
         let one = match dtype {
             DType::F32 => 1.0f32.to_bits(),
             DType::I32 | DType::U32 => 1,
+            DType::F16 | DType::BF16 => {
+                return Err(Error::invalid(
+                    OP,
+                    format!("dtype {dtype} is not supported on the GPU yet"),
+                ));
+            }
         };
         let p = OneHotParams::new(OP, &self.layout, threads, [num_classes, cols], one)?;
         self.kernels().dispatch_1d(
