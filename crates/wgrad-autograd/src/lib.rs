@@ -20,8 +20,8 @@
 //! products, math ops, convolution, pooling, padding, attention and the
 //! fused cross-entropy, sorting and sampling, in-place ops, autograd
 //! ([`Tensor::backward`], [`grad()`], [`gradcheck()`](gradcheck::gradcheck),
-//! [`no_grad`]), and devices and dtypes ([`Device`]). Optimizers and
-//! schedulers are in [`optim`].
+//! [`no_grad`]), and devices and dtypes ([`Device`]). Optimizers,
+//! schedulers and the mixed-precision loss scaler are in [`optim`].
 
 #![deny(missing_docs)]
 

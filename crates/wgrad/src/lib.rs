@@ -39,7 +39,8 @@
 //! convolution, pooling, attention, sorting, in-place ops, autograd),
 //! [`nn`] (`Module`, layers, [`nn::loss`], [`nn::init`], [`nn::data`],
 //! [`nn::state_dict`], [`nn::checkpoint`]), [`optim`] (optimizers,
-//! schedulers, clipping), [`autograd`] and [`gradcheck()`]. `docs/PYTORCH.md`
+//! schedulers, clipping, the mixed-precision [`optim::GradScaler`]),
+//! [`autograd`] and [`gradcheck()`]. `docs/PYTORCH.md`
 //! in the repository maps common PyTorch idioms to these names.
 //!
 //! Crates underneath, for users who want one layer only: `wgrad_core`

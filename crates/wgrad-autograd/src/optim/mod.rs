@@ -28,10 +28,15 @@
 //! Parameters come in [`ParamGroup`]s (PyTorch's `param_groups`), each with
 //! its own hyper-parameters; `new` builds one group, `with_groups` several.
 //! Schedulers drive every group's rate from that group's own base rate.
+//!
+//! [`GradScaler`] (`torch.amp.GradScaler`) scales the loss for
+//! mixed-precision training and skips steps whose gradients overflowed,
+//! with any optimizer.
 
 mod adagrad;
 mod adam;
 mod clip;
+mod grad_scaler;
 mod group;
 mod rmsprop;
 mod scheduler;
@@ -40,6 +45,7 @@ mod sgd;
 pub use adagrad::{Adagrad, AdagradConfig, AdagradState};
 pub use adam::{Adam, AdamConfig, AdamState, AdamW, AdamWConfig};
 pub use clip::{clip_grad_norm_, clip_grad_value_};
+pub use grad_scaler::{GradScaler, GradScalerConfig};
 pub use group::{GroupConfig, ParamGroup};
 pub use rmsprop::{RmsProp, RmsPropConfig, RmsPropState};
 pub use scheduler::{

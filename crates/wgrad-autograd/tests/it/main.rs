@@ -1,7 +1,9 @@
 //! The integration tests of wgrad-autograd, one binary: gradients of every
 //! op against finite differences and across devices (`grad_ops`),
-//! optimizers and schedulers (`optim`), device selection (`device_select`).
+//! optimizers and schedulers (`optim`), the mixed-precision loss scaler
+//! (`grad_scaler`), device selection (`device_select`).
 
 mod device_select;
 mod grad_ops;
+mod grad_scaler;
 mod optim;
