@@ -86,7 +86,12 @@ impl Tensor {
                         ),
                     ));
                 }
-                Storage::full(&self.shape(), 1.0, DType::F32, &self.device())?
+                let dtype = if self.dtype().is_float() {
+                    self.dtype()
+                } else {
+                    DType::F32
+                };
+                Storage::full(&self.shape(), 1.0, dtype, &self.device())?
             }
         };
         self.run_backward(seed, options.retain_graph)
@@ -161,6 +166,13 @@ pub(crate) fn walk(
             if !input.requires_grad() {
                 continue;
             }
+            // A float input gets its gradient in its own dtype (PyTorch's
+            // engine does the same), e.g. the F16 side of `x_f16 + y_f32`.
+            let g = if g.dtype() != input.dtype() && g.dtype().is_float() {
+                g.cast(input.dtype())?
+            } else {
+                g
+            };
             let merged = match grads.remove(&input.id()) {
                 Some(existing) => existing.binary(&g, BinaryOp::Add)?,
                 None => g,
@@ -247,6 +259,7 @@ fn input_gradients(saved: &Saved, g: &Storage) -> Result<Vec<Option<Storage>>> {
                 Some(gb.sum_to_shape(&shape_of(1))?),
             ]
         }
+        Op::Cast { from } => vec![Some(g.cast(*from)?)],
         Op::Reshape | Op::Contiguous => vec![Some(g.reshape(&as_isize(&shape_of(0)))?)],
         Op::Transpose(a, b) => vec![Some(g.transpose(*a, *b)?)],
         Op::Permute(dims) => {

@@ -53,7 +53,7 @@ fn python_sci(v: f64, precision: usize) -> String {
 
 impl Style {
     fn choose(values: &[f64], dtype: DType, precision: usize) -> Style {
-        if dtype != DType::F32 {
+        if !dtype.is_float() {
             return Style::Int;
         }
         let finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
@@ -215,6 +215,12 @@ impl fmt::Display for Tensor {
             DType::U32 => self
                 .to_vec::<u32>()
                 .map(|v| v.into_iter().map(f64::from).collect()),
+            DType::F16 => self
+                .to_vec::<half::f16>()
+                .map(|v| v.into_iter().map(f64::from).collect()),
+            DType::BF16 => self
+                .to_vec::<half::bf16>()
+                .map(|v| v.into_iter().map(f64::from).collect()),
         }
         .map_err(|_| fmt::Error)?;
         let shape = self.shape().to_vec();
@@ -258,6 +264,8 @@ impl fmt::Display for Tensor {
             DType::F32 => {}
             DType::I32 => out.push_str(", dtype=int32"),
             DType::U32 => out.push_str(", dtype=uint32"),
+            DType::F16 => out.push_str(", dtype=float16"),
+            DType::BF16 => out.push_str(", dtype=bfloat16"),
         }
         if let Some(name) = self.grad_fn_name() {
             out.push_str(&format!(", grad_fn=<{}>", backward_name(name)));

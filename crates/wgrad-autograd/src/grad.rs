@@ -172,7 +172,7 @@ fn seeds(outputs: &[&Tensor], grad_outputs: Option<&[&Tensor]>) -> Result<HashMa
                         ),
                     ));
                 }
-                if g.dtype() != DType::F32 {
+                if !g.dtype().is_float() {
                     return Err(Error::DTypeMismatch {
                         op: OP,
                         expected: DType::F32,

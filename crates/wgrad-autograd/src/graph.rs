@@ -36,6 +36,11 @@ pub(crate) enum Op {
     Unsqueeze(isize),
     Squeeze(isize),
     Contiguous,
+    /// A conversion between float dtypes (`x.to(torch.float16)`); the
+    /// gradient converts back to `from`.
+    Cast {
+        from: wgrad_core::DType,
+    },
     Concat {
         axis: isize,
     },
@@ -150,6 +155,7 @@ impl Op {
             Op::Unsqueeze(_) => "unsqueeze",
             Op::Squeeze(_) => "squeeze",
             Op::Contiguous => "contiguous",
+            Op::Cast { .. } => "to_copy",
             Op::Concat { .. } => "cat",
             Op::Sum { .. } => "sum",
             Op::Mean { .. } => "mean",

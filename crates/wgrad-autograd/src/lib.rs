@@ -25,6 +25,7 @@
 
 #![deny(missing_docs)]
 
+pub mod autocast;
 mod backward;
 mod device;
 mod display;
@@ -37,6 +38,7 @@ pub mod optim;
 mod storage;
 mod tensor;
 
+pub use autocast::{AutocastGuard, autocast, autocast_dtype, is_autocast_enabled};
 pub use backward::BackwardOptions;
 pub use device::Device;
 pub use grad::{GradOptions, grad};

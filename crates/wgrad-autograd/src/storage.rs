@@ -11,6 +11,8 @@ use crate::Device;
 
 mod attention;
 mod conv;
+mod creation;
+mod half_compute;
 mod layer_norm;
 mod optim_steps;
 mod pool;
@@ -44,6 +46,21 @@ macro_rules! pair_dispatch {
             (Storage::Gpu($x), Storage::Gpu($y)) => Ok(Storage::Gpu($e?)),
             (a, b) => Err(mismatch($op, a, b)),
         }
+    };
+}
+
+/// [`unary_dispatch!`] for an op that computes: a 16-bit float operand is
+/// computed in F32 and the result rounded back ([`half_compute::compute`]).
+macro_rules! compute_dispatch {
+    ($s:expr, $t:ident => $e:expr) => {
+        half_compute::compute([$s], |[s]| unary_dispatch!(s, $t => $e))
+    };
+}
+
+/// [`pair_dispatch!`] for an op that computes, as [`compute_dispatch!`].
+macro_rules! compute_pair {
+    ($op:expr, $a:expr, $b:expr, $x:ident, $y:ident => $e:expr) => {
+        half_compute::compute([$a, $b], |[a, b]| pair_dispatch!($op, a, b, $x, $y => $e))
     };
 }
 
@@ -144,97 +161,6 @@ impl Storage {
         }
     }
 
-    /// A contiguous tensor on `device` from row-major `data`; `data.len()`
-    /// must equal the product of `shape` (else [`Error::InvalidArgument`]).
-    pub fn from_vec<T: Element + bytemuck::Pod>(
-        data: Vec<T>,
-        shape: &[usize],
-        device: &Device,
-    ) -> Result<Storage> {
-        match device {
-            Device::Cpu => Ok(Storage::Cpu(CpuTensor::from_vec(data, shape)?)),
-            Device::Gpu(g) => Ok(Storage::Gpu(GpuTensor::from_vec(g, data, shape)?)),
-        }
-    }
-
-    /// A contiguous tensor of `shape` on `device` with every element `value`
-    /// converted to `dtype` (`torch.full`; `as` casts for integer dtypes).
-    pub fn full(shape: &[usize], value: f64, dtype: DType, device: &Device) -> Result<Storage> {
-        match device {
-            Device::Cpu => Ok(Storage::Cpu(CpuTensor::full(shape, value, dtype)?)),
-            Device::Gpu(g) => Ok(Storage::Gpu(GpuTensor::full(g, shape, value, dtype)?)),
-        }
-    }
-
-    /// Zeros of the same shape, dtype and device (`torch.zeros_like`), contiguous.
-    pub fn zeros_like(&self) -> Result<Storage> {
-        Storage::full(self.shape(), 0.0, self.dtype(), &self.device())
-    }
-
-    /// The 1-D range `start, start + step, ...` up to (excluding) `end` on
-    /// `device` (`torch.arange`), computed in f64 and converted to `dtype`.
-    /// A zero or non-finite step, or one pointing away from `end`, is
-    /// [`Error::InvalidArgument`].
-    pub fn arange(
-        start: f64,
-        end: f64,
-        step: f64,
-        dtype: DType,
-        device: &Device,
-    ) -> Result<Storage> {
-        match device {
-            Device::Cpu => Ok(Storage::Cpu(CpuTensor::arange(start, end, step, dtype)?)),
-            Device::Gpu(g) => Ok(Storage::Gpu(GpuTensor::arange(g, start, end, step, dtype)?)),
-        }
-    }
-
-    /// Uniform F32 values in `[low, high)` (`torch.rand` scaled); element `i`
-    /// depends only on `seed` and `i`, so CPU and GPU draw the same numbers.
-    pub fn rand(
-        shape: &[usize],
-        low: f32,
-        high: f32,
-        seed: u64,
-        device: &Device,
-    ) -> Result<Storage> {
-        match device {
-            Device::Cpu => Ok(Storage::Cpu(CpuTensor::rand(shape, low, high, seed)?)),
-            Device::Gpu(g) => Ok(Storage::Gpu(GpuTensor::rand(g, shape, low, high, seed)?)),
-        }
-    }
-
-    /// Normal F32 values with `mean` and `std` (`torch.randn` scaled);
-    /// element `i` depends only on `seed` and `i`, equal on CPU and GPU.
-    pub fn randn(
-        shape: &[usize],
-        mean: f32,
-        std: f32,
-        seed: u64,
-        device: &Device,
-    ) -> Result<Storage> {
-        match device {
-            Device::Cpu => Ok(Storage::Cpu(CpuTensor::randn(shape, mean, std, seed)?)),
-            Device::Gpu(g) => Ok(Storage::Gpu(GpuTensor::randn(g, shape, mean, std, seed)?)),
-        }
-    }
-
-    /// Copies to `device` (a no-op clone when already there).
-    pub fn to_device(&self, device: &Device) -> Result<Storage> {
-        if self.device().same(device) {
-            return Ok(self.clone());
-        }
-        macro_rules! moved {
-            ($T:ty) => {
-                Storage::from_vec(self.to_vec::<$T>()?, self.shape(), device)
-            };
-        }
-        match self.dtype() {
-            DType::F32 => moved!(f32),
-            DType::I32 => moved!(i32),
-            DType::U32 => moved!(u32),
-        }
-    }
-
     // ---- views ----
     /// `torch.reshape` with at most one `-1`: a view when contiguous, else a
     /// contiguous copy first. A different element count is an error.
@@ -291,6 +217,13 @@ impl Storage {
     /// sizes on the other axes. An empty list is [`Error::InvalidArgument`],
     /// parts on different devices [`Error::DeviceMismatch`].
     pub fn concat(parts: &[&Storage], axis: isize) -> Result<Storage> {
+        if let Some(dtype) = half_compute::concat_dtype(parts) {
+            let cast = parts
+                .iter()
+                .map(|p| p.cast(dtype))
+                .collect::<Result<Vec<_>>>()?;
+            return Storage::concat(&cast.iter().collect::<Vec<_>>(), axis);
+        }
         let first = parts
             .first()
             .ok_or_else(|| Error::invalid("concat", "needs at least one tensor"))?;
@@ -322,7 +255,11 @@ impl Storage {
     /// `op(self, other)` elementwise with broadcasting (`torch.add`, `mul`,
     /// ...); F32 operands on one device, else a dtype or device mismatch.
     pub fn binary(&self, other: &Storage, op: BinaryOp) -> Result<Storage> {
-        pair_dispatch!(op.name(), self, other, a, b => a.binary(b, op))
+        half_compute::binary(
+            self,
+            other,
+            |a, b| pair_dispatch!(op.name(), a, b, a, b => a.binary(b, op)),
+        )
     }
     /// `op(self, scalar)` elementwise, or `op(scalar, self)` when
     /// `scalar_on_left` (e.g. `1 - x`); F32 only.
@@ -332,22 +269,28 @@ impl Storage {
         scalar: f32,
         scalar_on_left: bool,
     ) -> Result<Storage> {
-        unary_dispatch!(self, t => t.binary_scalar(op, scalar, scalar_on_left))
+        let scalar = half_compute::round_scalar(scalar, self.dtype());
+        compute_dispatch!(self, t => t.binary_scalar(op, scalar, scalar_on_left))
     }
     /// Elementwise comparison with broadcasting (`torch.eq`, `lt`, ...);
     /// operands both F32 or both I32 on one device; output a U32 0/1 mask.
     pub fn compare(&self, other: &Storage, op: CompareOp) -> Result<Storage> {
-        pair_dispatch!(op.name(), self, other, a, b => a.compare(b, op))
+        half_compute::binary(
+            self,
+            other,
+            |a, b| pair_dispatch!(op.name(), a, b, a, b => a.compare(b, op)),
+        )
     }
     /// Compares every element with `scalar`; output a U32 0/1 mask. I32
     /// elements are compared exactly (2 < 2.5 holds).
     pub fn compare_scalar(&self, op: CompareOp, scalar: f32) -> Result<Storage> {
-        unary_dispatch!(self, t => t.compare_scalar(op, scalar))
+        let scalar = half_compute::round_scalar(scalar, self.dtype());
+        compute_dispatch!(self, t => t.compare_scalar(op, scalar))
     }
     /// `mask != 0 ? a : b` elementwise (`torch.where`): `mask` U32, `a`/`b`
     /// F32, all three broadcast together and on one device.
     pub fn where_cond(mask: &Storage, a: &Storage, b: &Storage) -> Result<Storage> {
-        match (mask, a, b) {
+        half_compute::compute([mask, a, b], |[mask, a, b]| match (mask, a, b) {
             (Storage::Cpu(m), Storage::Cpu(x), Storage::Cpu(y)) => {
                 Ok(Storage::Cpu(CpuTensor::where_cond(m, x, y)?))
             }
@@ -358,11 +301,12 @@ impl Storage {
                 let odd = if m.device().same(&x.device()) { y } else { x };
                 Err(mismatch("where", m, odd))
             }
-        }
+        })
     }
     /// Applies `op` (`relu`, `exp`, ...) to every element; F32 only.
     pub fn unary(&self, op: UnaryOp) -> Result<Storage> {
-        unary_dispatch!(self, t => t.unary(op))
+        let op = half_compute::round_bounds(op, self.dtype());
+        compute_dispatch!(self, t => t.unary(op))
     }
     /// Converts to `dtype` (`torch.Tensor.to(dtype)`): F32 to integers
     /// truncates toward zero and saturates, I32 <-> U32 wraps around.
@@ -376,53 +320,53 @@ impl Storage {
     /// An I32 tensor sums to I32, wrapping on overflow (PyTorch: int64).
     pub fn sum(&self, axes: &[isize], keepdim: bool) -> Result<Storage> {
         if self.dtype() == DType::I32 {
-            return unary_dispatch!(self, t => t.sum_i32(axes, keepdim));
+            return compute_dispatch!(self, t => t.sum_i32(axes, keepdim));
         }
-        unary_dispatch!(self, t => t.sum(axes, keepdim))
+        compute_dispatch!(self, t => t.sum(axes, keepdim))
     }
     /// Mean over `axes` (`&[]` = all; `torch.mean`); F32 only, the mean of
     /// nothing is NaN.
     pub fn mean(&self, axes: &[isize], keepdim: bool) -> Result<Storage> {
-        unary_dispatch!(self, t => t.mean(axes, keepdim))
+        compute_dispatch!(self, t => t.mean(axes, keepdim))
     }
     /// Product over `axes` (`&[]` = all; `torch.prod`); F32 only, the
     /// product of nothing is 1.
     pub fn prod(&self, axes: &[isize], keepdim: bool) -> Result<Storage> {
-        unary_dispatch!(self, t => t.prod(axes, keepdim))
+        compute_dispatch!(self, t => t.prod(axes, keepdim))
     }
     /// Maximum over `axes` (`&[]` = all; `torch.amax`); NaN propagates,
     /// an empty reduction is an error.
     pub fn max(&self, axes: &[isize], keepdim: bool) -> Result<Storage> {
-        unary_dispatch!(self, t => t.max(axes, keepdim))
+        compute_dispatch!(self, t => t.max(axes, keepdim))
     }
     /// Minimum over `axes` (`&[]` = all; `torch.amin`); NaN propagates,
     /// an empty reduction is an error.
     pub fn min(&self, axes: &[isize], keepdim: bool) -> Result<Storage> {
-        unary_dispatch!(self, t => t.min(axes, keepdim))
+        compute_dispatch!(self, t => t.min(axes, keepdim))
     }
     /// Variance over `axes`: `sum((x - mean)^2) / max(0, n - correction)`
     /// (`torch.var`; `correction = 1` is unbiased).
     pub fn var(&self, axes: &[isize], correction: usize, keepdim: bool) -> Result<Storage> {
-        unary_dispatch!(self, t => t.var(axes, correction, keepdim))
+        compute_dispatch!(self, t => t.var(axes, correction, keepdim))
     }
     /// I32 index of the first maximum along `axis` (`torch.argmax`; NaN
     /// counts as the maximum). Axis `0`/`-1` of a 0-d tensor gives 0.
     pub fn argmax(&self, axis: isize, keepdim: bool) -> Result<Storage> {
-        self.along_axis(axis, |s, a| unary_dispatch!(s, t => t.argmax(a, keepdim)))
+        self.along_axis(axis, |s, a| compute_dispatch!(s, t => t.argmax(a, keepdim)))
     }
     /// I32 index of the first minimum along `axis` (`torch.argmin`; NaN
     /// counts as the minimum). Axis `0`/`-1` of a 0-d tensor gives 0.
     pub fn argmin(&self, axis: isize, keepdim: bool) -> Result<Storage> {
-        self.along_axis(axis, |s, a| unary_dispatch!(s, t => t.argmin(a, keepdim)))
+        self.along_axis(axis, |s, a| compute_dispatch!(s, t => t.argmin(a, keepdim)))
     }
     /// `exp(x - max) / sum(exp(x - max))` along `axis` (`torch.softmax`); F32 only.
     pub fn softmax(&self, axis: isize) -> Result<Storage> {
-        self.along_axis(axis, |s, a| unary_dispatch!(s, t => t.softmax(a)))
+        self.along_axis(axis, |s, a| compute_dispatch!(s, t => t.softmax(a)))
     }
     /// `x - max - ln(sum(exp(x - max)))` along `axis` (`torch.log_softmax`);
     /// F32 only, finite where `softmax(..).ln()` would underflow.
     pub fn log_softmax(&self, axis: isize) -> Result<Storage> {
-        self.along_axis(axis, |s, a| unary_dispatch!(s, t => t.log_softmax(a)))
+        self.along_axis(axis, |s, a| compute_dispatch!(s, t => t.log_softmax(a)))
     }
 
     /// Runs a one-axis op; on a 0-d tensor, axis `0`/`-1` names its implicit
@@ -444,17 +388,17 @@ impl Storage {
     /// of `self` (if `trans_a`) and/or `other` (if `trans_b`), as free views.
     /// F32 on one device; transposed operands need at least 2 dims.
     pub fn matmul_t(&self, other: &Storage, trans_a: bool, trans_b: bool) -> Result<Storage> {
-        pair_dispatch!("matmul", self, other, a, b => a.matmul_t(b, trans_a, trans_b))
+        compute_pair!("matmul", self, other, a, b => a.matmul_t(b, trans_a, trans_b))
     }
     /// Picks the slices `index[0], index[1], ...` along `axis`
     /// (`torch.index_select`); `index` is 1-D I32 on the same device.
     pub fn index_select(&self, axis: isize, index: &Storage) -> Result<Storage> {
-        pair_dispatch!("index_select", self, index, a, i => a.index_select(axis, i))
+        compute_pair!("index_select", self, index, a, i => a.index_select(axis, i))
     }
     /// `torch.gather`: `out[p] = self[p with its axis coordinate = index[p]]`;
     /// `index` is I32 of the same rank, and the output has its shape.
     pub fn gather(&self, axis: isize, index: &Storage) -> Result<Storage> {
-        pair_dispatch!("gather", self, index, a, i => a.gather(axis, i))
+        compute_pair!("gather", self, index, a, i => a.gather(axis, i))
     }
     /// One-hot encoding of I32 labels in `0..num_classes`
     /// (`torch.nn.functional.one_hot`): appends a dim of size `num_classes`.
@@ -466,7 +410,8 @@ impl Storage {
     /// `self * op.derivative(x)`: the gradient of `x.unary(op)` given the
     /// upstream gradient `self` (same shape, F32, one device).
     pub fn unary_backward(&self, x: &Storage, op: UnaryOp) -> Result<Storage> {
-        pair_dispatch!(op.name(), self, x, g, x => g.unary_backward(x, op))
+        let op = half_compute::round_bounds(op, x.dtype());
+        compute_pair!(op.name(), self, x, g, x => g.unary_backward(x, op))
     }
     /// The gradient of softmax (or log-softmax if `log`) along `axis` given
     /// the upstream gradient `self` and that op's output `y` (same shape, F32).
@@ -478,35 +423,39 @@ impl Storage {
                 .softmax_backward(&y, 0, log)?
                 .reshape(&[]);
         }
-        pair_dispatch!("softmax_backward", self, y, g, y => g.softmax_backward(y, axis, log))
+        compute_pair!("softmax_backward", self, y, g, y => g.softmax_backward(y, axis, log))
     }
     /// `torch.Tensor.index_add`: a copy of `self` with slice `i` of `src` added
     /// to slice `index[i]` along `axis` (repeats accumulate); the backward of
     /// `index_select`. F32 base and `src`, 1-D I32 `index`, one device.
     pub fn index_add(&self, axis: isize, index: &Storage, src: &Storage) -> Result<Storage> {
-        match (self, index, src) {
-            (Storage::Cpu(b), Storage::Cpu(i), Storage::Cpu(s)) => {
-                Ok(Storage::Cpu(b.index_add(axis, i, s)?))
+        half_compute::compute([self, index, src], |[base, index, src]| {
+            match (base, index, src) {
+                (Storage::Cpu(b), Storage::Cpu(i), Storage::Cpu(s)) => {
+                    Ok(Storage::Cpu(b.index_add(axis, i, s)?))
+                }
+                (Storage::Gpu(b), Storage::Gpu(i), Storage::Gpu(s)) => {
+                    Ok(Storage::Gpu(b.index_add(axis, i, s)?))
+                }
+                (b, _, s) => Err(mismatch("index_add", b, s)),
             }
-            (Storage::Gpu(b), Storage::Gpu(i), Storage::Gpu(s)) => {
-                Ok(Storage::Gpu(b.index_add(axis, i, s)?))
-            }
-            (b, _, s) => Err(mismatch("index_add", b, s)),
-        }
+        })
     }
     /// `torch.Tensor.scatter_add`: a copy of `self` with `src[p]` added at `p`
     /// with its `axis` coordinate replaced by `index[p]`; the backward of
     /// `gather`. F32 base and `src`, I32 `index` of the same rank.
     pub fn scatter_add(&self, axis: isize, index: &Storage, src: &Storage) -> Result<Storage> {
-        match (self, index, src) {
-            (Storage::Cpu(b), Storage::Cpu(i), Storage::Cpu(s)) => {
-                Ok(Storage::Cpu(b.scatter_add(axis, i, s)?))
+        half_compute::compute([self, index, src], |[base, index, src]| {
+            match (base, index, src) {
+                (Storage::Cpu(b), Storage::Cpu(i), Storage::Cpu(s)) => {
+                    Ok(Storage::Cpu(b.scatter_add(axis, i, s)?))
+                }
+                (Storage::Gpu(b), Storage::Gpu(i), Storage::Gpu(s)) => {
+                    Ok(Storage::Gpu(b.scatter_add(axis, i, s)?))
+                }
+                (b, _, s) => Err(mismatch("scatter_add", b, s)),
             }
-            (Storage::Gpu(b), Storage::Gpu(i), Storage::Gpu(s)) => {
-                Ok(Storage::Gpu(b.scatter_add(axis, i, s)?))
-            }
-            (b, _, s) => Err(mismatch("scatter_add", b, s)),
-        }
+        })
     }
 
     /// Per-sample cross-entropy of logits `[N, C]` against I32 targets `[N]`
@@ -517,7 +466,7 @@ impl Storage {
         label_smoothing: f32,
         ignore_index: i32,
     ) -> Result<Storage> {
-        pair_dispatch!("cross_entropy", self, target, x, t => x.cross_entropy(t, label_smoothing, ignore_index))
+        compute_pair!("cross_entropy", self, target, x, t => x.cross_entropy(t, label_smoothing, ignore_index))
     }
     /// Gradient of [`cross_entropy`](Self::cross_entropy) w.r.t. the logits given the
     /// per-sample upstream gradient `grad` `[N]`.
@@ -528,7 +477,7 @@ impl Storage {
         label_smoothing: f32,
         ignore_index: i32,
     ) -> Result<Storage> {
-        match (self, target, grad) {
+        half_compute::compute([self, target, grad], |[x, t, g]| match (x, t, g) {
             (Storage::Cpu(x), Storage::Cpu(t), Storage::Cpu(g)) => Ok(Storage::Cpu(
                 x.cross_entropy_backward(t, g, label_smoothing, ignore_index)?,
             )),
@@ -536,7 +485,7 @@ impl Storage {
                 x.cross_entropy_backward(t, g, label_smoothing, ignore_index)?,
             )),
             (x, t, _) => Err(mismatch("cross_entropy", x, t)),
-        }
+        })
     }
 
     /// Sums a broadcast gradient back to `shape` — the one place where

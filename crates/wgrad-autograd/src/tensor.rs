@@ -480,11 +480,15 @@ impl Tensor {
     }
     /// [`to_vec`](Self::to_vec) as `f32`.
     pub fn to_vec_f32(&self) -> Result<Vec<f32>> {
+        if self.dtype().is_half() {
+            // Exact: every F16/BF16 value is an f32 value.
+            return self.storage().cast(DType::F32)?.to_vec::<f32>();
+        }
         self.to_vec::<f32>()
     }
     /// The value of a one-element f32 tensor (a readback on the GPU).
     pub fn item(&self) -> Result<f32> {
-        let v = self.to_vec::<f32>()?;
+        let v = self.to_vec_f32()?;
         match v.as_slice() {
             [x] => Ok(*x),
             _ => Err(Error::invalid(

@@ -32,6 +32,8 @@ impl CpuTensor {
             DType::F32 => CpuData::F32(Arc::new(try_filled(op, n, value as f32)?)),
             DType::U32 => CpuData::U32(Arc::new(try_filled(op, n, value as u32)?)),
             DType::I32 => CpuData::I32(Arc::new(try_filled(op, n, value as i32)?)),
+            DType::F16 => CpuData::F16(Arc::new(try_filled(op, n, half::f16::from_f64(value))?)),
+            DType::BF16 => CpuData::BF16(Arc::new(try_filled(op, n, half::bf16::from_f64(value))?)),
         };
         Self::from_data(op, data, shape)
     }
@@ -65,6 +67,14 @@ impl CpuTensor {
             DType::F32 => CpuData::F32(Arc::new(collect("arange", values.map(|v| v as f32))?)),
             DType::U32 => CpuData::U32(Arc::new(collect("arange", values.map(|v| v as u32))?)),
             DType::I32 => CpuData::I32(Arc::new(collect("arange", values.map(|v| v as i32))?)),
+            DType::F16 => CpuData::F16(Arc::new(collect(
+                "arange",
+                values.map(half::f16::from_f64),
+            )?)),
+            DType::BF16 => CpuData::BF16(Arc::new(collect(
+                "arange",
+                values.map(half::bf16::from_f64),
+            )?)),
         };
         Self::from_data("arange", data, &[n])
     }

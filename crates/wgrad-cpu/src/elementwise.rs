@@ -303,6 +303,9 @@ impl CpuTensor {
             return Ok(self.clone());
         }
         let shape = self.shape();
+        if self.dtype().is_half() || dtype.is_half() {
+            return self.cast_through_f32(dtype);
+        }
         match (self.dtype(), dtype) {
             (DType::F32, DType::I32) => {
                 Self::from_vec(map(&self.dense::<f32>(OP)?, |x| x as i32)?, shape)
@@ -323,6 +326,32 @@ impl CpuTensor {
                 Self::from_vec(map(&self.dense::<i32>(OP)?, |x| x as u32)?, shape)
             }
             (_, other) => Err(unsupported(OP, other)),
+        }
+    }
+
+    /// Casts from or to F16/BF16 through f32: widening is exact, narrowing
+    /// rounds to nearest even (overflow to inf, NaN kept), as PyTorch's
+    /// conversions do; integers go through f32 and then `as`.
+    fn cast_through_f32(&self, dtype: DType) -> Result<Self> {
+        const OP: &str = "cast";
+        let shape = self.shape();
+        let wide = match self.dtype() {
+            DType::F16 => Self::from_vec(
+                map(&self.dense::<half::f16>(OP)?, half::f16::to_f32)?,
+                shape,
+            )?,
+            DType::BF16 => Self::from_vec(
+                map(&self.dense::<half::bf16>(OP)?, half::bf16::to_f32)?,
+                shape,
+            )?,
+            _ => self.cast(DType::F32)?,
+        };
+        match dtype {
+            DType::F16 => Self::from_vec(map(&wide.dense::<f32>(OP)?, half::f16::from_f32)?, shape),
+            DType::BF16 => {
+                Self::from_vec(map(&wide.dense::<f32>(OP)?, half::bf16::from_f32)?, shape)
+            }
+            other => wide.cast(other),
         }
     }
 

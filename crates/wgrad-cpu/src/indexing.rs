@@ -48,6 +48,18 @@ impl CpuTensor {
             DType::F32 => CpuData::F32(Arc::new(one_hot_data(&labels, num_classes, n, 1.0)?)),
             DType::U32 => CpuData::U32(Arc::new(one_hot_data(&labels, num_classes, n, 1)?)),
             DType::I32 => CpuData::I32(Arc::new(one_hot_data(&labels, num_classes, n, 1)?)),
+            DType::F16 => CpuData::F16(Arc::new(one_hot_data(
+                &labels,
+                num_classes,
+                n,
+                half::f16::ONE,
+            )?)),
+            DType::BF16 => CpuData::BF16(Arc::new(one_hot_data(
+                &labels,
+                num_classes,
+                n,
+                half::bf16::ONE,
+            )?)),
         };
         Self::from_data(OP, data, &shape)
     }

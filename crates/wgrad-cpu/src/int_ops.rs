@@ -118,6 +118,8 @@ impl CpuTensor {
             (CpuData::F32(buf), _) => CpuData::F32(Arc::new(scatter(buf, &offsets, &values)?)),
             (CpuData::I32(buf), _) => CpuData::I32(Arc::new(scatter(buf, &offsets, &values)?)),
             (CpuData::U32(buf), _) => CpuData::U32(Arc::new(scatter(buf, &offsets, &values)?)),
+            (CpuData::F16(buf), _) => CpuData::F16(Arc::new(scatter(buf, &offsets, &values)?)),
+            (CpuData::BF16(buf), _) => CpuData::BF16(Arc::new(scatter(buf, &offsets, &values)?)),
         };
         Ok(CpuTensor {
             data,
@@ -129,12 +131,7 @@ impl CpuTensor {
     /// rewritten copy of this view's buffer (same dtype and length): how a
     /// view follows an in-place write made through another view.
     pub fn rebase(&self, other: &CpuTensor) -> Option<Self> {
-        let len = |d: &CpuData| match d {
-            CpuData::F32(v) => v.len(),
-            CpuData::U32(v) => v.len(),
-            CpuData::I32(v) => v.len(),
-        };
-        (self.dtype() == other.dtype() && len(&self.data) == len(&other.data)).then(|| CpuTensor {
+        (self.dtype() == other.dtype() && self.data.len() == other.data.len()).then(|| CpuTensor {
             data: other.data.clone(),
             layout: self.layout.clone(),
         })
@@ -148,6 +145,8 @@ impl CpuTensor {
             CpuData::F32(v) => WeakData::F32(Arc::downgrade(v)),
             CpuData::U32(v) => WeakData::U32(Arc::downgrade(v)),
             CpuData::I32(v) => WeakData::I32(Arc::downgrade(v)),
+            CpuData::F16(v) => WeakData::F16(Arc::downgrade(v)),
+            CpuData::BF16(v) => WeakData::BF16(Arc::downgrade(v)),
         })
     }
 }
@@ -161,6 +160,8 @@ enum WeakData {
     F32(std::sync::Weak<Vec<f32>>),
     U32(std::sync::Weak<Vec<u32>>),
     I32(std::sync::Weak<Vec<i32>>),
+    F16(std::sync::Weak<Vec<half::f16>>),
+    BF16(std::sync::Weak<Vec<half::bf16>>),
 }
 
 impl BufferRef {
@@ -170,6 +171,8 @@ impl BufferRef {
             (WeakData::F32(w), CpuData::F32(a)) => std::ptr::eq(w.as_ptr(), Arc::as_ptr(a)),
             (WeakData::U32(w), CpuData::U32(a)) => std::ptr::eq(w.as_ptr(), Arc::as_ptr(a)),
             (WeakData::I32(w), CpuData::I32(a)) => std::ptr::eq(w.as_ptr(), Arc::as_ptr(a)),
+            (WeakData::F16(w), CpuData::F16(a)) => std::ptr::eq(w.as_ptr(), Arc::as_ptr(a)),
+            (WeakData::BF16(w), CpuData::BF16(a)) => std::ptr::eq(w.as_ptr(), Arc::as_ptr(a)),
             _ => false,
         }
     }
@@ -179,6 +182,8 @@ impl BufferRef {
             WeakData::F32(w) => w.strong_count() > 0,
             WeakData::U32(w) => w.strong_count() > 0,
             WeakData::I32(w) => w.strong_count() > 0,
+            WeakData::F16(w) => w.strong_count() > 0,
+            WeakData::BF16(w) => w.strong_count() > 0,
         }
     }
 }

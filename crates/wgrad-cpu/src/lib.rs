@@ -24,6 +24,14 @@ macro_rules! with_dtype {
                 type $T = i32;
                 $body
             }
+            wgrad_core::DType::F16 => {
+                type $T = half::f16;
+                $body
+            }
+            wgrad_core::DType::BF16 => {
+                type $T = half::bf16;
+                $body
+            }
         }
     };
 }

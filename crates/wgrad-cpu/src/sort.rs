@@ -151,6 +151,8 @@ impl CpuTensor {
             DType::I32 => Ok(self.dense::<i32>(op)?.iter().map(|&x| x as u32).collect()),
             DType::U32 => Ok(self.dense::<u32>(op)?.to_vec()),
             DType::F32 => Ok(self.dense::<f32>(op)?.iter().map(|x| x.to_bits()).collect()),
+            // The 16-bit floats are sorted in f32 (the autograd layer widens them).
+            half @ (DType::F16 | DType::BF16) => Err(crate::tensor::unsupported(op, half)),
         }
     }
 
@@ -166,6 +168,7 @@ impl CpuTensor {
                 bits.into_iter().map(f32::from_bits).collect::<Vec<_>>(),
                 self.shape(),
             ),
+            half @ (DType::F16 | DType::BF16) => Err(crate::tensor::unsupported("sort", half)),
         }
     }
 }

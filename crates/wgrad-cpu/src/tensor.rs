@@ -25,6 +25,8 @@ pub(crate) enum CpuData {
     F32(Arc<Vec<f32>>),
     U32(Arc<Vec<u32>>),
     I32(Arc<Vec<i32>>),
+    F16(Arc<Vec<half::f16>>),
+    BF16(Arc<Vec<half::bf16>>),
 }
 
 impl CpuData {
@@ -33,6 +35,19 @@ impl CpuData {
             CpuData::F32(_) => DType::F32,
             CpuData::U32(_) => DType::U32,
             CpuData::I32(_) => DType::I32,
+            CpuData::F16(_) => DType::F16,
+            CpuData::BF16(_) => DType::BF16,
+        }
+    }
+
+    /// Number of elements in the buffer.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            CpuData::F32(v) => v.len(),
+            CpuData::U32(v) => v.len(),
+            CpuData::I32(v) => v.len(),
+            CpuData::F16(v) => v.len(),
+            CpuData::BF16(v) => v.len(),
         }
     }
 
@@ -49,8 +64,16 @@ impl CpuData {
             Ok(v) => return Ok(CpuData::U32(Arc::new(*v))),
             Err(b) => b,
         };
-        match boxed.downcast::<Vec<i32>>() {
-            Ok(v) => Ok(CpuData::I32(Arc::new(*v))),
+        let boxed = match boxed.downcast::<Vec<i32>>() {
+            Ok(v) => return Ok(CpuData::I32(Arc::new(*v))),
+            Err(b) => b,
+        };
+        let boxed = match boxed.downcast::<Vec<half::f16>>() {
+            Ok(v) => return Ok(CpuData::F16(Arc::new(*v))),
+            Err(b) => b,
+        };
+        match boxed.downcast::<Vec<half::bf16>>() {
+            Ok(v) => Ok(CpuData::BF16(Arc::new(*v))),
             Err(_) => Err(unsupported(op, T::DTYPE)),
         }
     }
@@ -61,6 +84,8 @@ impl CpuData {
             CpuData::F32(v) => v.as_ref(),
             CpuData::U32(v) => v.as_ref(),
             CpuData::I32(v) => v.as_ref(),
+            CpuData::F16(v) => v.as_ref(),
+            CpuData::BF16(v) => v.as_ref(),
         };
         any.downcast_ref::<Vec<T>>()
             .map(Vec::as_slice)
@@ -103,11 +128,7 @@ impl CpuTensor {
     /// A contiguous tensor over `data` (whose length must equal `numel(shape)`).
     pub(crate) fn from_data(op: &'static str, data: CpuData, shape: &[usize]) -> Result<Self> {
         check_rank(op, shape)?;
-        let len = match &data {
-            CpuData::F32(v) => v.len(),
-            CpuData::U32(v) => v.len(),
-            CpuData::I32(v) => v.len(),
-        };
+        let len = data.len();
         if len != numel(shape) {
             return Err(Error::invalid(
                 op,
@@ -376,6 +397,8 @@ impl fmt::Debug for CpuTensor {
             DType::F32 => self.view::<f32>().map(|v| format!("{v}")),
             DType::U32 => self.view::<u32>().map(|v| format!("{v}")),
             DType::I32 => self.view::<i32>().map(|v| format!("{v}")),
+            DType::F16 => self.view::<half::f16>().map(|v| format!("{v}")),
+            DType::BF16 => self.view::<half::bf16>().map(|v| format!("{v}")),
         };
         match values {
             Ok(v) => s.field("values", &format_args!("{v}")),

@@ -307,7 +307,7 @@ impl MultiheadAttention {
     ) -> Result<Option<Tensor>> {
         let additive = |m: &Tensor, what: &str| -> Result<Tensor> {
             match m.dtype() {
-                DType::F32 => Ok(m.clone()),
+                DType::F32 | DType::F16 | DType::BF16 => Ok(m.clone()),
                 DType::U32 => {
                     let ninf = Tensor::full(&[], f64::NEG_INFINITY, DType::F32, device)?;
                     let zero = Tensor::zeros(&[], device)?;

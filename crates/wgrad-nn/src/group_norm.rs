@@ -18,6 +18,8 @@ pub fn group_norm(
     eps: f32,
 ) -> Result<Tensor> {
     const OP: &str = "group_norm";
+    // Autocast runs the norms in float32 (a no-op outside a region).
+    let x = &wgrad_autograd::autocast::full_precision(x)?;
     let shape = x.shape();
     if shape.len() < 2 {
         return Err(Error::invalid(

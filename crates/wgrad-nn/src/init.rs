@@ -96,7 +96,7 @@ fn refill(
     t: &Tensor,
     fill: impl FnOnce(&[usize], &wgrad_autograd::Device) -> Result<Storage>,
 ) -> Result<()> {
-    if t.dtype() != DType::F32 {
+    if !t.dtype().is_float() {
         return Err(Error::DTypeMismatch {
             op,
             expected: DType::F32,
@@ -104,6 +104,12 @@ fn refill(
         });
     }
     let storage = fill(&t.shape(), &t.device())?;
+    // The fill draws F32; a 16-bit parameter keeps its dtype.
+    let storage = if storage.dtype() == t.dtype() {
+        storage
+    } else {
+        storage.cast(t.dtype())?
+    };
     t.set_storage(storage)
 }
 

@@ -93,7 +93,8 @@ impl Linear {
         // The transpose is free: matmul_t reads W through swapped strides.
         let y = x.matmul_t(&self.weight, false, true)?;
         match &self.bias {
-            Some(b) => y.add(b),
+            // Under autocast the bias joins the product's lower precision.
+            Some(b) => y.add(&wgrad_autograd::autocast::lower_precision(b)?),
             None => Ok(y),
         }
     }

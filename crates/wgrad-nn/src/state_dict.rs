@@ -64,7 +64,7 @@
 use std::path::Path;
 
 use wgrad_autograd::{Device, Tensor};
-use wgrad_core::{DType, Error, Result};
+use wgrad_core::{Error, Result};
 
 use crate::Module;
 use crate::codec::dtype::dtype_of;
@@ -87,11 +87,11 @@ use crate::codec::{
 pub fn save(module: &dyn Module, path: impl AsRef<Path>) -> Result<()> {
     let path = path.as_ref();
     for (name, p) in &module.named_parameters() {
-        if p.dtype() != DType::F32 {
+        if !p.dtype().is_float() {
             return Err(Error::invalid(
                 "save",
                 format!(
-                    "{}: parameter '{name}' is {}, only float32 parameters can be saved",
+                    "{}: parameter '{name}' is {}, only float parameters can be saved",
                     path.display(),
                     p.dtype()
                 ),
@@ -179,10 +179,10 @@ pub fn save_file(tensors: &[(String, Tensor)], path: impl AsRef<Path>) -> Result
 }
 
 /// Reads every tensor of a safetensors file onto `device`, like
-/// `safetensors.torch.load_file`, in file order. F32, I32 and U32 tensors
-/// are supported; any other dtype is an error naming the tensor (this keeps
-/// each tensor's dtype, so nothing is converted; [`load`] converts F64, F16
-/// and BF16 into a model's F32 parameters).
+/// `safetensors.torch.load_file`, in file order. F32, F16, BF16, I32 and
+/// U32 tensors are supported; any other dtype is an error naming the tensor
+/// (this keeps each tensor's dtype, so nothing is converted; [`load`]
+/// converts any float dtype into a model's parameters' dtype).
 pub fn load_file(path: impl AsRef<Path>, device: &Device) -> Result<Vec<(String, Tensor)>> {
     const OP: &str = "load";
     let file = SafetensorsFile::read(OP, path.as_ref())?;
@@ -191,7 +191,7 @@ pub fn load_file(path: impl AsRef<Path>, device: &Device) -> Result<Vec<(String,
     for (name, view) in &parsed.tensors {
         if dtype_of(view.dtype()).is_none() {
             problems.push(format!(
-                "tensor '{name}' has dtype {}, which wgrad cannot hold (F32, I32 or U32)",
+                "tensor '{name}' has dtype {}, which wgrad cannot hold (F32, F16, BF16, I32 or U32)",
                 view.dtype()
             ));
         }

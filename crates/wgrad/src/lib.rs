@@ -61,6 +61,10 @@ pub use wgrad_autograd::{
     InterpolateMode, NoGradGuard, PadMode, Pool2dArgs, Storage, Tensor, gradcheck, is_grad_enabled,
     manual_seed, no_grad, optim,
 };
+/// Automatic mixed precision, as `torch.autocast` / `torch.amp`:
+/// `wgrad::autocast(DType::BF16, || ..)` or an [`AutocastGuard`].
+#[doc(inline)]
+pub use wgrad_autograd::{AutocastGuard, autocast, autocast_dtype, is_autocast_enabled};
 /// `torch.set_float32_matmul_precision` and friends: "medium" lets f32
 /// products use f16 tensor cores on GPUs that have them.
 #[doc(inline)]

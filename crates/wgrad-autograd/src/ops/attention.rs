@@ -4,9 +4,10 @@
 //! for the semantics), whose node saves the per-row log-sum-exp so the
 //! backward recomputes the probabilities instead of storing them.
 
+use wgrad_core::Result;
 use wgrad_core::checks::attention::{AttentionArgs, AttentionGeometry, attention_geometry};
-use wgrad_core::{DType, Result};
 
+use crate::autocast::{self, AutocastGuard, lower_precision};
 use crate::grad_mode::is_grad_enabled;
 use crate::graph::Op;
 use crate::storage::Storage;
@@ -72,6 +73,15 @@ impl Tensor {
         args: &AttentionArgs,
         seed: u64,
     ) -> Result<Tensor> {
+        if autocast::is_autocast_enabled() {
+            let (q, k, v) = (
+                lower_precision(self)?,
+                lower_precision(key)?,
+                lower_precision(value)?,
+            );
+            let _plain = AutocastGuard::disabled();
+            return q.scaled_dot_product_attention_with(&k, &v, attn_mask, args, seed);
+        }
         let mask_info = attn_mask.map(|m| (m.shape(), m.dtype()));
         let geometry = attention_geometry(
             &self.shape(),
@@ -82,7 +92,7 @@ impl Tensor {
             seed,
         )?;
         if let Some(m) = attn_mask
-            && m.dtype() == DType::F32
+            && m.dtype().is_float()
             && m.requires_grad()
             && is_grad_enabled()
         {

@@ -4,6 +4,7 @@
 use wgrad_core::checks::conv::{self, Conv2dArgs, Conv2dGeometry, ConvTranspose2dArgs};
 use wgrad_core::{DType, Error, Result};
 
+use crate::autocast::{self, AutocastGuard, lower_precision};
 use crate::graph::Op;
 use crate::storage::Storage;
 use crate::tensor::Tensor;
@@ -27,7 +28,7 @@ fn same_padding(kernel: usize, dilation: usize) -> [usize; 2] {
 }
 
 fn float_operand(op: &'static str, t: &Tensor) -> Result<()> {
-    if t.dtype() == DType::F32 {
+    if t.dtype().is_float() {
         Ok(())
     } else {
         Err(Error::DTypeMismatch {
@@ -106,6 +107,12 @@ impl Tensor {
         args: &Conv2dArgs,
     ) -> Result<Tensor> {
         const OP: &str = "conv2d";
+        if autocast::is_autocast_enabled() {
+            let (x, w) = (lower_precision(self)?, lower_precision(weight)?);
+            let b = autocast::lower_opt(bias)?;
+            let _plain = AutocastGuard::disabled();
+            return x.conv2d(&w, b.as_ref(), args);
+        }
         float_operand(OP, self)?;
         float_operand(OP, weight)?;
         batched(OP, self, |x| {
@@ -214,6 +221,12 @@ impl Tensor {
         args: &ConvTranspose2dArgs,
     ) -> Result<Tensor> {
         const OP: &str = "conv_transpose2d";
+        if autocast::is_autocast_enabled() {
+            let (x, w) = (lower_precision(self)?, lower_precision(weight)?);
+            let b = autocast::lower_opt(bias)?;
+            let _plain = AutocastGuard::disabled();
+            return x.conv_transpose2d(&w, b.as_ref(), args);
+        }
         float_operand(OP, self)?;
         float_operand(OP, weight)?;
         batched(OP, self, |x| {

@@ -2,6 +2,7 @@
 
 use wgrad_core::{BinaryOp, CompareOp, DType, Result, UnaryOp};
 
+use crate::autocast;
 use crate::graph::Op;
 use crate::storage::Storage;
 use crate::tensor::Tensor;
@@ -102,6 +103,9 @@ impl Tensor {
 
     /// Elementwise unary op.
     pub fn unary(&self, op: UnaryOp) -> Result<Tensor> {
+        if autocast::unary_in_f32(op) && autocast::is_autocast_enabled() && self.dtype().is_half() {
+            return autocast::full_precision(self)?.unary(op);
+        }
         let out = self.storage().unary(op)?;
         Ok(Tensor::record(out, Op::Unary(op), &[self]))
     }
@@ -129,16 +133,42 @@ impl Tensor {
         Ok(Tensor::record(out, Op::Where { mask }, &[a, b]))
     }
 
-    /// Converts the dtype. Differentiable only F32 -> F32 (a copy otherwise cuts the graph).
+    /// Converts the dtype (`x.to(dtype)`; the same dtype returns `self`).
+    /// Differentiable between float dtypes (F32, F16, BF16: the gradient is
+    /// converted back); a conversion to or from an integer dtype cuts the
+    /// graph, as PyTorch's does.
     pub fn cast(&self, dtype: DType) -> Result<Tensor> {
-        if dtype == self.dtype() {
+        let from = self.dtype();
+        if dtype == from {
             return Ok(self.clone());
         }
-        Ok(Tensor::from_storage_leaf(self.storage().cast(dtype)?))
+        let out = self.storage().cast(dtype)?;
+        if from.is_float() && dtype.is_float() {
+            return Ok(Tensor::record(out, Op::Cast { from }, &[self]));
+        }
+        Ok(Tensor::from_storage_leaf(out))
+    }
+
+    /// `x.half()`: [`cast`](Self::cast) to F16.
+    pub fn half(&self) -> Result<Tensor> {
+        self.cast(DType::F16)
+    }
+
+    /// `x.bfloat16()`: [`cast`](Self::cast) to BF16.
+    pub fn bfloat16(&self) -> Result<Tensor> {
+        self.cast(DType::BF16)
+    }
+
+    /// `x.float()`: [`cast`](Self::cast) to F32.
+    pub fn float(&self) -> Result<Tensor> {
+        self.cast(DType::F32)
     }
 
     /// Softmax along `axis`.
     pub fn softmax(&self, axis: isize) -> Result<Tensor> {
+        if autocast::is_autocast_enabled() && self.dtype().is_half() {
+            return autocast::full_precision(self)?.softmax(axis);
+        }
         let out = self.storage().softmax(axis)?;
         Ok(Tensor::record(
             out,
@@ -149,6 +179,9 @@ impl Tensor {
 
     /// Log-softmax along `axis`.
     pub fn log_softmax(&self, axis: isize) -> Result<Tensor> {
+        if autocast::is_autocast_enabled() && self.dtype().is_half() {
+            return autocast::full_precision(self)?.log_softmax(axis);
+        }
         let out = self.storage().log_softmax(axis)?;
         Ok(Tensor::record(
             out,

@@ -35,6 +35,14 @@ impl Tensor {
         bias: Option<&Tensor>,
         eps: f32,
     ) -> Result<Tensor> {
+        if crate::autocast::is_autocast_enabled() && self.dtype().is_half() {
+            return crate::autocast::full_precision(self)?.layer_norm(
+                normalized_shape,
+                weight,
+                bias,
+                eps,
+            );
+        }
         let geometry = layer_norm(
             (&self.shape(), self.dtype()),
             normalized_shape,

@@ -2,6 +2,7 @@
 
 use wgrad_core::{Error, Result};
 
+use crate::autocast::{self, AutocastGuard, lower_precision};
 use crate::graph::Op;
 use crate::tensor::Tensor;
 
@@ -65,6 +66,11 @@ impl Tensor {
     /// `op(self) @ op(other)` where `op` transposes the last two dims when
     /// its flag is set (free: strides only). Both operands rank >= 2.
     pub fn matmul_t(&self, other: &Tensor, trans_a: bool, trans_b: bool) -> Result<Tensor> {
+        if autocast::is_autocast_enabled() {
+            let (a, b) = (lower_precision(self)?, lower_precision(other)?);
+            let _plain = AutocastGuard::disabled();
+            return a.matmul_t(&b, trans_a, trans_b);
+        }
         if self.rank() < 2 || other.rank() < 2 {
             return Err(Error::invalid(
                 "matmul_t",

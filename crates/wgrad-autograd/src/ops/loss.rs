@@ -31,6 +31,13 @@ impl Tensor {
         label_smoothing: f32,
         ignore_index: i32,
     ) -> Result<Tensor> {
+        if crate::autocast::is_autocast_enabled() && self.dtype().is_half() {
+            return crate::autocast::full_precision(self)?.cross_entropy_per_sample(
+                target,
+                label_smoothing,
+                ignore_index,
+            );
+        }
         let target = target.storage();
         let out = self
             .storage()

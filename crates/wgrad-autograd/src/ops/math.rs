@@ -74,7 +74,7 @@ impl MathOp {
 /// Errors unless `t` is F32 (the math ops are defined on floats only).
 fn expect_f32(op: &'static str, t: &Tensor) -> Result<()> {
     match t.dtype() {
-        DType::F32 => Ok(()),
+        DType::F32 | DType::F16 | DType::BF16 => Ok(()),
         got => Err(Error::DTypeMismatch {
             op,
             expected: DType::F32,
@@ -153,6 +153,9 @@ impl Tensor {
     /// +inf); NaN propagates, an empty reduction gives -inf. Gradient:
     /// `softmax(x)`.
     pub fn logsumexp(&self, axes: &[isize], keepdim: bool) -> Result<Tensor> {
+        if crate::autocast::is_autocast_enabled() && self.dtype().is_half() {
+            return crate::autocast::full_precision(self)?.logsumexp(axes, keepdim);
+        }
         let op = "logsumexp";
         expect_f32(op, self)?;
         let shape = self.shape().to_vec();
@@ -160,7 +163,7 @@ impl Tensor {
         let out_shape = reduced_shape(&shape, &norm, keepdim);
         let x = self.storage();
         let out = if reduced_len(op, &shape, axes)? == 0 {
-            Storage::full(&out_shape, f64::NEG_INFINITY, DType::F32, &self.device())?
+            Storage::full(&out_shape, f64::NEG_INFINITY, self.dtype(), &self.device())?
         } else {
             let m = x.max(axes, true)?;
             let infinite = m
@@ -189,6 +192,9 @@ impl Tensor {
     /// exactly one zero in a reduced group, that element's gradient is the
     /// product of the others and the rest get 0; with two or more, all 0.
     pub fn prod(&self, axes: &[isize], keepdim: bool) -> Result<Tensor> {
+        if crate::autocast::is_autocast_enabled() && self.dtype().is_half() {
+            return crate::autocast::full_precision(self)?.prod(axes, keepdim);
+        }
         let out = self.storage().prod(axes, keepdim)?;
         let node = MathOp::Prod {
             axes: axes.to_vec(),
@@ -224,6 +230,9 @@ impl Tensor {
     /// differentiable), any other `p` is `(sum |x|^p)^(1/p)`. NaN `p` is an
     /// error.
     pub fn norm(&self, p: f32, axes: &[isize], keepdim: bool) -> Result<Tensor> {
+        if crate::autocast::is_autocast_enabled() && self.dtype().is_half() {
+            return crate::autocast::full_precision(self)?.norm(p, axes, keepdim);
+        }
         let op = "norm";
         if p.is_nan() {
             return Err(Error::invalid(op, "the order p must be a number, got NaN"));
@@ -242,7 +251,7 @@ impl Tensor {
         if p == 0.0 {
             let nonzero = self.storage().compare_scalar(CompareOp::Ne, 0.0)?;
             return Ok(Tensor::from_storage_leaf(
-                nonzero.cast(DType::F32)?.sum(axes, keepdim)?,
+                nonzero.cast(self.dtype())?.sum(axes, keepdim)?,
             ));
         }
         let x = self.storage();

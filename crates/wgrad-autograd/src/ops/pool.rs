@@ -9,7 +9,7 @@ use crate::ops::conv::batched;
 use crate::tensor::Tensor;
 
 fn float_input(op: &'static str, t: &Tensor) -> Result<()> {
-    if t.dtype() == DType::F32 {
+    if t.dtype().is_float() {
         Ok(())
     } else {
         Err(Error::DTypeMismatch {

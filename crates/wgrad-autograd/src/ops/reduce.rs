@@ -26,6 +26,9 @@ use crate::tensor::Tensor;
 impl Tensor {
     /// Sum over `axes` (`&[]` = all).
     pub fn sum(&self, axes: &[isize], keepdim: bool) -> Result<Tensor> {
+        if crate::autocast::is_autocast_enabled() && self.dtype().is_half() {
+            return crate::autocast::full_precision(self)?.sum(axes, keepdim);
+        }
         let out = self.storage().sum(axes, keepdim)?;
         Ok(Tensor::record(
             out,

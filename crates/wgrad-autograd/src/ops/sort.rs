@@ -108,6 +108,9 @@ impl Tensor {
     /// Inclusive prefix sums along `dim` (`torch.cumsum`; F32 or I32, which
     /// keeps I32 and wraps). Differentiable.
     pub fn cumsum(&self, dim: isize) -> Result<Tensor> {
+        if crate::autocast::is_autocast_enabled() && self.dtype().is_half() {
+            return crate::autocast::full_precision(self)?.cumsum(dim);
+        }
         let out = self.storage().cumsum(dim, false)?;
         Ok(Tensor::record(out, Op::Cumsum { axis: dim }, &[self]))
     }

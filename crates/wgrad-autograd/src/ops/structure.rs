@@ -35,7 +35,7 @@ pub(crate) fn bool_mask(op: &'static str, mask: &Tensor) -> Result<Tensor> {
 /// `where_cond` (differentiable); other dtypes stack `[b, a]` on a new last
 /// axis and gather with the 0/1 mask, which every dtype supports.
 pub(crate) fn where_any(mask: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    if a.dtype() == DType::F32 && b.dtype() == DType::F32 {
+    if a.dtype().is_float() && b.dtype().is_float() {
         return Tensor::where_cond(mask, a, b);
     }
     const OP: &str = "where";

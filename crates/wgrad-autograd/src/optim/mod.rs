@@ -142,7 +142,7 @@ pub(crate) fn check_params(op: &'static str, params: &[Tensor]) -> Result<()> {
                 format!("can't optimize a non-leaf tensor (parameter {i}); detach() it first"),
             ));
         }
-        if p.dtype() != DType::F32 {
+        if !p.dtype().is_float() {
             return Err(Error::DTypeMismatch {
                 op,
                 expected: DType::F32,

@@ -4,16 +4,16 @@
 use wgrad_core::Result;
 use wgrad_core::checks::conv::{Conv2dArgs, Conv2dGeometry};
 
-use super::{Storage, mismatch};
+use super::{Storage, half_compute, mismatch};
 
 impl Storage {
     /// Forward 2-D convolution without bias (NCHW input, OIHW weight).
     pub fn conv2d(&self, weight: &Storage, args: &Conv2dArgs) -> Result<Storage> {
-        match (self, weight) {
+        half_compute::compute([self, weight], |[x, w]| match (x, w) {
             (Storage::Cpu(x), Storage::Cpu(w)) => Ok(Storage::Cpu(x.conv2d(w, args)?)),
             (Storage::Gpu(x), Storage::Gpu(w)) => Ok(Storage::Gpu(x.conv2d(w, args)?)),
             (x, w) => Err(mismatch("conv2d", x, w)),
-        }
+        })
     }
 
     /// The gradient of a convolution's input given its output gradient
@@ -23,7 +23,7 @@ impl Storage {
         weight: &Storage,
         geometry: &Conv2dGeometry,
     ) -> Result<Storage> {
-        match (self, weight) {
+        half_compute::compute([self, weight], |[g, w]| match (g, w) {
             (Storage::Cpu(g), Storage::Cpu(w)) => Ok(Storage::Cpu(
                 wgrad_cpu::CpuTensor::conv2d_input_grad(g, w, geometry)?,
             )),
@@ -31,7 +31,7 @@ impl Storage {
                 wgrad_gpu::GpuTensor::conv2d_input_grad(g, w, geometry)?,
             )),
             (g, w) => Err(mismatch("conv2d_input_grad", g, w)),
-        }
+        })
     }
 
     /// The gradient of a convolution's weight given its input `self` and
@@ -41,7 +41,7 @@ impl Storage {
         grad_out: &Storage,
         geometry: &Conv2dGeometry,
     ) -> Result<Storage> {
-        match (self, grad_out) {
+        half_compute::compute([self, grad_out], |[x, g]| match (x, g) {
             (Storage::Cpu(x), Storage::Cpu(g)) => Ok(Storage::Cpu(
                 wgrad_cpu::CpuTensor::conv2d_weight_grad(x, g, geometry)?,
             )),
@@ -49,6 +49,6 @@ impl Storage {
                 wgrad_gpu::GpuTensor::conv2d_weight_grad(x, g, geometry)?,
             )),
             (x, g) => Err(mismatch("conv2d_weight_grad", x, g)),
-        }
+        })
     }
 }

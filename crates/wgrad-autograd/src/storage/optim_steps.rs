@@ -56,6 +56,39 @@ pub(crate) enum StateStepOutcome {
     InPlace,
 }
 
+/// What a step returns, as far as a 16-bit parameter's update needs it.
+trait StepOutcome {
+    /// The new parameter a CPU step returns (`None`: updated in place).
+    fn replaced_param(&mut self) -> Option<&mut Storage>;
+}
+
+impl StepOutcome for SgdStepOutcome {
+    fn replaced_param(&mut self) -> Option<&mut Storage> {
+        match self {
+            SgdStepOutcome::Replaced { param, .. } => Some(param),
+            SgdStepOutcome::InPlace { .. } => None,
+        }
+    }
+}
+
+impl StepOutcome for AdamStepOutcome {
+    fn replaced_param(&mut self) -> Option<&mut Storage> {
+        match self {
+            AdamStepOutcome::Replaced { param, .. } => Some(param),
+            AdamStepOutcome::InPlace => None,
+        }
+    }
+}
+
+impl StepOutcome for StateStepOutcome {
+    fn replaced_param(&mut self) -> Option<&mut Storage> {
+        match self {
+            StateStepOutcome::Replaced { param, .. } => Some(param),
+            StateStepOutcome::InPlace => None,
+        }
+    }
+}
+
 /// The CPU tensor behind optimizer state `t` of CPU parameter `param`.
 fn cpu_operand<'a>(op: &'static str, param: &Storage, t: &'a Storage) -> Result<&'a CpuTensor> {
     match t {
@@ -73,6 +106,38 @@ fn gpu_operand<'a>(op: &'static str, param: &Storage, t: &'a Storage) -> Result<
 }
 
 impl Storage {
+    /// A step of a 16-bit (F16/BF16) parameter: `step` updates an F32 copy
+    /// of it with the gradient in F32, and the result is rounded once into
+    /// the parameter (on the GPU written back into its buffer, so the
+    /// update stays in place). The optimizer state stays F32 (zeros from
+    /// [`optimizer_zeros`](Self::optimizer_zeros)), where PyTorch keeps it
+    /// in the parameter's dtype: the moments of a half parameter would
+    /// otherwise underflow.
+    fn step_in_f32<O: StepOutcome>(
+        &self,
+        grad: &Storage,
+        step: impl FnOnce(&Storage, &Storage) -> Result<O>,
+    ) -> Result<O> {
+        let half = self.dtype();
+        let wide = self.cast(DType::F32)?;
+        let grad = if grad.dtype().is_half() {
+            grad.cast(DType::F32)?
+        } else {
+            grad.clone()
+        };
+        let mut outcome = step(&wide, &grad)?;
+        match (outcome.replaced_param(), self) {
+            (Some(param), _) => *param = param.cast(half)?,
+            (None, Storage::Gpu(p)) => {
+                if let Storage::Gpu(w) = wide.cast(half)? {
+                    p.write_view(&w)?;
+                }
+            }
+            (None, Storage::Cpu(_)) => {}
+        }
+        Ok(outcome)
+    }
+
     /// F32 zeros shaped like this parameter, on its device: fresh optimizer
     /// state (PyTorch's `zeros_like`).
     pub(crate) fn optimizer_zeros(&self) -> Result<Storage> {
@@ -127,6 +192,21 @@ impl Storage {
         nesterov: bool,
         maximize: bool,
     ) -> Result<SgdStepOutcome> {
+        if self.dtype().is_half() {
+            return self.step_in_f32(grad, |p, g| {
+                p.sgd_step(
+                    op,
+                    g,
+                    momentum_buffer,
+                    lr,
+                    momentum,
+                    dampening,
+                    weight_decay,
+                    nesterov,
+                    maximize,
+                )
+            });
+        }
         match (self, grad) {
             (Storage::Cpu(p), Storage::Cpu(g)) => {
                 let buf = momentum_buffer
@@ -200,6 +280,24 @@ impl Storage {
         decoupled: bool,
         maximize: bool,
     ) -> Result<AdamStepOutcome> {
+        if self.dtype().is_half() {
+            return self.step_in_f32(grad, |p, g| {
+                p.adam_step(
+                    op,
+                    g,
+                    exp_avg,
+                    exp_avg_sq,
+                    max_exp_avg_sq,
+                    step,
+                    lr,
+                    betas,
+                    eps,
+                    weight_decay,
+                    decoupled,
+                    maximize,
+                )
+            });
+        }
         match (self, grad) {
             (Storage::Cpu(p), Storage::Cpu(g)) => {
                 let m = cpu_operand(op, self, exp_avg)?;
@@ -266,6 +364,11 @@ impl Storage {
         momentum_buffer: Option<&Storage>,
         k: &RmsPropCoefficients,
     ) -> Result<StateStepOutcome> {
+        if self.dtype().is_half() {
+            return self.step_in_f32(grad, |p, g| {
+                p.rmsprop_step(op, g, square_avg, grad_avg, momentum_buffer, k)
+            });
+        }
         match (self, grad) {
             (Storage::Cpu(p), Storage::Cpu(g)) => {
                 let v = cpu_operand(op, self, square_avg)?;
@@ -305,6 +408,9 @@ impl Storage {
         sum: &Storage,
         k: &AdagradCoefficients,
     ) -> Result<StateStepOutcome> {
+        if self.dtype().is_half() {
+            return self.step_in_f32(grad, |p, g| p.adagrad_step(op, g, sum, k));
+        }
         match (self, grad) {
             (Storage::Cpu(p), Storage::Cpu(g)) => {
                 let s = cpu_operand(op, self, sum)?;

@@ -4,20 +4,22 @@
 use wgrad_core::Result;
 use wgrad_core::checks::pool::Pool2dArgs;
 
-use super::{Storage, mismatch};
+use super::{Storage, half_compute, mismatch};
 
 impl Storage {
     /// Window maxima and their I32 flat indices `h*W + w` in the input plane.
     pub fn max_pool2d(&self, args: &Pool2dArgs) -> Result<(Storage, Storage)> {
-        Ok(match self {
-            Storage::Cpu(x) => {
-                let (v, i) = x.max_pool2d(args)?;
-                (Storage::Cpu(v), Storage::Cpu(i))
-            }
-            Storage::Gpu(x) => {
-                let (v, i) = x.max_pool2d(args)?;
-                (Storage::Gpu(v), Storage::Gpu(i))
-            }
+        half_compute::compute2(self, |x| {
+            Ok(match x {
+                Storage::Cpu(x) => {
+                    let (v, i) = x.max_pool2d(args)?;
+                    (Storage::Cpu(v), Storage::Cpu(i))
+                }
+                Storage::Gpu(x) => {
+                    let (v, i) = x.max_pool2d(args)?;
+                    (Storage::Gpu(v), Storage::Gpu(i))
+                }
+            })
         })
     }
 
@@ -28,7 +30,7 @@ impl Storage {
         input_shape: &[usize],
         args: &Pool2dArgs,
     ) -> Result<Storage> {
-        match (self, indices) {
+        half_compute::compute([self, indices], |[g, i]| match (g, i) {
             (Storage::Cpu(g), Storage::Cpu(i)) => {
                 Ok(Storage::Cpu(g.max_pool2d_backward(i, input_shape, args)?))
             }
@@ -36,7 +38,7 @@ impl Storage {
                 Ok(Storage::Gpu(g.max_pool2d_backward(i, input_shape, args)?))
             }
             (g, i) => Err(mismatch("max_pool2d_backward", g, i)),
-        }
+        })
     }
 
     /// Average pooling (PyTorch's divisor rules).
@@ -46,7 +48,7 @@ impl Storage {
         count_include_pad: bool,
         divisor_override: Option<usize>,
     ) -> Result<Storage> {
-        match self {
+        half_compute::compute([self], |[x]| match x {
             Storage::Cpu(x) => Ok(Storage::Cpu(x.avg_pool2d(
                 args,
                 count_include_pad,
@@ -57,7 +59,7 @@ impl Storage {
                 count_include_pad,
                 divisor_override,
             )?)),
-        }
+        })
     }
 
     /// The input gradient of average pooling, `self` being the output gradient.
@@ -68,7 +70,7 @@ impl Storage {
         count_include_pad: bool,
         divisor_override: Option<usize>,
     ) -> Result<Storage> {
-        match self {
+        half_compute::compute([self], |[x]| match x {
             Storage::Cpu(g) => Ok(Storage::Cpu(g.avg_pool2d_backward(
                 input_shape,
                 args,
@@ -81,22 +83,22 @@ impl Storage {
                 count_include_pad,
                 divisor_override,
             )?)),
-        }
+        })
     }
 
     /// Adaptive average pooling to `output_hw`.
     pub fn adaptive_avg_pool2d(&self, output_hw: [usize; 2]) -> Result<Storage> {
-        match self {
+        half_compute::compute([self], |[x]| match x {
             Storage::Cpu(x) => Ok(Storage::Cpu(x.adaptive_avg_pool2d(output_hw)?)),
             Storage::Gpu(x) => Ok(Storage::Gpu(x.adaptive_avg_pool2d(output_hw)?)),
-        }
+        })
     }
 
     /// The input gradient of adaptive average pooling.
     pub fn adaptive_avg_pool2d_backward(&self, input_shape: &[usize]) -> Result<Storage> {
-        match self {
+        half_compute::compute([self], |[x]| match x {
             Storage::Cpu(g) => Ok(Storage::Cpu(g.adaptive_avg_pool2d_backward(input_shape)?)),
             Storage::Gpu(g) => Ok(Storage::Gpu(g.adaptive_avg_pool2d_backward(input_shape)?)),
-        }
+        })
     }
 }

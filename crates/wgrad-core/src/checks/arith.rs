@@ -99,7 +99,7 @@ pub fn inplace_shape(op: &'static str, dst: &[usize], shape: &[usize]) -> Result
 /// PyTorch's "result type Float can't be cast to the desired output type
 /// Int").
 pub fn inplace_dtype(op: &'static str, dst: DType, dtype: DType) -> Result<()> {
-    if dst == DType::F32 || dst == dtype {
+    if dst.is_float() || dst == dtype {
         return Ok(());
     }
     Err(Error::invalid(

@@ -212,7 +212,7 @@ pub fn attention_geometry(
         }
         geometry.mask = match dtype {
             DType::U32 => MaskKind::Boolean,
-            DType::F32 => MaskKind::Additive,
+            DType::F32 | DType::F16 | DType::BF16 => MaskKind::Additive,
             got => {
                 return Err(Error::invalid(
                     OP,

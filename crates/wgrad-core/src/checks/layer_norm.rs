@@ -37,7 +37,7 @@ pub fn layer_norm(
     eps: f32,
 ) -> Result<LayerNormGeometry> {
     let (shape, dtype) = x;
-    super::expect_dtype(OP, DType::F32, dtype)?;
+    super::expect_float(OP, dtype)?;
     if normalized_shape.is_empty() {
         return Err(Error::invalid(
             OP,
@@ -56,7 +56,7 @@ pub fn layer_norm(
     }
     for (what, operand) in [("weight", weight), ("bias", bias)] {
         if let Some((s, d)) = operand {
-            super::expect_dtype(OP, DType::F32, d)?;
+            super::expect_float(OP, d)?;
             if s != normalized_shape {
                 return Err(Error::invalid(
                     OP,

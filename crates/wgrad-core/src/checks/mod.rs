@@ -50,10 +50,23 @@ pub fn same_shape(op: &'static str, lhs: &[usize], rhs: &[usize]) -> Result<()> 
     }
 }
 
-/// Comparisons accept F32 or I32 (masks are not ordered data).
+/// A float operand (F32, F16 or BF16), else a dtype error naming `op`.
+pub fn expect_float(op: &'static str, got: DType) -> Result<()> {
+    if got.is_float() {
+        Ok(())
+    } else {
+        Err(Error::DTypeMismatch {
+            op,
+            expected: DType::F32,
+            got,
+        })
+    }
+}
+
+/// Comparisons accept floats or I32 (masks are not ordered data).
 pub fn comparable(op: &'static str, got: DType) -> Result<()> {
     match got {
-        DType::F32 | DType::I32 => Ok(()),
+        DType::F32 | DType::F16 | DType::BF16 | DType::I32 => Ok(()),
         got => Err(Error::DTypeMismatch {
             op,
             expected: DType::F32,

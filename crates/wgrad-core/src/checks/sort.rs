@@ -44,7 +44,8 @@ impl KeyKind {
     /// caller in the error for any other dtype).
     pub fn of(op: &'static str, dtype: DType) -> Result<KeyKind> {
         match dtype {
-            DType::F32 => Ok(KeyKind::F32),
+            // The 16-bit floats are sorted in F32 (exact widening).
+            DType::F32 | DType::F16 | DType::BF16 => Ok(KeyKind::F32),
             DType::I32 => Ok(KeyKind::I32),
             got => Err(Error::DTypeMismatch {
                 op,
@@ -214,7 +215,7 @@ pub fn multinomial(
     replacement: bool,
 ) -> Result<[usize; 2]> {
     const OP: &str = "multinomial";
-    crate::checks::expect_dtype(OP, DType::F32, dtype)?;
+    crate::checks::expect_float(OP, dtype)?;
     let [rows, cats] = match *shape {
         [c] => [1, c],
         [r, c] => [r, c],

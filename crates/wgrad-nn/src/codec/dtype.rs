@@ -8,21 +8,20 @@ use wgrad_core::{DType, Result};
 /// A tensor ready for the file: safetensors dtype, shape, little-endian bytes.
 pub(crate) type Encoded = (Dtype, Vec<usize>, Vec<u8>);
 
-/// The file dtypes [`state_dict::load`](crate::state_dict::load) converts
-/// into F32 parameters.
-pub(crate) const CONVERTED_TO_F32: [Dtype; 3] = [Dtype::F64, Dtype::F16, Dtype::BF16];
+/// The float file dtypes [`state_dict::load`](crate::state_dict::load)
+/// converts into float parameters of another float dtype.
+pub(crate) const FLOAT_FILE_DTYPES: [Dtype; 4] = [Dtype::F64, Dtype::F32, Dtype::F16, Dtype::BF16];
 
 /// Whether a file tensor of dtype `from` loads into a `to` tensor: the same
-/// dtype, or F64, F16 or BF16 into F32. Those are the conversions PyTorch's
-/// `load_state_dict` makes that lose nothing a float32 model could hold
-/// (F16 and BF16 widen exactly; F64 rounds to nearest as storing it in a
-/// float32 parameter must). I64 loads into I32 buffers (PyTorch's
-/// `num_batches_tracked`), range-checked when decoded. Other integers, bool
-/// and 8-bit floats are refused: loading them into weights is almost surely
-/// the wrong file.
+/// dtype, or any float (F64, F32, F16, BF16) into a float parameter, as
+/// PyTorch's `load_state_dict` copies it (`param.copy_(input)`: widening
+/// exactly, narrowing to nearest even with overflow to infinity). I64
+/// loads into I32 buffers (PyTorch's `num_batches_tracked`), range-checked
+/// when decoded. Other integers, bool and 8-bit floats are refused: loading
+/// them into weights is almost surely the wrong file.
 pub(crate) fn converts(from: Dtype, to: DType) -> bool {
     dtype_of(from) == Some(to)
-        || (to == DType::F32 && CONVERTED_TO_F32.contains(&from))
+        || (to.is_float() && FLOAT_FILE_DTYPES.contains(&from))
         || (to == DType::I32 && from == Dtype::I64)
 }
 
@@ -32,6 +31,8 @@ pub(crate) fn file_dtype(dtype: DType) -> Dtype {
         DType::F32 => Dtype::F32,
         DType::I32 => Dtype::I32,
         DType::U32 => Dtype::U32,
+        DType::F16 => Dtype::F16,
+        DType::BF16 => Dtype::BF16,
     }
 }
 
@@ -41,6 +42,8 @@ pub(crate) fn dtype_of(dtype: Dtype) -> Option<DType> {
         Dtype::F32 => Some(DType::F32),
         Dtype::I32 => Some(DType::I32),
         Dtype::U32 => Some(DType::U32),
+        Dtype::F16 => Some(DType::F16),
+        Dtype::BF16 => Some(DType::BF16),
         _ => None,
     }
 }
@@ -64,11 +67,24 @@ pub(crate) fn encode(t: &Tensor) -> Result<Encoded> {
             t.shape().to_vec(),
             le_bytes(t.to_vec::<u32>()?, u32::to_le_bytes),
         ),
+        DType::F16 => (
+            Dtype::F16,
+            t.shape().to_vec(),
+            le_bytes(t.to_vec::<half::f16>()?, half::f16::to_le_bytes),
+        ),
+        DType::BF16 => (
+            Dtype::BF16,
+            t.shape().to_vec(),
+            le_bytes(t.to_vec::<half::bf16>()?, half::bf16::to_le_bytes),
+        ),
     })
 }
 
-/// Encodes 4-byte words little-endian (the safetensors byte order).
-pub(crate) fn le_bytes<T: Copy>(values: Vec<T>, to_le: fn(T) -> [u8; 4]) -> Vec<u8> {
+/// Encodes `N`-byte words little-endian (the safetensors byte order).
+pub(crate) fn le_bytes<T: Copy, const N: usize>(
+    values: Vec<T>,
+    to_le: fn(T) -> [u8; N],
+) -> Vec<u8> {
     values.into_iter().flat_map(to_le).collect()
 }
 

@@ -9,7 +9,7 @@ use safetensors::tensor::TensorView;
 use wgrad_autograd::{Device, Storage, Tensor};
 use wgrad_core::{DType, Error, Result};
 
-use super::dtype::{CONVERTED_TO_F32, converts, file_dtype, le_words};
+use super::dtype::{FLOAT_FILE_DTYPES, converts, file_dtype, le_words};
 use super::{fail_if_any, list};
 
 /// Where a tensor to load comes from.
@@ -33,18 +33,22 @@ impl Incoming<'_> {
     pub(crate) fn dtype_problem(&self, name: &str, want: DType) -> Option<String> {
         let expected = format!("expected {} ({want})", file_dtype(want));
         match self {
-            Incoming::Memory(t) if t.dtype() != want => Some(format!(
-                "tensor '{name}' has dtype {}, {expected}",
-                t.dtype()
-            )),
+            Incoming::Memory(t)
+                if t.dtype() != want && !(t.dtype().is_float() && want.is_float()) =>
+            {
+                Some(format!(
+                    "tensor '{name}' has dtype {}, {expected}",
+                    t.dtype()
+                ))
+            }
             Incoming::File(v) if !converts(v.dtype(), want) => {
-                let convertible = CONVERTED_TO_F32
+                let convertible = FLOAT_FILE_DTYPES
                     .iter()
                     .map(ToString::to_string)
                     .collect::<Vec<_>>()
                     .join(", ");
-                let hint = if want == DType::F32 {
-                    format!(" ({convertible} convert to F32, {} does not)", v.dtype())
+                let hint = if want.is_float() {
+                    format!(" ({convertible} convert to {want}, {} does not)", v.dtype())
                 } else {
                     String::new()
                 };
@@ -65,6 +69,17 @@ impl Incoming<'_> {
         if let Some(problem) = self.dtype_problem(name, want) {
             return Err(Error::invalid("load", problem));
         }
+        let storage = self.decode(name, device)?;
+        if storage.dtype() == want {
+            return Ok(storage);
+        }
+        // A float of another width (PyTorch's `copy_` into the parameter).
+        storage.cast(want)
+    }
+
+    /// The data as fresh storage on `device` in the nearest wgrad dtype of
+    /// the source (F64 rounds to F32, I64 narrows to I32).
+    fn decode(&self, name: &str, device: &Device) -> Result<Storage> {
         match self {
             Incoming::Memory(t) => Ok(copy_to_device(t, device)?.storage()),
             Incoming::File(v) => {
@@ -86,17 +101,12 @@ impl Incoming<'_> {
                         shape,
                         device,
                     ),
-                    // Widening, exact (subnormals, infinities and NaN too).
-                    Dtype::F16 => Storage::from_vec(
-                        le_words(data, |w| half::f16::from_le_bytes(w).to_f32()),
-                        shape,
-                        device,
-                    ),
-                    Dtype::BF16 => Storage::from_vec(
-                        le_words(data, |w| half::bf16::from_le_bytes(w).to_f32()),
-                        shape,
-                        device,
-                    ),
+                    Dtype::F16 => {
+                        Storage::from_vec(le_words(data, half::f16::from_le_bytes), shape, device)
+                    }
+                    Dtype::BF16 => {
+                        Storage::from_vec(le_words(data, half::bf16::from_le_bytes), shape, device)
+                    }
                     // PyTorch's integer buffers (num_batches_tracked) are
                     // int64; they load into I32 when every value fits.
                     Dtype::I64 => {

@@ -1,6 +1,7 @@
 //! Binary cross-entropy on logits.
 
 use wgrad_autograd::Tensor;
+use wgrad_autograd::autocast::full_precision;
 use wgrad_core::Result;
 
 use super::{Reduction, same_shape};
@@ -17,6 +18,8 @@ pub fn binary_cross_entropy_with_logits(
     target: &Tensor,
     reduction: Reduction,
 ) -> Result<Tensor> {
+    // Autocast runs the losses in float32 (a no-op outside a region).
+    let (logits, target) = (&full_precision(logits)?, &full_precision(target)?);
     same_shape("binary_cross_entropy_with_logits", logits, target)?;
     let abs = logits.abs()?;
     let positive_part = logits.add(&abs)?.mul_scalar(0.5)?;

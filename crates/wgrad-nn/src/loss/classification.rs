@@ -92,7 +92,7 @@ fn reduce_ignoring(
         Reduction::Mean => {
             let counted = target
                 .ne_scalar(ignore_index as f32)?
-                .cast(DType::F32)?
+                .cast(losses.dtype())?
                 .sum_all()?;
             losses.sum_all()?.div(&counted)
         }
@@ -114,6 +114,11 @@ pub fn cross_entropy(
     options: CrossEntropyOptions,
 ) -> Result<Tensor> {
     const OP: &str = "cross_entropy";
+    // Autocast runs the losses in float32 (a no-op outside a region).
+    let (logits, target) = (
+        &wgrad_autograd::autocast::full_precision(logits)?,
+        &wgrad_autograd::autocast::full_precision(target)?,
+    );
     let CrossEntropyOptions {
         reduction,
         label_smoothing,
@@ -131,7 +136,9 @@ pub fn cross_entropy(
             let losses = rows.cross_entropy_per_sample(&targets, label_smoothing, ignore_index)?;
             reduce_ignoring(losses, &targets, &shape, reduction, ignore_index)
         }
-        DType::F32 => soft_target_cross_entropy(logits, target, label_smoothing, reduction),
+        DType::F32 | DType::F16 | DType::BF16 => {
+            soft_target_cross_entropy(logits, target, label_smoothing, reduction)
+        }
         got => Err(Error::DTypeMismatch {
             op: OP,
             expected: DType::I32,
@@ -193,6 +200,7 @@ pub fn nll_loss_with(
     ignore_index: i32,
 ) -> Result<Tensor> {
     const OP: &str = "nll_loss";
+    let log_probs = &wgrad_autograd::autocast::full_precision(log_probs)?;
     if target.dtype() != DType::I32 {
         return Err(Error::DTypeMismatch {
             op: OP,

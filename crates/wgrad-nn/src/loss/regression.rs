@@ -1,18 +1,23 @@
 //! Regression losses: mean squared error, L1, smooth L1.
 
 use wgrad_autograd::Tensor;
+use wgrad_autograd::autocast::full_precision;
 use wgrad_core::{Error, Result};
 
 use super::{Reduction, same_shape};
 
 /// `(input - target)^2` reduced (`torch.nn.functional.mse_loss`).
 pub fn mse_loss(input: &Tensor, target: &Tensor, reduction: Reduction) -> Result<Tensor> {
+    // Autocast runs the losses in float32 (a no-op outside a region).
+    let (input, target) = (&full_precision(input)?, &full_precision(target)?);
     same_shape("mse_loss", input, target)?;
     reduction.apply(input.sub(target)?.square()?)
 }
 
 /// `|input - target|` reduced (`torch.nn.functional.l1_loss`).
 pub fn l1_loss(input: &Tensor, target: &Tensor, reduction: Reduction) -> Result<Tensor> {
+    // Autocast runs the losses in float32 (a no-op outside a region).
+    let (input, target) = (&full_precision(input)?, &full_precision(target)?);
     same_shape("l1_loss", input, target)?;
     reduction.apply(input.sub(target)?.abs()?)
 }
@@ -26,6 +31,8 @@ pub fn smooth_l1_loss(
     beta: f32,
     reduction: Reduction,
 ) -> Result<Tensor> {
+    // Autocast runs the losses in float32 (a no-op outside a region).
+    let (input, target) = (&full_precision(input)?, &full_precision(target)?);
     same_shape("smooth_l1_loss", input, target)?;
     if beta.is_nan() || beta < 0.0 {
         return Err(Error::invalid(

@@ -118,6 +118,27 @@ impl Fixture {
         Tensor::from_vec(t.data, &t.shape, device).expect("from_vec i32")
     }
 
+    /// A stored F16 or BF16 tensor as a wgrad tensor of that dtype on `device`.
+    pub fn tensor_half(&self, name: &str, device: &Device) -> Tensor {
+        let view = self
+            .tensors
+            .tensor(name)
+            .unwrap_or_else(|e| panic!("fixture tensor {name}: {e}"));
+        let shape = view.shape().to_vec();
+        let halves = view.data().chunks_exact(2).map(|c| [c[0], c[1]]);
+        match view.dtype() {
+            Dtype::F16 => {
+                let data: Vec<half::f16> = halves.map(half::f16::from_le_bytes).collect();
+                Tensor::from_vec(data, &shape, device).expect("from_vec f16")
+            }
+            Dtype::BF16 => {
+                let data: Vec<half::bf16> = halves.map(half::bf16::from_le_bytes).collect();
+                Tensor::from_vec(data, &shape, device).expect("from_vec bf16")
+            }
+            other => panic!("fixture tensor {name}: {other:?} is not a 16-bit float"),
+        }
+    }
+
     /// A stored F32 or I32 tensor as a wgrad tensor of the same dtype.
     pub fn tensor(&self, name: &str, device: &Device) -> Tensor {
         let view = self

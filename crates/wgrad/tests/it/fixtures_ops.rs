@@ -22,6 +22,11 @@ use wgrad::{BinaryOp, DType, Device, Result, Tensor, UnaryOp};
 const ELEMENTWISE_TOL: f32 = 1e-5;
 /// Tolerance for reductions, softmax, matmul and losses.
 const REDUCTION_TOL: f32 = 1e-4;
+/// Cases with 16-bit float inputs: a few units in the last place of the
+/// dtype (PyTorch's CPU kernels and ours both compute in f32 and round each
+/// op's result once, but composites round at different points).
+const F16_TOL: f32 = 8.0 * 9.77e-4;
+const BF16_TOL: f32 = 8.0 * 7.82e-3;
 
 /// Ops whose outputs and gradients involve sums over several elements.
 const REDUCING_OPS: &[&str] = &[
@@ -423,6 +428,10 @@ fn run_case(fx: &Fixture, case: &Value, device: &Device) -> std::result::Result<
                 .tensor_f32(&key, device)
                 .with_requires_grad(grads[i])
                 .map_err(err)?,
+            "f16" | "bf16" => fx
+                .tensor_half(&key, device)
+                .with_requires_grad(grads[i])
+                .map_err(err)?,
             "i32" => fx.tensor_i32(&key, device),
             "u32" => {
                 let t = fx.i32(&key);
@@ -443,7 +452,11 @@ fn run_case(fx: &Fixture, case: &Value, device: &Device) -> std::result::Result<
     }
     let out = apply(op, args, &viewed, device).map_err(err)?;
 
-    let tol = if REDUCING_OPS.contains(&op) {
+    let tol = if kinds.contains(&"bf16") {
+        BF16_TOL
+    } else if kinds.contains(&"f16") {
+        F16_TOL
+    } else if REDUCING_OPS.contains(&op) {
         REDUCTION_TOL
     } else {
         ELEMENTWISE_TOL
@@ -463,6 +476,23 @@ fn run_case(fx: &Fixture, case: &Value, device: &Device) -> std::result::Result<
             }
             let got = out.to_vec_f32().map_err(err)?;
             if let Err(e) = check_close(&format!("{name} ({op}) output"), &got, &want.data, tol) {
+                failures.push(e);
+            }
+        }
+        "f16" | "bf16" => {
+            let want = fx.tensor_half(&out_key, &Device::Cpu);
+            let dtype = want.dtype();
+            if out.dtype() != dtype || out.shape() != want.shape() {
+                return Err(format!(
+                    "{name} ({op}): output {} {:?}, PyTorch {dtype} {:?}",
+                    out.dtype(),
+                    out.shape(),
+                    want.shape()
+                ));
+            }
+            let got = out.to_vec_f32().map_err(err)?;
+            let want = want.to_vec_f32().map_err(err)?;
+            if let Err(e) = check_close(&format!("{name} ({op}) output"), &got, &want, tol) {
                 failures.push(e);
             }
         }
@@ -501,13 +531,33 @@ fn run_case(fx: &Fixture, case: &Value, device: &Device) -> std::result::Result<
     }
 
     if grads.iter().any(|&g| g) {
-        let upstream = fx.tensor_f32(&format!("{name}.upstream"), device);
+        let upstream = if want_dtype == "f32" {
+            fx.tensor_f32(&format!("{name}.upstream"), device)
+        } else {
+            fx.tensor_half(&format!("{name}.upstream"), device)
+        };
         out.backward_with(&upstream).map_err(err)?;
         for (i, leaf) in leaves.iter().enumerate() {
             if !grads[i] {
                 continue;
             }
-            let want = fx.f32(&format!("{name}.grad{i}"));
+            let key = format!("{name}.grad{i}");
+            let want = if kinds[i] == "f32" {
+                fx.f32(&key)
+            } else {
+                let t = fx.tensor_half(&key, &Device::Cpu);
+                if let Some(g) = leaf.grad().filter(|g| g.dtype() != t.dtype()) {
+                    failures.push(format!(
+                        "{name} ({op}): grad{i} is {}, PyTorch {}",
+                        g.dtype(),
+                        t.dtype()
+                    ));
+                }
+                crate::common::HostTensor {
+                    data: t.to_vec_f32().map_err(err)?,
+                    shape: t.shape().to_vec(),
+                }
+            };
             let Some(grad) = leaf.grad() else {
                 failures.push(format!("{name} ({op}): input {i} got no gradient"));
                 continue;

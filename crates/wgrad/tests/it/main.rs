@@ -9,6 +9,7 @@ mod common;
 mod derive;
 mod fixtures_attention;
 mod fixtures_cnn;
+mod fixtures_half;
 mod fixtures_models;
 mod fixtures_ops;
 mod fixtures_optim;

@@ -1,0 +1,300 @@
+//! The 16-bit float dtypes against PyTorch: every op case of
+//! `ops.safetensors` replayed with float16 and with bfloat16 inputs
+//! (`tests/fixtures/half_{f16,bf16}.safetensors`, written by
+//! `make_half_fixtures.py`: outputs and gradients in their dtype), and an
+//! MLP under autocast (`autocast.safetensors`), on the CPU and the GPU;
+//! plus the half dtypes' own surface: creation, casts, printing, files.
+
+use crate::common::{Fixture, check_close, gpu};
+use crate::fixtures_ops::run_file;
+use wgrad::nn::loss::{CrossEntropyOptions, cross_entropy};
+use wgrad::nn::{Linear, Module, state_dict};
+use wgrad::{AutocastGuard, DType, Device, Tensor, autocast};
+
+#[test]
+fn f16_ops_match_pytorch_on_cpu() {
+    run_file(
+        "half_f16.safetensors",
+        200,
+        &Device::Cpu,
+        "float16 ops on the CPU",
+    );
+}
+
+#[test]
+fn bf16_ops_match_pytorch_on_cpu() {
+    run_file(
+        "half_bf16.safetensors",
+        200,
+        &Device::Cpu,
+        "bfloat16 ops on the CPU",
+    );
+}
+
+#[test]
+fn f16_ops_match_pytorch_on_gpu() {
+    let Some(device) = gpu() else { return };
+    run_file(
+        "half_f16.safetensors",
+        200,
+        &device,
+        "float16 ops on the GPU",
+    );
+}
+
+#[test]
+fn bf16_ops_match_pytorch_on_gpu() {
+    let Some(device) = gpu() else { return };
+    run_file(
+        "half_bf16.safetensors",
+        200,
+        &device,
+        "bfloat16 ops on the GPU",
+    );
+}
+
+/// The fixture's two-layer MLP (Linear-GELU-Linear, cross-entropy).
+struct Mlp {
+    fc1: Linear,
+    fc2: Linear,
+}
+
+fn mlp(fx: &Fixture, device: &Device) -> Mlp {
+    let fc1 = Linear::new(12, 16, true, device).unwrap();
+    let fc2 = Linear::new(16, 5, true, device).unwrap();
+    for (layer, prefix) in [(&fc1, "fc1"), (&fc2, "fc2")] {
+        let entries: Vec<(String, Tensor)> = ["weight", "bias"]
+            .iter()
+            .map(|k| {
+                let t = fx.tensor_f32(&format!("model.{prefix}.{k}"), device);
+                (k.to_string(), t)
+            })
+            .collect();
+        state_dict::load_state_dict(layer, &entries).unwrap();
+    }
+    Mlp { fc1, fc2 }
+}
+
+fn autocast_run(device: &Device) {
+    let fx = Fixture::load("autocast.safetensors");
+    let runs = &fx.meta["runs"];
+    let x = fx.tensor_f32("x", device);
+    let labels = fx.tensor_i32("labels", device);
+    for (label, dtype, tol) in [
+        ("f32", None, 1e-5),
+        ("f16", Some(DType::F16), 8e-3),
+        ("bf16", Some(DType::BF16), 6e-2),
+    ] {
+        let model = mlp(&fx, device);
+        let guard = dtype.map(|d| AutocastGuard::new(d).unwrap());
+        let h = model.fc1.forward(&x).unwrap();
+        let a = h.gelu().unwrap();
+        let logits = model.fc2.forward(&a).unwrap();
+        let loss = cross_entropy(&logits, &labels, CrossEntropyOptions::default()).unwrap();
+        drop(guard);
+        let dtypes = &runs[label]["dtypes"];
+        for (what, t) in [
+            ("fc1", &h),
+            ("gelu", &a),
+            ("logits", &logits),
+            ("loss", &loss),
+        ] {
+            assert_eq!(
+                t.dtype().name(),
+                dtypes[what].as_str().unwrap(),
+                "{label}: {what}'s dtype"
+            );
+        }
+        let got = logits.to_vec_f32().unwrap();
+        check_close(
+            &format!("{label} logits"),
+            &got,
+            &fx.f32(&format!("{label}.logits")).data,
+            tol,
+        )
+        .unwrap();
+        let got = loss.to_vec_f32().unwrap();
+        check_close(
+            &format!("{label} loss"),
+            &got,
+            &fx.f32(&format!("{label}.loss")).data,
+            tol,
+        )
+        .unwrap();
+        loss.backward().unwrap();
+        for (prefix, layer) in [("fc1", &model.fc1), ("fc2", &model.fc2)] {
+            for (k, p) in layer.named_parameters() {
+                let g = p.grad().expect("a gradient");
+                assert_eq!(
+                    g.dtype(),
+                    DType::F32,
+                    "{label}: master weights get F32 gradients"
+                );
+                let want = fx.f32(&format!("{label}.grad.{prefix}.{k}"));
+                check_close(
+                    &format!("{label} {prefix}.{k} grad"),
+                    &g.to_vec_f32().unwrap(),
+                    &want.data,
+                    tol,
+                )
+                .unwrap();
+            }
+        }
+    }
+}
+
+#[test]
+fn autocast_mlp_matches_pytorch_on_cpu() {
+    autocast_run(&Device::Cpu);
+}
+
+#[test]
+fn autocast_mlp_matches_pytorch_on_gpu() {
+    let Some(device) = gpu() else { return };
+    autocast_run(&device);
+}
+
+fn devices() -> Vec<Device> {
+    let mut d = vec![Device::Cpu];
+    d.extend(gpu());
+    d
+}
+
+#[test]
+fn half_tensors_round_trip_and_convert_like_pytorch() {
+    use half::{bf16, f16};
+    for device in devices() {
+        let values = [
+            0.0f32,
+            -0.0,
+            1.0,
+            65504.0,
+            65520.0,
+            1e-8,
+            6e-8,
+            -3.5,
+            f32::INFINITY,
+        ];
+        let x = Tensor::from_vec(values.to_vec(), &[values.len()], &device).unwrap();
+        // torch.tensor(values).half(): round to nearest even, overflow to inf.
+        let h = x.cast(DType::F16).unwrap();
+        let want: Vec<f16> = values.iter().map(|&v| f16::from_f32(v)).collect();
+        assert_eq!(h.to_vec::<f16>().unwrap(), want, "{device}");
+        let b = x.cast(DType::BF16).unwrap();
+        let want: Vec<bf16> = values.iter().map(|&v| bf16::from_f32(v)).collect();
+        assert_eq!(b.to_vec::<bf16>().unwrap(), want, "{device}");
+        // Odd lengths, 0-d, empty, views.
+        let odd = Tensor::from_vec(vec![f16::from_f32(1.5); 5], &[5], &device).unwrap();
+        assert_eq!(odd.dtype(), DType::F16);
+        assert_eq!(odd.to_vec_f32().unwrap(), [1.5; 5]);
+        let zero_d = Tensor::full(&[], 2.25, DType::BF16, &device).unwrap();
+        assert_eq!(zero_d.item().unwrap(), 2.25);
+        let empty = Tensor::full(&[0, 3], 1.0, DType::F16, &device).unwrap();
+        assert_eq!(empty.to_vec::<f16>().unwrap(), []);
+        let m = Tensor::arange(0.0, 12.0, 1.0, DType::F32, &device)
+            .unwrap()
+            .reshape(&[3, 4])
+            .unwrap()
+            .cast(DType::F16)
+            .unwrap();
+        let t = m.transpose(0, 1).unwrap().narrow(0, 1, 2).unwrap();
+        assert_eq!(
+            t.to_vec_f32().unwrap(),
+            [1.0, 5.0, 9.0, 2.0, 6.0, 10.0],
+            "{device}"
+        );
+        assert_eq!(t.contiguous().unwrap().dtype(), DType::F16);
+        // Printing names the dtype as PyTorch does.
+        let p = Tensor::from_vec(vec![f16::from_f32(1.0), f16::from_f32(2.5)], &[2], &device)
+            .unwrap()
+            .to(&Device::Cpu)
+            .unwrap();
+        assert_eq!(p.to_string(), "tensor([1.0000, 2.5000], dtype=float16)");
+    }
+}
+
+#[test]
+fn half_promotion_follows_pytorch() {
+    for device in devices() {
+        let h = Tensor::full(&[3], 1.5, DType::F16, &device).unwrap();
+        let f = Tensor::full(&[3], 2.0, DType::F32, &device).unwrap();
+        let b = Tensor::full(&[3], 2.0, DType::BF16, &device).unwrap();
+        let s = Tensor::full(&[], 2.0, DType::F32, &device).unwrap();
+        let i = Tensor::full(&[3], 2.0, DType::I32, &device).unwrap();
+        assert_eq!(h.add(&f).unwrap().dtype(), DType::F32);
+        assert_eq!(
+            h.mul(&s).unwrap().dtype(),
+            DType::F16,
+            "0-d F32 does not promote"
+        );
+        assert_eq!(h.add(&b).unwrap().dtype(), DType::F32);
+        assert_eq!(i.mul(&h).unwrap().dtype(), DType::F16);
+        assert_eq!(h.mul_scalar(3.0).unwrap().dtype(), DType::F16);
+        assert_eq!(h.lt(&f).unwrap().dtype(), DType::U32);
+        assert_eq!(Tensor::cat(&[&h, &f], 0).unwrap().dtype(), DType::F32);
+        // f16 overflow is inf, as in PyTorch.
+        let big = Tensor::full(&[2], 60000.0, DType::F16, &device).unwrap();
+        assert_eq!(
+            big.mul_scalar(2.0).unwrap().to_vec_f32().unwrap(),
+            [f32::INFINITY; 2]
+        );
+        // Gradients come back in each leaf's dtype.
+        let hl = h.detach().with_requires_grad(true).unwrap();
+        let fl = f.detach().with_requires_grad(true).unwrap();
+        hl.mul(&fl).unwrap().sum_all().unwrap().backward().unwrap();
+        assert_eq!(hl.grad().unwrap().dtype(), DType::F16);
+        assert_eq!(fl.grad().unwrap().dtype(), DType::F32);
+    }
+}
+
+#[test]
+fn half_models_train_and_save() {
+    for device in devices() {
+        let layer = Linear::new(4, 3, true, &device).unwrap();
+        let half: Vec<(String, Tensor)> = layer
+            .named_parameters()
+            .into_iter()
+            .map(|(k, p)| (k, p.detach().cast(DType::BF16).unwrap()))
+            .collect();
+        // A bfloat16 state_dict loads into float32 parameters (copy_ semantics).
+        state_dict::load_state_dict(&layer, &half).unwrap();
+        assert_eq!(layer.weight.dtype(), DType::F32);
+        // A float16 model steps with Adam; the parameters stay float16.
+        let w = Tensor::full(&[3], 1.0, DType::F16, &device)
+            .unwrap()
+            .with_requires_grad(true)
+            .unwrap();
+        let mut opt = wgrad::optim::Adam::new(vec![w.clone()], Default::default()).unwrap();
+        use wgrad::optim::Optimizer;
+        w.mul(&w).unwrap().sum_all().unwrap().backward().unwrap();
+        opt.step().unwrap();
+        assert_eq!(w.dtype(), DType::F16);
+        let got = w.to_vec_f32().unwrap();
+        // Adam's first step moves each weight by lr = 1e-3 against the gradient.
+        let want = half::f16::from_f32(1.0 - 1e-3).to_f32();
+        assert!(
+            got.iter().all(|&v| (v - want).abs() <= 1e-3),
+            "{device}: {got:?}"
+        );
+        // Saving and loading a float16 tensor keeps its dtype and bits.
+        let dir = std::env::temp_dir().join(format!("wgrad_half_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("h.safetensors");
+        state_dict::save_file(&[("w".to_string(), w.detach())], &path).unwrap();
+        let back = state_dict::load_file(&path, &device).unwrap();
+        assert_eq!(back[0].1.dtype(), DType::F16);
+        assert_eq!(
+            back[0].1.to_vec::<half::f16>().unwrap(),
+            w.to_vec::<half::f16>().unwrap()
+        );
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
+
+#[test]
+fn autocast_refuses_full_precision_dtypes() {
+    for dtype in [DType::F32, DType::I32, DType::U32] {
+        let e = autocast(dtype, || ()).unwrap_err().to_string();
+        assert!(e.contains("autocast") && e.contains(dtype.name()), "{e}");
+    }
+}
