@@ -71,8 +71,9 @@ impl GpuTensor {
         shape: &[usize],
         dtype: DType,
     ) -> Result<Self> {
-        let bytes = shape::checked_bytes(op, shape, dtype.size_in_bytes())?;
-        let buffer = kernels.device().alloc(op, bytes)?;
+        let buffer = kernels
+            .device()
+            .alloc(op, storage_bytes(op, shape, dtype)?)?;
         Ok(GpuTensor {
             kernels: kernels.clone(),
             buffer,
@@ -109,8 +110,25 @@ impl GpuTensor {
         wgrad_core::checks::expect_dtype(op, dtype, self.dtype)
     }
 
+    /// Refuses a 16-bit float operand of an op whose kernels read one
+    /// element per 32-bit word (they would read pairs of halves as
+    /// garbage). The autograd layer widens half operands to F32 first; the
+    /// error names the op and the dtype it got.
+    pub(crate) fn reject_half(&self, op: &'static str) -> Result<()> {
+        if self.dtype.is_half() {
+            return Err(Error::DTypeMismatch {
+                op,
+                expected: self.dtype.compute(),
+                got: self.dtype,
+            });
+        }
+        Ok(())
+    }
+
     /// Copies host data to a new GPU tensor. `data.len()` must equal the
-    /// number of elements of `shape`.
+    /// number of elements of `shape`. Any [`Element`]: `half::f16` and
+    /// `half::bf16` data is stored two elements per word (the upload pads
+    /// an odd count to a whole word).
     pub fn from_vec<T: Element + bytemuck::Pod>(
         device: &GpuDevice,
         data: Vec<T>,
@@ -145,7 +163,8 @@ impl GpuTensor {
         })
     }
 
-    /// A tensor of `shape` filled with `value` (converted to `dtype`).
+    /// A tensor of `shape` filled with `value` (converted to `dtype` as the
+    /// CPU backend converts it: Rust `as`, or `half`'s `from_f64`).
     pub fn full(device: &GpuDevice, shape: &[usize], value: f64, dtype: DType) -> Result<Self> {
         let kernels = KernelCache::of(device)?;
         let out = Self::empty_on(&kernels, "full", shape, dtype)?;
@@ -153,12 +172,8 @@ impl GpuTensor {
             DType::F32 => (value as f32).to_bits(),
             DType::I32 => (value as i32) as u32,
             DType::U32 => value as u32,
-            DType::F16 | DType::BF16 => {
-                return Err(Error::invalid(
-                    "full",
-                    format!("dtype {dtype} is not supported on the GPU yet"),
-                ));
-            }
+            DType::F16 => u32::from(half::f16::from_f64(value).to_bits()),
+            DType::BF16 => u32::from(half::bf16::from_f64(value).to_bits()),
         };
         out.fill_words(bits)?;
         Ok(out)
@@ -174,9 +189,28 @@ impl GpuTensor {
         Self::full(device, shape, 1.0, dtype)
     }
 
-    /// Overwrites this (contiguous) tensor's elements with one bit pattern.
+    /// Overwrites this (contiguous) tensor's elements with one bit pattern
+    /// (for a 16-bit dtype, its low 16 bits). A half tensor is filled in
+    /// whole words, two copies of the pattern each, so it must start at an
+    /// even element and own the rest of its last word: a fresh tensor.
     pub(crate) fn fill_words(&self, bits: u32) -> Result<()> {
-        let p = FillParams::new("fill", self.numel(), self.layout.offset(), bits)?;
+        let (numel, offset, bits) = if self.dtype.is_half() {
+            let offset = self.layout.offset();
+            if !offset.is_multiple_of(2) {
+                return Err(Error::invalid(
+                    "fill",
+                    format!(
+                        "a {} fill must start at an even element, not {offset}",
+                        self.dtype
+                    ),
+                ));
+            }
+            let half = bits & 0xffff;
+            (self.numel().div_ceil(2), offset / 2, half | (half << 16))
+        } else {
+            (self.numel(), self.layout.offset(), bits)
+        };
+        let p = FillParams::new("fill", numel, offset, bits)?;
         self.kernels.dispatch_1d(
             &families::elementwise::FILL,
             &[],
@@ -196,8 +230,13 @@ impl GpuTensor {
         Ok(out)
     }
 
-    /// Records a copy of this view into the contiguous tensor `dst` (same shape).
+    /// Records a copy of this view into the contiguous tensor `dst` (same
+    /// shape and dtype; a half `dst` must be fresh, starting at element 0).
     pub(crate) fn copy_into(&self, dst: &GpuTensor) -> Result<()> {
+        if self.dtype.is_half() {
+            // Same dtype: `cast_half` copies the 16-bit patterns unchanged.
+            return self.cast_into(dst);
+        }
         let p = CopyParams::new("contiguous", &self.layout, dst.layout.offset())?;
         self.kernels.dispatch_1d(
             &families::movement::COPY_STRIDED,
@@ -215,14 +254,20 @@ impl GpuTensor {
     ) -> impl Future<Output = Result<Vec<T>>> + Send + use<T> {
         let pending = (|| {
             self.expect_dtype("to_vec", T::DTYPE)?;
+            // `contiguous` starts the data at element 0 (a copy otherwise),
+            // so the read begins on a word boundary for every dtype.
             let dense = self.contiguous()?;
-            let bytes = (self.numel() * self.dtype.size_in_bytes()) as u64;
-            let offset = (dense.layout.offset() * self.dtype.size_in_bytes()) as u64;
-            dense.device().read(&dense.buffer, offset, bytes)
+            let bytes = storage_bytes("to_vec", self.shape(), self.dtype)?;
+            dense.device().read(&dense.buffer, 0, bytes)
         })();
+        let len = self.numel() * self.dtype.size_in_bytes();
         async move {
             let bytes = pending?.await?;
-            Ok(bytemuck::pod_collect_to_vec(&bytes))
+            // Drop the pad half-word of an odd-length half tensor.
+            let data = bytes.get(..len).ok_or_else(|| {
+                Error::Device(format!("readback of {} bytes, expected {len}", bytes.len()))
+            })?;
+            Ok(bytemuck::pod_collect_to_vec(data))
         }
     }
 
@@ -244,4 +289,11 @@ impl GpuTensor {
             }
         }
     }
+}
+
+/// Bytes of the buffer behind a contiguous tensor of `shape`: whole 32-bit
+/// words, the unit every kernel reads and writes (a half tensor of `n`
+/// elements takes `ceil(n / 2)` words).
+fn storage_bytes(op: &'static str, shape: &[usize], dtype: DType) -> Result<u64> {
+    Ok(shape::checked_bytes(op, shape, dtype.size_in_bytes())?.next_multiple_of(4))
 }

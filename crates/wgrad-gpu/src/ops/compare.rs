@@ -38,6 +38,10 @@ impl GpuTensor {
     pub fn compare(&self, other: &GpuTensor, op: CompareOp) -> Result<GpuTensor> {
         let name = op.name();
         self.same_device(name, other)?;
+        // The kernels read one element per 32-bit word; 16-bit floats are
+        // widened by the caller.
+        self.reject_half(name)?;
+        other.reject_half(name)?;
         checks::comparable(name, self.dtype())?;
         checks::comparable(name, other.dtype())?;
         if self.dtype() != other.dtype() {
@@ -63,6 +67,9 @@ impl GpuTensor {
     /// every i32, not only for |x| < 2^24.
     pub fn compare_scalar(&self, op: CompareOp, scalar: f32) -> Result<GpuTensor> {
         let name = op.name();
+        // The kernels read one element per 32-bit word; 16-bit floats are
+        // widened by the caller.
+        self.reject_half(name)?;
         checks::comparable(name, self.dtype())?;
         let out = self.empty_like_device(name, self.shape(), DType::U32)?;
         if out.numel() == 0 {

@@ -8,7 +8,7 @@ use crate::params::CopyViewParams;
 
 impl GpuTensor {
     /// Joins `tensors` along `axis` (`torch.cat`). All must have the same
-    /// dtype (any), device and rank, and equal sizes on every other axis.
+    /// dtype (any, the 16-bit floats included), device and rank, and equal sizes on every other axis.
     /// Inputs may be strided views; each is copied straight into its slice
     /// of the contiguous output (one dispatch per non-empty input).
     pub fn concat(tensors: &[&GpuTensor], axis: isize) -> Result<GpuTensor> {
@@ -23,6 +23,13 @@ impl GpuTensor {
         )?;
         let first = tensors[0];
         let out = first.empty_like_device(OP, &out_shape, first.dtype)?;
+        // A 16-bit slice may begin or end inside a word that the next input
+        // also writes: the half kernel writes half-words atomically.
+        let copy = if first.dtype.is_half() {
+            &families::movement::COPY_HALF_TO_VIEW
+        } else {
+            &families::movement::COPY_TO_VIEW
+        };
         let mut start = 0;
         for t in tensors {
             let len = t.shape()[a];
@@ -30,7 +37,7 @@ impl GpuTensor {
                 let dst = out.layout.narrow(a as isize, start, len)?;
                 let p = CopyViewParams::new(OP, t.shape(), &t.layout, &dst)?;
                 first.kernels().dispatch_1d(
-                    &families::movement::COPY_TO_VIEW,
+                    copy,
                     &[],
                     &[&t.buffer, &out.buffer],
                     &p,

@@ -16,10 +16,13 @@ use crate::params::{GatherParams, IndexSelectParams, OneHotParams};
 impl GpuTensor {
     /// Picks the slices `index[0], index[1], ...` along `axis`
     /// (`torch.index_select`). `index` is 1-D I32 (any strides); the result
-    /// has `index.len()` entries on `axis`. Works for every dtype.
+    /// has `index.len()` entries on `axis`. Any 32-bit dtype (F16/BF16 are
+    /// refused: widen them first).
     pub fn index_select(&self, axis: isize, index: &GpuTensor) -> Result<GpuTensor> {
         const OP: &str = "index_select";
         self.same_device(OP, index)?;
+        // The kernel moves one 32-bit word per element.
+        self.reject_half(OP)?;
         index.expect_dtype(OP, DType::I32)?;
         let (a, out_shape) = checks::indexing::index_select(OP, axis, self.shape(), index.shape())?;
         let out = self.empty_like_device(OP, &out_shape, self.dtype)?;
@@ -40,10 +43,12 @@ impl GpuTensor {
     /// `torch.gather`: `out[i][j][k] = self[index[i][j][k]][j][k]` for
     /// `axis = 0` (likewise for other axes). `index` is I32 with the same
     /// rank, no larger than `self` on the other axes; the output has the
-    /// index's shape and `self`'s dtype (any).
+    /// index's shape and `self`'s dtype (any 32-bit one).
     pub fn gather(&self, axis: isize, index: &GpuTensor) -> Result<GpuTensor> {
         const OP: &str = "gather";
         self.same_device(OP, index)?;
+        // The kernel moves one 32-bit word per element.
+        self.reject_half(OP)?;
         index.expect_dtype(OP, DType::I32)?;
         let a = checks::indexing::gather(OP, axis, self.shape(), index.shape())?;
         let out = self.empty_like_device(OP, index.shape(), self.dtype)?;
@@ -66,6 +71,11 @@ impl GpuTensor {
     pub fn one_hot(&self, num_classes: usize, dtype: DType) -> Result<GpuTensor> {
         const OP: &str = "one_hot";
         self.expect_dtype(OP, DType::I32)?;
+        if dtype.is_half() {
+            // 0 and 1 are exact in every float dtype: the F32 encoding,
+            // converted, is the 16-bit one.
+            return self.one_hot(num_classes, DType::F32)?.cast(dtype);
+        }
         let out_shape = checks::indexing::one_hot_shape(self.shape(), num_classes);
         check_rank(OP, &out_shape)?;
         let out = self.empty_like_device(OP, &out_shape, dtype)?;
@@ -83,10 +93,7 @@ impl GpuTensor {
             DType::F32 => 1.0f32.to_bits(),
             DType::I32 | DType::U32 => 1,
             DType::F16 | DType::BF16 => {
-                return Err(Error::invalid(
-                    OP,
-                    format!("dtype {dtype} is not supported on the GPU yet"),
-                ));
+                return Err(Error::invalid(OP, "16-bit dtypes take the F32 path above"));
             }
         };
         let p = OneHotParams::new(OP, &self.layout, threads, [num_classes, cols], one)?;

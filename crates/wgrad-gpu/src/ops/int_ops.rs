@@ -22,6 +22,11 @@ impl GpuTensor {
     pub(crate) fn binary_promoted(&self, other: &GpuTensor, op: BinaryOp) -> Result<GpuTensor> {
         let name = op.name();
         self.same_device(name, other)?;
+        // A 16-bit float computes in F32 only where the caller widened it
+        // (and rounds the result back): promoting it here would hand back
+        // an F32 tensor as if that were the op's dtype.
+        self.reject_half(name)?;
+        other.reject_half(name)?;
         if binary_dtype(op, self.dtype(), other.dtype())? != DType::I32 {
             return self.cast(DType::F32)?.binary(&other.cast(DType::F32)?, op);
         }
@@ -54,6 +59,8 @@ impl GpuTensor {
         scalar_on_left: bool,
     ) -> Result<GpuTensor> {
         let name = op.name();
+        // As in `binary_promoted`: a 16-bit float is widened by the caller.
+        self.reject_half(name)?;
         let Some(s) = scalar_dtype(op, self.dtype(), scalar)? else {
             return self
                 .cast(DType::F32)?
@@ -153,8 +160,15 @@ impl GpuTensor {
             src = fresh;
         }
         let p = CopyViewParams::new(OP, self.shape(), &src.layout, &self.layout)?;
+        // A strided 16-bit view can have its two halves of a word written by
+        // two threads: the half kernel writes half-words atomically.
+        let copy = if self.dtype.is_half() {
+            &families::movement::COPY_HALF_TO_VIEW
+        } else {
+            &families::movement::COPY_TO_VIEW
+        };
         self.kernels().dispatch_1d(
-            &families::movement::COPY_TO_VIEW,
+            copy,
             &[],
             &[&src.buffer, &self.buffer],
             &p,

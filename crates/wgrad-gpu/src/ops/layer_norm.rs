@@ -50,6 +50,7 @@ impl GpuTensor {
         self.expect_dtype(OP, DType::F32)?;
         for t in weight.iter().chain(bias.iter()) {
             self.same_device(OP, t)?;
+            t.expect_dtype(OP, DType::F32)?;
         }
         let y = self.empty_like_device(OP, self.shape(), DType::F32)?;
         let mean = self.empty_like_device(OP, &[g.rows], DType::F32)?;
@@ -101,6 +102,9 @@ impl GpuTensor {
     ) -> Result<(Option<GpuTensor>, Option<GpuTensor>, Option<GpuTensor>)> {
         self.expect_dtype(OP, DType::F32)?;
         self.same_device(OP, x)?;
+        for t in [x, mean, rstd].into_iter().chain(weight) {
+            t.expect_dtype(OP, DType::F32)?;
+        }
         let shape = x.shape();
         let param_shape = &shape[shape.len() - g.normalized_rank..];
         let dy = self.contiguous()?;

@@ -107,6 +107,7 @@ impl GpuTensor {
         seed: u64,
     ) -> Result<GpuTensor> {
         const OP: &str = "multinomial";
+        self.reject_half(OP)?;
         let [rows, cats] =
             checks::multinomial(self.shape(), self.dtype(), num_samples, replacement)?;
         let out_shape: Vec<usize> = if self.rank() == 1 {

@@ -44,6 +44,9 @@ impl GpuTensor {
         descending: bool,
         kind: KeyKind,
     ) -> Result<(GpuTensor, GpuTensor)> {
+        // The kernels read one element per 32-bit word; 16-bit floats are
+        // widened by the caller.
+        self.reject_half(op)?;
         let rows = Rows::along(op, self.shape(), axis)?;
         let src = self.contiguous()?;
         let values = self.empty_like_device(op, self.shape(), self.dtype())?;
@@ -117,6 +120,9 @@ impl GpuTensor {
 
     fn scan(&self, kind: ScanKind, axis: isize, reverse: bool) -> Result<GpuTensor> {
         let op = kind.op();
+        // The kernels read one element per 32-bit word; 16-bit floats are
+        // widened by the caller.
+        self.reject_half(op)?;
         let rows = Rows::along(op, self.shape(), axis)?;
         let src = self.contiguous()?;
         let out = self.empty_like_device(op, self.shape(), self.dtype())?;

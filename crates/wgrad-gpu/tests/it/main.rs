@@ -1,11 +1,14 @@
 //! The integration tests of wgrad-gpu, one binary: every GPU op against the
 //! CPU reference (`parity_*`), creation and the recording model (`basics`),
-//! device faults (`faults`). Tests that count `DeviceStats` open their own
-//! device (`own_gpu`); the others share one.
+//! device faults (`faults`), the 16-bit float dtypes (`half_storage`,
+//! `half_casts`). Tests that count `DeviceStats` open their own device
+//! (`own_gpu`); the others share one.
 
 mod basics;
 mod conv;
 mod faults;
+mod half_casts;
+mod half_storage;
 mod int_ops;
 mod parity_backward;
 mod parity_elementwise;

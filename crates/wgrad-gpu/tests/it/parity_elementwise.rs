@@ -448,7 +448,7 @@ fn check_cast(gpu: &GpuDevice, shape: &[usize], view: View, seed: u64) {
     for (data, from) in sources {
         let (cpu, dev) = operand(gpu, shape, view, data, seed);
         assert_eq!(dev.dtype(), from);
-        for to in [DType::F32, DType::I32, DType::U32] {
+        for to in DType::ALL {
             let want = cpu.cast(to).unwrap();
             let got = dev.cast(to).unwrap();
             assert_eq!(got.dtype(), to);
@@ -478,6 +478,30 @@ fn check_cast(gpu: &GpuDevice, shape: &[usize], view: View, seed: u64) {
                 DType::U32 => (
                     got.to_vec_blocking::<u32>().unwrap(),
                     want.to_vec::<u32>().unwrap(),
+                ),
+                DType::F16 => (
+                    got.to_vec_blocking::<half::f16>()
+                        .unwrap()
+                        .into_iter()
+                        .map(|x| x.to_bits().into())
+                        .collect(),
+                    want.to_vec::<half::f16>()
+                        .unwrap()
+                        .into_iter()
+                        .map(|x| x.to_bits().into())
+                        .collect(),
+                ),
+                DType::BF16 => (
+                    got.to_vec_blocking::<half::bf16>()
+                        .unwrap()
+                        .into_iter()
+                        .map(|x| x.to_bits().into())
+                        .collect(),
+                    want.to_vec::<half::bf16>()
+                        .unwrap()
+                        .into_iter()
+                        .map(|x| x.to_bits().into())
+                        .collect(),
                 ),
             };
             assert_eq!(g, w, "{from:?} -> {to:?} on {shape:?} {view:?} ({data:?})");

@@ -7,6 +7,7 @@
 
 use wgrad_test_support::{assert_close, own_gpu, shared_gpu};
 
+use half::{bf16, f16};
 use proptest::prelude::*;
 use wgrad_core::{DType, Error};
 use wgrad_cpu::CpuTensor;
@@ -38,8 +39,20 @@ fn view() -> impl Strategy<Value = View> {
     ]
 }
 
+/// The 32-bit dtypes (what index_select and gather move).
 fn dtype() -> impl Strategy<Value = DType> {
     prop_oneof![Just(DType::F32), Just(DType::I32), Just(DType::U32)]
+}
+
+/// Every dtype, the 16-bit floats included (what concat and one_hot make).
+fn any_dtype() -> impl Strategy<Value = DType> {
+    prop_oneof![
+        Just(DType::F32),
+        Just(DType::I32),
+        Just(DType::U32),
+        Just(DType::F16),
+        Just(DType::BF16),
+    ]
 }
 
 /// The same tensor on both devices.
@@ -85,6 +98,8 @@ fn random_words(dtype: DType, n: usize, seed: u64) -> Vec<u32> {
                 DType::F32 => ((r % 20_001) as f32 / 64.0 - 156.0).to_bits(),
                 DType::I32 => ((r % 2001) as i32 - 1000) as u32,
                 DType::U32 => r,
+                // Any 16-bit pattern, NaNs included: movement keeps bits.
+                DType::F16 | DType::BF16 => r & 0xffff,
             }
         })
         .collect()
@@ -111,6 +126,26 @@ fn dense(gpu: &GpuDevice, dtype: DType, words: Vec<u32>, shape: &[usize]) -> Pai
             cpu: CpuTensor::from_vec(words.clone(), shape).unwrap(),
             gpu: GpuTensor::from_vec(gpu, words, shape).unwrap(),
         },
+        DType::F16 => {
+            let v: Vec<f16> = words
+                .into_iter()
+                .map(|w| f16::from_bits(w as u16))
+                .collect();
+            Pair {
+                cpu: CpuTensor::from_vec(v.clone(), shape).unwrap(),
+                gpu: GpuTensor::from_vec(gpu, v, shape).unwrap(),
+            }
+        }
+        DType::BF16 => {
+            let v: Vec<bf16> = words
+                .into_iter()
+                .map(|w| bf16::from_bits(w as u16))
+                .collect();
+            Pair {
+                cpu: CpuTensor::from_vec(v.clone(), shape).unwrap(),
+                gpu: GpuTensor::from_vec(gpu, v, shape).unwrap(),
+            }
+        }
     }
 }
 
@@ -173,6 +208,18 @@ fn gpu_bits(t: &GpuTensor) -> Vec<u32> {
             .map(|x| x as u32)
             .collect(),
         DType::U32 => t.to_vec_blocking::<u32>().unwrap(),
+        DType::F16 => t
+            .to_vec_blocking::<f16>()
+            .unwrap()
+            .into_iter()
+            .map(|x| x.to_bits().into())
+            .collect(),
+        DType::BF16 => t
+            .to_vec_blocking::<bf16>()
+            .unwrap()
+            .into_iter()
+            .map(|x| x.to_bits().into())
+            .collect(),
     }
 }
 
@@ -191,6 +238,18 @@ fn cpu_bits(t: &CpuTensor) -> Vec<u32> {
             .map(|x| x as u32)
             .collect(),
         DType::U32 => t.to_vec::<u32>().unwrap(),
+        DType::F16 => t
+            .to_vec::<f16>()
+            .unwrap()
+            .into_iter()
+            .map(|x| x.to_bits().into())
+            .collect(),
+        DType::BF16 => t
+            .to_vec::<bf16>()
+            .unwrap()
+            .into_iter()
+            .map(|x| x.to_bits().into())
+            .collect(),
     }
 }
 
@@ -214,7 +273,7 @@ fn concat_case() -> impl Strategy<Value = (Vec<usize>, isize, Vec<(usize, View)>
                 prop::collection::vec(0usize..=3, rank),
                 -(rank as isize)..rank as isize,
                 prop::collection::vec((0usize..=3, view()), 1..=4),
-                dtype(),
+                any_dtype(),
                 any::<u64>(),
             )
         })
@@ -508,7 +567,7 @@ proptest! {
         shape in prop::collection::vec(0usize..=4, 0..=3),
         classes in 1usize..=6,
         labels_view in view(),
-        out in dtype(),
+        out in any_dtype(),
         seed in any::<u64>(),
     ) {
         let Some(gpu) = shared_gpu() else { return Ok(()) };
@@ -552,6 +611,8 @@ fn expect_fault(gpu: &GpuDevice, t: &GpuTensor, op: &str, index_size: Option<(i6
         DType::F32 => t.to_vec_blocking::<f32>().map(drop),
         DType::I32 => t.to_vec_blocking::<i32>().map(drop),
         DType::U32 => t.to_vec_blocking::<u32>().map(drop),
+        DType::F16 => t.to_vec_blocking::<f16>().map(drop),
+        DType::BF16 => t.to_vec_blocking::<bf16>().map(drop),
     }
     .expect_err("an out-of-range index must fail the readback");
     let msg = err.to_string();

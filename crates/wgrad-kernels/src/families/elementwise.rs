@@ -90,9 +90,11 @@ pub static WHERE_COND: KernelSpec = KernelSpec {
     selector: None,
 };
 
-/// Dtype conversion with Rust `as` semantics (entry `cast_dtype`: `cast` is
-/// reserved in WGSL); overrides `FROM`/`TO`
-/// (0 f32, 1 i32, 2 u32). Immediates: numel, rank, offset, shape\[6\], strides\[6\].
+/// Dtype conversion with Rust `as` semantics to a 32-bit dtype (entry
+/// `cast_dtype`: `cast` is reserved in WGSL), from any dtype; overrides
+/// `FROM`/`TO` (0 f32, 1 i32, 2 u32, 3 f16, 4 bf16; `TO` < 3). A 16-bit
+/// float source goes through f32. Immediates: numel, rank, offset,
+/// shape\[6\], strides\[6\].
 pub static CAST: KernelSpec = KernelSpec {
     file: "elementwise/cast.wgsl",
     entry: "cast_dtype",
@@ -102,6 +104,25 @@ pub static CAST: KernelSpec = KernelSpec {
     elem: Elem::F32,
     selector: None,
 };
+
+/// Conversion to a 16-bit float (`TO` 3 f16 or 4 bf16) from any dtype, or a
+/// bit-exact contiguous copy of a half view (`FROM == TO`), into a
+/// contiguous output from word 0. Each thread writes [`HALF_WORDS_PER_THREAD`]
+/// whole output words (two elements each): dispatch
+/// `numel.div_ceil(2).div_ceil(HALF_WORDS_PER_THREAD)` threads.
+/// Overrides and immediates as [`CAST`].
+pub static CAST_HALF: KernelSpec = KernelSpec {
+    file: "elementwise/cast.wgsl",
+    entry: "cast_half",
+    bindings: &[Read, ReadWrite],
+    immediate_bytes: 60,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
+/// Output words each thread of [`CAST_HALF`] writes (its WGSL `WPT`).
+pub const HALF_WORDS_PER_THREAD: u64 = 4;
 
 /// Broadcasting integer binary op (I32 instantiation of a source written
 /// against `elem`); override `OP` = `BinaryOp::code()` of an op that keeps
@@ -139,6 +160,7 @@ pub static ALL: &[&KernelSpec] = &[
     &COMPARE,
     &WHERE_COND,
     &CAST,
+    &CAST_HALF,
     &BINARY_I32,
     &BINARY_SCALAR_I32,
 ];

@@ -1,5 +1,5 @@
 //! `kernels/movement/`: copies, concatenation, indexing and ranges
-//! (dtype-agnostic 32-bit words).
+//! (dtype-agnostic 32-bit words; `COPY_HALF_TO_VIEW` for the 16-bit floats).
 
 use crate::spec::{Access::*, Elem, KernelSpec};
 
@@ -19,6 +19,19 @@ pub static COPY_STRIDED: KernelSpec = KernelSpec {
 pub static COPY_TO_VIEW: KernelSpec = KernelSpec {
     file: "movement/copy_view.wgsl",
     entry: "copy_to_view",
+    bindings: &[Read, ReadWrite],
+    immediate_bytes: 88,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
+/// Strided view -> strided view of 16-bit elements (F16/BF16, two per
+/// word; atomic half-word writes, so views that split words are safe).
+/// Immediates: as [`COPY_TO_VIEW`].
+pub static COPY_HALF_TO_VIEW: KernelSpec = KernelSpec {
+    file: "movement/copy_half.wgsl",
+    entry: "copy_half_to_view",
     bindings: &[Read, ReadWrite],
     immediate_bytes: 88,
     uses_fault: false,
@@ -81,6 +94,7 @@ pub static ARANGE: KernelSpec = KernelSpec {
 pub static ALL: &[&KernelSpec] = &[
     &COPY_STRIDED,
     &COPY_TO_VIEW,
+    &COPY_HALF_TO_VIEW,
     &INDEX_SELECT,
     &GATHER,
     &ONE_HOT,
