@@ -469,7 +469,7 @@ fn unconvertible_dtypes_name_the_tensor_and_both_dtypes() {
         assert!(msg.contains("dtype.safetensors"), "{msg}");
         let want = format!(
             "tensor '0.weight' has dtype {dtype}, expected F32 (float32) like its parameter \
-             (F64, F16, BF16 convert to F32, {dtype} does not)"
+             (F64, F32, F16, BF16 convert to float32, {dtype} does not)"
         );
         assert!(msg.contains(&want), "{want:?} not in {msg}");
         assert!(!msg.contains("'0.bias'"), "{msg}");
