@@ -1,6 +1,6 @@
 //! `Tensor`: a cheap handle over device storage plus its place in the graph.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use parking_lot::{Mutex, RwLock};
@@ -38,9 +38,11 @@ pub(crate) struct Inner {
     pub cell: Arc<DataCell>,
     /// The storage's shape, dtype and device, kept outside the lock so
     /// reading them takes no lock and allocates nothing. `set_storage`
-    /// refuses storage that differs in any of them, so they never go stale.
+    /// refuses storage that differs in any of them, so they never go stale;
+    /// only [`Tensor::set_data`] changes the dtype (of a leaf, `module.half()`),
+    /// hence the atomic (the dtype's index in `DType::ALL`).
     pub shape: Dims,
-    pub dtype: DType,
+    pub dtype: AtomicU8,
     pub device: Device,
 }
 
@@ -95,7 +97,7 @@ impl Tensor {
             inner: Arc::new(Inner {
                 id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
                 shape: storage.shape().into(),
-                dtype: storage.dtype(),
+                dtype: AtomicU8::new(dtype_code(storage.dtype())),
                 device: storage.device(),
                 storage: RwLock::new(storage),
                 requires_grad: AtomicBool::new(false),
@@ -242,7 +244,7 @@ impl Tensor {
     }
     /// The element type.
     pub fn dtype(&self) -> DType {
-        self.inner.dtype
+        DType::ALL[usize::from(self.inner.dtype.load(Ordering::Acquire))]
     }
     /// Where the data lives (a cheap handle clone).
     pub fn device(&self) -> Device {
@@ -308,6 +310,58 @@ impl Tensor {
     /// Drops the gradient (like `set_to_none=True`).
     pub fn zero_grad(&self) {
         *self.inner.grad.lock() = None;
+    }
+
+    /// Replaces a leaf's data with `data` of the same shape and device whose
+    /// dtype may be another float dtype (`param.data = param.data.half()`,
+    /// what `module.half()` does to each parameter and float buffer); a
+    /// gradient it holds converts too. A dtype change of a non-float
+    /// tensor, or of a tensor with a `grad_fn`, is an error naming both
+    /// dtypes.
+    pub fn set_data(&self, data: Storage) -> Result<()> {
+        const OP: &str = "set_data";
+        let (from, to) = (self.dtype(), data.dtype());
+        if from == to {
+            return self.set_storage(data);
+        }
+        if !from.is_float() || !to.is_float() {
+            return Err(Error::invalid(
+                OP,
+                format!(
+                    "only a float tensor's data changes dtype, and only to a float dtype, got {from} -> {to}"
+                ),
+            ));
+        }
+        if self.grad_fn().is_some() {
+            return Err(Error::invalid(
+                OP,
+                "can't change the dtype of a non-leaf tensor (it has a grad_fn)",
+            ));
+        }
+        if self.shape() != data.shape() || !self.inner.device.same(&data.device()) {
+            return Err(Error::invalid(
+                OP,
+                format!(
+                    "data of shape {:?} on {} can't replace shape {:?} on {}",
+                    data.shape(),
+                    data.device(),
+                    self.shape(),
+                    self.device()
+                ),
+            ));
+        }
+        let grad = self
+            .inner
+            .grad
+            .lock()
+            .clone()
+            .map(|g| g.cast(to))
+            .transpose()?;
+        *self.inner.storage.write() = data;
+        self.inner.dtype.store(dtype_code(to), Ordering::Release);
+        *self.inner.grad.lock() = grad;
+        self.bump_version();
+        Ok(())
     }
 
     /// Replaces the gradient (used by clipping and tests).
@@ -532,4 +586,13 @@ impl std::fmt::Debug for Tensor {
         }
         f.write_str(")")
     }
+}
+
+/// `dtype`'s index in [`DType::ALL`] (how [`Inner`] stores it).
+fn dtype_code(dtype: DType) -> u8 {
+    DType::ALL
+        .iter()
+        .position(|&d| d == dtype)
+        .and_then(|i| u8::try_from(i).ok())
+        .unwrap_or(0)
 }

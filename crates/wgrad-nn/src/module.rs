@@ -2,7 +2,7 @@
 //! a train/eval mode, like `torch.nn.Module`.
 
 use wgrad_autograd::{Device, Tensor};
-use wgrad_core::Result;
+use wgrad_core::{DType, Result};
 
 /// A building block of a model: maps an input tensor to an output tensor and
 /// owns the parameters it learns.
@@ -102,6 +102,46 @@ pub trait Module: Send + Sync {
     /// new leaf tensors (optimizers must be built after the move, as in
     /// PyTorch).
     fn to_device(&mut self, device: &Device) -> Result<()>;
+
+    /// Converts every float parameter and buffer to `dtype` in place
+    /// (`module.to(dtype)`; integer buffers such as `num_batches_tracked`
+    /// stay). The tensors keep their identity, so an optimizer built before
+    /// still holds them. All conversions are computed before any tensor
+    /// changes, so a failure changes nothing.
+    fn to_dtype(&self, dtype: DType) -> Result<()> {
+        if !dtype.is_float() {
+            return Err(wgrad_core::Error::invalid(
+                "to_dtype",
+                format!("modules convert to a float dtype, got {dtype}"),
+            ));
+        }
+        let mut converted = Vec::new();
+        for (_, t) in self.named_state() {
+            if t.dtype().is_float() && t.dtype() != dtype {
+                let data = t.storage().cast(dtype)?;
+                converted.push((t, data));
+            }
+        }
+        for (t, data) in converted {
+            t.set_data(data)?;
+        }
+        Ok(())
+    }
+
+    /// `module.half()`: [`to_dtype`](Self::to_dtype) F16.
+    fn half(&self) -> Result<()> {
+        self.to_dtype(DType::F16)
+    }
+
+    /// `module.bfloat16()`: [`to_dtype`](Self::to_dtype) BF16.
+    fn bfloat16(&self) -> Result<()> {
+        self.to_dtype(DType::BF16)
+    }
+
+    /// `module.float()`: [`to_dtype`](Self::to_dtype) F32.
+    fn float(&self) -> Result<()> {
+        self.to_dtype(DType::F32)
+    }
 
     /// Drops the gradient of every parameter (`zero_grad(set_to_none=True)`).
     fn zero_grad(&self) {

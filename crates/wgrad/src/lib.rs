@@ -82,6 +82,14 @@ pub use wgrad_gpu::GpuTensor;
 #[doc(inline)]
 pub use wgrad_nn as nn;
 
+/// Mixed precision, as `torch.amp`: [`autocast`](amp::autocast) regions
+/// and the [`GradScaler`](amp::GradScaler) that keeps float16 gradients
+/// from underflowing.
+pub mod amp {
+    pub use wgrad_autograd::optim::{GradScaler, GradScalerConfig};
+    pub use wgrad_autograd::{AutocastGuard, autocast, autocast_dtype, is_autocast_enabled};
+}
+
 /// Functional autograd, as `torch.autograd`: [`grad`](autograd::grad)
 /// returns gradients instead of accumulating them into `.grad`.
 pub mod autograd {

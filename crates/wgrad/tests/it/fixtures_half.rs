@@ -292,6 +292,43 @@ fn half_models_train_and_save() {
 }
 
 #[test]
+fn modules_convert_to_half_in_place() {
+    for device in devices() {
+        let layer = Linear::new(3, 2, true, &device).unwrap();
+        let weight = layer.weight.clone();
+        let before = weight.to_vec_f32().unwrap();
+        let mut opt = wgrad::optim::Sgd::new(layer.parameters(), Default::default()).unwrap();
+        layer.half().unwrap();
+        assert_eq!(weight.dtype(), DType::F16, "the same tensor, converted");
+        let want: Vec<f32> = before
+            .iter()
+            .map(|&v| half::f16::from_f32(v).to_f32())
+            .collect();
+        assert_eq!(weight.to_vec_f32().unwrap(), want);
+        let x = Tensor::ones(&[4, 3], &device).unwrap().half().unwrap();
+        let y = layer.forward(&x).unwrap();
+        assert_eq!(y.dtype(), DType::F16);
+        y.sum_all().unwrap().backward().unwrap();
+        assert_eq!(weight.grad().unwrap().dtype(), DType::F16);
+        use wgrad::optim::Optimizer;
+        opt.step().unwrap();
+        assert_eq!(weight.dtype(), DType::F16);
+        layer.float().unwrap();
+        assert_eq!(layer.weight.dtype(), DType::F32);
+        assert!(layer.to_dtype(DType::I32).is_err());
+        // An integer tensor's data does not change dtype.
+        let i = Tensor::full(&[2], 1.0, DType::I32, &device).unwrap();
+        let to_f16 = i.storage().cast(DType::F16).unwrap();
+        assert!(
+            i.set_data(to_f16)
+                .unwrap_err()
+                .to_string()
+                .contains("int32 -> float16")
+        );
+    }
+}
+
+#[test]
 fn autocast_refuses_full_precision_dtypes() {
     for dtype in [DType::F32, DType::I32, DType::U32] {
         let e = autocast(dtype, || ()).unwrap_err().to_string();
