@@ -388,6 +388,16 @@ impl Storage {
     /// of `self` (if `trans_a`) and/or `other` (if `trans_b`), as free views.
     /// F32 on one device; transposed operands need at least 2 dims.
     pub fn matmul_t(&self, other: &Storage, trans_a: bool, trans_b: bool) -> Result<Storage> {
+        if let (Storage::Gpu(a), Storage::Gpu(b)) = (self, other)
+            && a.dtype() == DType::F16
+            && b.dtype() == DType::F16
+        {
+            // Exact on the f16 tensor cores (f32 accumulation), where the
+            // device has them; rounded once to F16 like any half op.
+            let (a, b) = (a.cast(DType::F32)?, b.cast(DType::F32)?);
+            let out = a.matmul_t_f16_operands(&b, trans_a, trans_b)?;
+            return Ok(Storage::Gpu(out.cast(DType::F16)?));
+        }
         compute_pair!("matmul", self, other, a, b => a.matmul_t(b, trans_a, trans_b))
     }
     /// Picks the slices `index[0], index[1], ...` along `axis`

@@ -39,6 +39,10 @@ struct Args {
     only: Option<String>,
     repeats: usize,
     profile: bool,
+    /// `--autocast f16|bf16`: every workload runs inside this region (the
+    /// forward passes in the lower precision; backward and the optimizer
+    /// steps are unaffected by a region, as in PyTorch).
+    autocast: Option<wgrad::AutocastGuard>,
 }
 
 fn parse_args() -> anyhow::Result<Args> {
@@ -50,6 +54,7 @@ fn parse_args() -> anyhow::Result<Args> {
         only: None,
         repeats: 7,
         profile: false,
+        autocast: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -75,9 +80,17 @@ fn parse_args() -> anyhow::Result<Args> {
             "--matmul-precision" => {
                 wgrad::set_float32_matmul_precision(&value("--matmul-precision")?)?;
             }
+            "--autocast" => {
+                let dtype = match value("--autocast")?.as_str() {
+                    "f16" | "float16" => wgrad::DType::F16,
+                    "bf16" | "bfloat16" => wgrad::DType::BF16,
+                    other => bail!("--autocast takes f16 or bf16, not {other:?}"),
+                };
+                args.autocast = Some(wgrad::AutocastGuard::new(dtype)?);
+            }
             "-h" | "--help" => {
                 println!(
-                    "usage: wgrad-bench [--device cpu|gpu|auto] [--json FILE] [--only SUBSTRING] [--repeats N] [--quick] [--profile] [--matmul-precision highest|high|medium]"
+                    "usage: wgrad-bench [--device cpu|gpu|auto] [--json FILE] [--only SUBSTRING] [--repeats N] [--quick] [--profile] [--matmul-precision highest|high|medium] [--autocast f16|bf16]"
                 );
                 std::process::exit(0);
             }
@@ -162,6 +175,9 @@ fn profile(workload: &mut Workload, device: &Device) -> Result<()> {
 fn main() -> anyhow::Result<()> {
     let args = parse_args()?;
     println!("device: {}", args.device);
+    if let Some(dtype) = wgrad::autocast_dtype() {
+        println!("autocast: {dtype}");
+    }
     let mut rows = Vec::new();
     for mut w in workloads::all(&args.device, args.quick)? {
         if args

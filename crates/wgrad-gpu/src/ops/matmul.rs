@@ -121,7 +121,7 @@ impl GpuTensor {
     /// `[1, k]` on the left, `[k, 1]` on the right) and the added dim is
     /// removed from the result; leading (batch) dims broadcast. Both f32.
     pub fn matmul(&self, other: &GpuTensor) -> Result<GpuTensor> {
-        self.matmul_named(other, "matmul", None)
+        self.matmul_named(other, "matmul", None, false)
     }
 
     /// `matmul` of `self` and `other` after swapping the last two dims of
@@ -129,7 +129,22 @@ impl GpuTensor {
     /// changes strides; nothing is copied. Transposed operands need at least
     /// 2 dims.
     pub fn matmul_t(&self, other: &GpuTensor, trans_a: bool, trans_b: bool) -> Result<GpuTensor> {
-        self.matmul_t_forced(other, trans_a, trans_b, None)
+        self.matmul_t_forced(other, trans_a, trans_b, None, false)
+    }
+
+    /// [`matmul_t`](Self::matmul_t) of F32 operands whose values are all
+    /// float16 values (widened F16 tensors): rounding them to f16 changes
+    /// nothing, so large products may run on the f16 tensor cores (f32
+    /// accumulation) whatever the matmul precision, with the numbers of
+    /// the f32 kernels up to summation order. How F16 products (autocast's
+    /// and `model.half()`'s) reach the tensor cores.
+    pub fn matmul_t_f16_operands(
+        &self,
+        other: &GpuTensor,
+        trans_a: bool,
+        trans_b: bool,
+    ) -> Result<GpuTensor> {
+        self.matmul_t_forced(other, trans_a, trans_b, None, true)
     }
 
     /// [`matmul_t`](Self::matmul_t) with the kernel forced, for benchmarks
@@ -148,7 +163,7 @@ impl GpuTensor {
         splits: usize,
     ) -> Result<GpuTensor> {
         let kernel = Kernel::by_name(kernel)?;
-        self.matmul_t_forced(other, trans_a, trans_b, Some((kernel, splits)))
+        self.matmul_t_forced(other, trans_a, trans_b, Some((kernel, splits)), false)
     }
 
     fn matmul_t_forced(
@@ -157,15 +172,24 @@ impl GpuTensor {
         trans_a: bool,
         trans_b: bool,
         force: Force,
+        f16_operands: bool,
     ) -> Result<GpuTensor> {
         const OP: &str = "matmul_t";
         let a = checks::matmul::operand_layout(OP, &self.layout, trans_a)?;
         let b = checks::matmul::operand_layout(OP, &other.layout, trans_b)?;
         self.with_layout(a)
-            .matmul_named(&other.with_layout(b), OP, force)
+            .matmul_named(&other.with_layout(b), OP, force, f16_operands)
     }
 
-    fn matmul_named(&self, other: &GpuTensor, op: &'static str, force: Force) -> Result<GpuTensor> {
+    /// `f16_operands`: every operand value is a float16 value, so the
+    /// tensor cores are exact on them whatever the matmul precision.
+    fn matmul_named(
+        &self,
+        other: &GpuTensor,
+        op: &'static str,
+        force: Force,
+        f16_operands: bool,
+    ) -> Result<GpuTensor> {
         self.same_device(op, other)?;
         self.expect_dtype(op, DType::F32)?;
         other.expect_dtype(op, DType::F32)?;
@@ -208,7 +232,7 @@ impl GpuTensor {
                 ),
             ));
         }
-        let coop = coop_ok && matmul_precision() == MatmulPrecision::Medium;
+        let coop = coop_ok && (f16_operands || matmul_precision() == MatmulPrecision::Medium);
         // Partial sums of all splits must fit one binding.
         let max_floats = limits
             .max_storage_buffer_binding_size

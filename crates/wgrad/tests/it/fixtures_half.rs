@@ -335,3 +335,31 @@ fn autocast_refuses_full_precision_dtypes() {
         assert!(e.contains("autocast") && e.contains(dtype.name()), "{e}");
     }
 }
+
+/// A float16 product large enough for the tensor cores (on GPUs that have
+/// them; elsewhere the f32 kernels) gives the CPU's result: the operands are
+/// f16 values, so the tensor cores' f16 rounding is exact and only the
+/// summation order differs before the result is rounded to f16.
+#[test]
+fn large_f16_products_match_the_cpu() {
+    let Some(device) = gpu() else { return };
+    let (m, k, n) = (512, 1024, 512);
+    let a = Tensor::randn_with(&[m, k], 0.0, 1.0, 11, &Device::Cpu)
+        .unwrap()
+        .half()
+        .unwrap();
+    let b = Tensor::randn_with(&[n, k], 0.0, 1.0, 12, &Device::Cpu)
+        .unwrap()
+        .half()
+        .unwrap();
+    let want = a.matmul_t(&b, false, true).unwrap();
+    let got = a
+        .to(&device)
+        .unwrap()
+        .matmul_t(&b.to(&device).unwrap(), false, true)
+        .unwrap();
+    assert_eq!(got.dtype(), DType::F16);
+    let (got, want) = (got.to_vec_f32().unwrap(), want.to_vec_f32().unwrap());
+    // |values| ~ sqrt(k) = 32: one f16 ulp there is 2^-5.
+    check_close("f16 product", &got, &want, 2.0 * 9.77e-4 * 32.0).unwrap();
+}
