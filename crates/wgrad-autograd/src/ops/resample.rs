@@ -92,6 +92,14 @@ impl Tensor {
         align_corners: bool,
     ) -> Result<Tensor> {
         const OP: &str = "interpolate";
+        if self.dtype().is_half() {
+            // The weights are F32: compute in F32 and round once, as
+            // PyTorch's kernels do (opmath), keeping the input's dtype.
+            return self
+                .float()?
+                .interpolate(size, scale_factor, mode, align_corners)?
+                .cast(self.dtype());
+        }
         let shape = self.shape();
         if !(3..=5).contains(&shape.len()) {
             return Err(Error::invalid(
@@ -220,7 +228,8 @@ fn pad_axis(x: &Tensor, axis: usize, before: isize, after: isize, mode: PadMode)
         let block = |len: usize| -> Result<Tensor> {
             let mut s = t.shape().to_vec();
             s[axis] = len;
-            Tensor::full(&s, value as f64, DType::F32, &x.device())
+            // The tensor's own dtype, so a 16-bit input stays 16-bit.
+            Tensor::full(&s, value as f64, x.dtype(), &x.device())
         };
         if before > 0 {
             parts.push(block(before as usize)?);

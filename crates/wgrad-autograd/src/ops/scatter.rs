@@ -128,6 +128,12 @@ impl Tensor {
     /// and `src`.
     pub fn scatter(&self, dim: isize, index: &Tensor, src: &Tensor) -> Result<Tensor> {
         const OP: &str = "scatter";
+        if self.dtype().is_half() && src.dtype() == self.dtype() {
+            // Computed in F32 (exact: writes and means of 16-bit values),
+            // rounded back to the tensor's dtype.
+            let out = self.float()?.scatter(dim, index, &src.float()?)?;
+            return out.cast(self.dtype());
+        }
         checks::expect_dtype(OP, DType::F32, self.dtype())?;
         checks::expect_dtype(OP, DType::F32, src.dtype())?;
         checks::expect_dtype(OP, DType::I32, index.dtype())?;
@@ -155,6 +161,13 @@ impl Tensor {
                 OP,
                 "needs a tensor of at least 1 dim to index along dim 0, got a 0-d tensor",
             ));
+        }
+        if self.dtype().is_half() && values.dtype() == self.dtype() {
+            // As `scatter`: in F32, rounded back to the tensor's dtype.
+            let out = self
+                .float()?
+                .index_put(index, &values.float()?, accumulate)?;
+            return out.cast(self.dtype());
         }
         checks::expect_dtype(OP, DType::F32, self.dtype())?;
         checks::expect_dtype(OP, DType::F32, values.dtype())?;

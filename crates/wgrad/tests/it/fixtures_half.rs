@@ -1,7 +1,8 @@
 //! The 16-bit float dtypes against PyTorch: every op case of
-//! `ops.safetensors` replayed with float16 and with bfloat16 inputs
-//! (`tests/fixtures/half_{f16,bf16}.safetensors`, written by
-//! `make_half_fixtures.py`: outputs and gradients in their dtype), and an
+//! `ops.safetensors`, the convolution family of `cnn.safetensors`,
+//! `structure.safetensors` and `attention.safetensors` replayed with float16
+//! and with bfloat16 inputs (`tests/fixtures/half_*_{f16,bf16}.safetensors`,
+//! written by `make_half_fixtures.py`: outputs and gradients in their dtype), and an
 //! MLP under autocast (`autocast.safetensors`), on the CPU and the GPU;
 //! plus the half dtypes' own surface: creation, casts, printing, files.
 
@@ -11,46 +12,33 @@ use wgrad::nn::loss::{CrossEntropyOptions, cross_entropy};
 use wgrad::nn::{Linear, Module, state_dict};
 use wgrad::{AutocastGuard, DType, Device, Tensor, autocast};
 
-#[test]
-fn f16_ops_match_pytorch_on_cpu() {
-    run_file(
-        "half_f16.safetensors",
-        200,
-        &Device::Cpu,
-        "float16 ops on the CPU",
-    );
+/// Every 16-bit fixture: (file, at least this many cases).
+const FILES: [(&str, usize); 8] = [
+    ("half_ops_f16.safetensors", 200),
+    ("half_ops_bf16.safetensors", 200),
+    ("half_cnn_f16.safetensors", 30),
+    ("half_cnn_bf16.safetensors", 30),
+    ("half_structure_f16.safetensors", 70),
+    ("half_structure_bf16.safetensors", 70),
+    ("half_attention_f16.safetensors", 10),
+    ("half_attention_bf16.safetensors", 10),
+];
+
+fn replay_all(device: &Device, what: &str) {
+    for (file, min_cases) in FILES {
+        run_file(file, min_cases, device, &format!("{file} on {what}"));
+    }
 }
 
 #[test]
-fn bf16_ops_match_pytorch_on_cpu() {
-    run_file(
-        "half_bf16.safetensors",
-        200,
-        &Device::Cpu,
-        "bfloat16 ops on the CPU",
-    );
+fn half_ops_match_pytorch_on_cpu() {
+    replay_all(&Device::Cpu, "the CPU");
 }
 
 #[test]
-fn f16_ops_match_pytorch_on_gpu() {
+fn half_ops_match_pytorch_on_gpu() {
     let Some(device) = gpu() else { return };
-    run_file(
-        "half_f16.safetensors",
-        200,
-        &device,
-        "float16 ops on the GPU",
-    );
-}
-
-#[test]
-fn bf16_ops_match_pytorch_on_gpu() {
-    let Some(device) = gpu() else { return };
-    run_file(
-        "half_bf16.safetensors",
-        200,
-        &device,
-        "bfloat16 ops on the GPU",
-    );
+    replay_all(&device, "the GPU");
 }
 
 /// The fixture's two-layer MLP (Linear-GELU-Linear, cross-entropy).

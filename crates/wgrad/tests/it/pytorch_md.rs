@@ -233,6 +233,42 @@ fn modules_functional_and_losses() -> Result<()> {
 }
 
 #[test]
+fn mixed_precision() -> Result<()> {
+    use wgrad::amp::{GradScaler, GradScalerConfig};
+    use wgrad::{AutocastGuard, autocast};
+    let d = &Device::Cpu;
+    let x = Tensor::randn(&[3, 4], d)?;
+    let _ = (
+        x.half()?,
+        x.bfloat16()?,
+        x.half()?.float()?,
+        x.cast(DType::F16)?,
+    );
+    let model = Linear::new(4, 2, true, d)?;
+    model.half()?;
+    model.to_dtype(DType::BF16)?;
+    model.float()?;
+    let loss = autocast(DType::BF16, || -> Result<Tensor> {
+        model.forward(&x)?.square()?.mean_all()
+    })??;
+    {
+        let _ac = AutocastGuard::new(DType::BF16)?;
+        assert!(wgrad::is_autocast_enabled());
+        assert_eq!(wgrad::autocast_dtype(), Some(DType::BF16));
+    }
+    let mut opt = Sgd::new(model.parameters(), SgdConfig::new(0.1))?;
+    let mut scaler = GradScaler::new();
+    let _ = GradScaler::with_config(GradScalerConfig::default())?;
+    scaler.scale(&loss)?.backward()?;
+    scaler.unscale_(&mut opt)?;
+    let _stepped: bool = scaler.step(&mut opt)?;
+    scaler.update()?;
+    let sd = scaler.state_dict();
+    scaler.load_state_dict(&sd)?;
+    Ok(())
+}
+
+#[test]
 fn optimizers_data_and_files() -> Result<()> {
     let d = &Device::Cpu;
     let model = Linear::new(4, 2, true, d)?;
