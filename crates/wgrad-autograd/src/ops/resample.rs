@@ -5,7 +5,7 @@
 //! interpolation matrices depend only on shapes: they are computed on the
 //! host and uploaded (never read back).
 
-use wgrad_core::{DType, Error, Result};
+use wgrad_core::{Error, Result};
 
 use crate::tensor::Tensor;
 
