@@ -44,6 +44,17 @@ pub fn batch_norm(
     eps: f32,
 ) -> Result<Tensor> {
     const OP: &str = "batch_norm";
+    let mixed = [weight, bias, running.as_ref().map(|r| r.mean)]
+        .into_iter()
+        .flatten()
+        .any(|t| t.dtype() != x.dtype());
+    if x.dtype().is_half() && mixed {
+        // A 16-bit input with F32 parameters and statistics (autocast, or
+        // a half input to a float model): computed in F32, the output in
+        // the input's dtype, as PyTorch's mixed-dtype batch norm.
+        return batch_norm(&x.float()?, running, weight, bias, training, momentum, eps)?
+            .cast(x.dtype());
+    }
     let shape = x.shape();
     if shape.len() < 2 {
         return Err(Error::invalid(

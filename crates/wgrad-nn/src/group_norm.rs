@@ -20,6 +20,15 @@ pub fn group_norm(
     const OP: &str = "group_norm";
     // Autocast runs the norms in float32 (a no-op outside a region).
     let x = &wgrad_autograd::autocast::full_precision(x)?;
+    let mixed = [weight, bias]
+        .into_iter()
+        .flatten()
+        .any(|t| t.dtype() != x.dtype());
+    if x.dtype().is_half() && mixed {
+        // A 16-bit input with F32 parameters: computed in F32, the output
+        // in the input's dtype (PyTorch's mixed-dtype group norm).
+        return group_norm(&x.float()?, num_groups, weight, bias, eps)?.cast(x.dtype());
+    }
     let shape = x.shape();
     if shape.len() < 2 {
         return Err(Error::invalid(

@@ -351,3 +351,38 @@ fn large_f16_products_match_the_cpu() {
     // |values| ~ sqrt(k) = 32: one f16 ulp there is 2^-5.
     check_close("f16 product", &got, &want, 2.0 * 9.77e-4 * 32.0).unwrap();
 }
+
+/// A 16-bit input to float32 normalisation layers (a float model fed half
+/// activations) comes out in the input's dtype, computed in f32, as
+/// PyTorch's mixed-dtype batch and group norms do; the running statistics
+/// stay F32.
+#[test]
+fn norms_of_half_inputs_with_f32_parameters() {
+    use wgrad::nn::{BatchNorm2d, GroupNorm};
+    for device in devices() {
+        let x = Tensor::randn_with(&[2, 4, 3, 3], 0.5, 2.0, 5, &device).unwrap();
+        let xh = x.half().unwrap();
+        let bn = BatchNorm2d::new(4, &device).unwrap();
+        let want = bn
+            .forward(&xh.float().unwrap())
+            .unwrap()
+            .to_vec_f32()
+            .unwrap();
+        let bn = BatchNorm2d::new(4, &device).unwrap();
+        let y = bn.forward(&xh).unwrap();
+        assert_eq!(y.dtype(), DType::F16, "{device}");
+        check_close("batch_norm", &y.to_vec_f32().unwrap(), &want, 2e-3).unwrap();
+        for (_, t) in bn.named_buffers() {
+            assert_ne!(t.dtype(), DType::F16, "{device}: buffers keep their dtype");
+        }
+        let gn = GroupNorm::new(2, 4, 1e-5, true, &device).unwrap();
+        let y = gn.forward(&xh).unwrap();
+        assert_eq!(y.dtype(), DType::F16, "{device}");
+        let want = gn
+            .forward(&xh.float().unwrap())
+            .unwrap()
+            .to_vec_f32()
+            .unwrap();
+        check_close("group_norm", &y.to_vec_f32().unwrap(), &want, 2e-3).unwrap();
+    }
+}
