@@ -66,6 +66,7 @@ fn train(
     args: &Cli,
     model: &mut Net,
     opt: &mut Adam,
+    amp: &mut common::Amp,
     loader: &DataLoader<'_>,
     epoch: usize,
     device: &Device,
@@ -77,12 +78,15 @@ fn train(
     let mut progress = Progress::epoch(epoch, args.train.epochs, loader.num_batches(), device)?;
     for batch in loader.epoch(epoch as u64, device) {
         let (data, target) = batch?;
+        let region = amp.autocast()?;
         let output = model.forward(&data)?;
         let loss = cross_entropy(&output, &target, Default::default())?;
+        drop(region);
         opt.zero_grad();
-        loss.backward()?;
+        amp.backward(&loss)?;
+        amp.unscale(opt)?;
         clip_grad_norm_(&params, args.max_grad_norm, 2.0)?;
-        opt.step()?;
+        amp.step(opt)?;
         progress.batch(&loss, &output, &target)?;
     }
     let totals = progress.finish()?;
@@ -123,8 +127,11 @@ fn main() -> anyhow::Result<()> {
 
     let loader = DataLoader::new(&train_set, args.train.batch_size)?.shuffle(args.device.seed);
     let mut run = common::Run::new("cnn", args.train.epochs, &args.output)?;
+    let mut amp = common::Amp::new(args.train.amp);
     for epoch in 0..args.train.epochs {
-        let stats = train(&args, &mut model, &mut opt, &loader, epoch, device)?;
+        let stats = train(
+            &args, &mut model, &mut opt, &mut amp, &loader, epoch, device,
+        )?;
         let test_result = common::evaluate(&mut model, &test_set, 1000, device)?;
         scheduler.step(&mut opt);
         run.end_epoch(epoch, &stats, test_result, &model, &opt)?;

@@ -107,8 +107,11 @@ fn main() -> anyhow::Result<()> {
 
     let loader = DataLoader::new(&train, args.train.batch_size)?.shuffle(seed);
     let mut run = common::Run::new("mnist", epochs, &args.output)?;
+    let mut amp = common::Amp::new(args.train.amp);
     for epoch in start_epoch..epochs {
-        let stats = common::train_epoch(&mut model, &mut opt, &loader, epoch, epochs, device)?;
+        let stats = common::train_epoch(
+            &mut model, &mut opt, &mut amp, &loader, epoch, epochs, device,
+        )?;
         let test_result = common::evaluate(&mut model, &test, 1024, device)?;
         run.end_epoch(epoch, &stats, test_result, &model, &opt)?;
     }

@@ -43,8 +43,11 @@ fn main() -> anyhow::Result<()> {
     let loader = DataLoader::new(&train, args.train.batch_size)?.shuffle(seed);
     let epochs = args.train.epochs;
     let mut run = common::Run::new("spirals", epochs, &args.output)?;
+    let mut amp = common::Amp::new(args.train.amp);
     for epoch in 0..epochs {
-        let stats = common::train_epoch(&mut model, &mut opt, &loader, epoch, epochs, device)?;
+        let stats = common::train_epoch(
+            &mut model, &mut opt, &mut amp, &loader, epoch, epochs, device,
+        )?;
         let test_result = common::evaluate(&mut model, &test, 256, device)?;
         run.end_epoch(epoch, &stats, test_result, &model, &opt)?;
     }

@@ -53,6 +53,22 @@ pub struct TrainArgs {
     /// Learning rate
     #[arg(long, default_value_t = 1e-3)]
     pub lr: f64,
+
+    /// Mixed precision: run forward passes under autocast in this dtype
+    /// (f16 also scales the loss with a GradScaler); f32 is none
+    #[arg(long, value_enum, default_value_t = Precision::F32)]
+    pub amp: Precision,
+}
+
+/// The `--amp` choices.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Precision {
+    /// float32 throughout
+    F32,
+    /// autocast(float16) with a GradScaler
+    F16,
+    /// autocast(bfloat16)
+    Bf16,
 }
 
 /// `--out` and `--save`.

@@ -5,6 +5,7 @@
 //! - [`progress`]: an indicatif bar per epoch whose loss is summed on the
 //!   device and read back only when the bar refreshes;
 //! - [`train`]: one training epoch and an evaluation pass;
+//! - [`amp`]: `--amp`, autocast and the GradScaler of mixed-precision runs;
 //! - [`metrics`]: the per-epoch numbers as `metrics.csv` and a `metrics.png`
 //!   plot of the loss and accuracy curves;
 //! - [`summary`]: the table printed at the end of a run;
@@ -13,6 +14,7 @@
 //! - [`digits`]: the data and models of the 28x28 digit examples.
 #![allow(dead_code, unused_imports)]
 
+pub mod amp;
 pub mod checkpoints;
 pub mod cli;
 pub mod digits;
@@ -22,6 +24,7 @@ pub mod run;
 pub mod summary;
 pub mod train;
 
-pub use cli::{DeviceArgs, OutputArgs, TrainArgs};
+pub use amp::Amp;
+pub use cli::{DeviceArgs, OutputArgs, Precision, TrainArgs};
 pub use run::Run;
 pub use train::{evaluate, train_epoch};

@@ -9,6 +9,7 @@ use wgrad::nn::loss::{CrossEntropyOptions, cross_entropy};
 use wgrad::optim::Optimizer;
 use wgrad::prelude::*;
 
+use super::amp::Amp;
 use super::progress::Progress;
 
 /// What one training epoch measured.
@@ -28,11 +29,13 @@ pub struct EpochStats {
 
 /// Trains `model` for one epoch (index `epoch` of `epochs`, which also
 /// picks the shuffle) over `loader` with cross-entropy, showing a progress
-/// bar. The loss and accuracy are summed on the device; see
-/// [`Progress`](super::progress::Progress).
+/// bar, in the mixed precision `amp` sets up. The loss and accuracy are
+/// summed on the device; see [`Progress`](super::progress::Progress).
+#[allow(clippy::too_many_arguments)]
 pub fn train_epoch(
     model: &mut dyn Module,
     opt: &mut dyn Optimizer,
+    amp: &mut Amp,
     loader: &DataLoader<'_>,
     epoch: usize,
     epochs: usize,
@@ -44,11 +47,13 @@ pub fn train_epoch(
     let mut progress = Progress::epoch(epoch, epochs, loader.num_batches(), device)?;
     for batch in loader.epoch(epoch as u64, device) {
         let (x, y) = batch?;
+        let region = amp.autocast()?;
         let logits = model.forward(&x)?;
         let loss = cross_entropy(&logits, &y, CrossEntropyOptions::default())?;
+        drop(region);
         opt.zero_grad();
-        loss.backward()?;
-        opt.step()?;
+        amp.backward(&loss)?;
+        amp.step(opt)?;
         progress.batch(&loss, &logits, &y)?;
     }
     let totals = progress.finish()?;

@@ -73,7 +73,8 @@ const EXAMPLES: &[Example] = &[
     },
     Example {
         name: "spirals",
-        args: &["--epochs", "5", "--out", "{out}/spirals"],
+        // Under autocast(float16) with a GradScaler: mixed precision end to end.
+        args: &["--epochs", "5", "--amp", "f16", "--out", "{out}/spirals"],
         takes_device: true,
         needs_gpu: false,
         writes: &["spirals/metrics.csv", "spirals/metrics.png"],
