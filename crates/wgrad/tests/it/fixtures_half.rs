@@ -386,3 +386,101 @@ fn norms_of_half_inputs_with_f32_parameters() {
         check_close("group_norm", &y.to_vec_f32().unwrap(), &want, 2e-3).unwrap();
     }
 }
+
+/// Every layer kind converted with `.half()` / `.bfloat16()` keeps a 16-bit
+/// input 16-bit through forward and gives 16-bit gradients (PyTorch's
+/// `model.half()`), in training and eval mode.
+#[test]
+fn half_models_of_every_layer_kind_stay_half() {
+    use wgrad::nn::{
+        BatchNorm2d, Conv2d, Dropout, Dropout2d, Embedding, GroupNorm, LayerNorm, MaxPool2d,
+        MultiheadAttention, TransformerEncoderLayer, TransformerOptions,
+    };
+    for device in devices() {
+        for dtype in [DType::F16, DType::BF16] {
+            let d = &device;
+            let img = Tensor::randn_with(&[2, 3, 8, 8], 0.0, 1.0, 1, d)
+                .unwrap()
+                .cast(dtype)
+                .unwrap();
+            let seq = Tensor::randn_with(&[2, 5, 8], 0.0, 1.0, 2, d)
+                .unwrap()
+                .cast(dtype)
+                .unwrap();
+            let tokens = Tensor::from_vec(vec![1i32, 3, 0, 2], &[4], d).unwrap();
+            let mut layers: Vec<(&str, Box<dyn Module>, &Tensor)> = vec![
+                ("conv", Box::new(Conv2d::new(3, 4, 3, d).unwrap()), &img),
+                (
+                    "batch_norm",
+                    Box::new(BatchNorm2d::new(3, d).unwrap()),
+                    &img,
+                ),
+                (
+                    "group_norm",
+                    Box::new(GroupNorm::new(1, 3, 1e-5, true, d).unwrap()),
+                    &img,
+                ),
+                ("max_pool", Box::new(MaxPool2d::new(2)), &img),
+                ("dropout", Box::new(Dropout::new(0.5).unwrap()), &img),
+                ("dropout2d", Box::new(Dropout2d::new(0.5).unwrap()), &img),
+                (
+                    "layer_norm",
+                    Box::new(LayerNorm::new(&[8], 1e-5, true, d).unwrap()),
+                    &seq,
+                ),
+                (
+                    "linear",
+                    Box::new(Linear::new(8, 3, true, d).unwrap()),
+                    &seq,
+                ),
+                (
+                    "attention",
+                    Box::new(MultiheadAttention::new(8, 2, 0.0, true, true, d).unwrap()),
+                    &seq,
+                ),
+                (
+                    "encoder",
+                    Box::new(
+                        TransformerEncoderLayer::new(
+                            &TransformerOptions {
+                                dim_feedforward: 16,
+                                batch_first: true,
+                                ..TransformerOptions::new(8, 2)
+                            },
+                            d,
+                        )
+                        .unwrap(),
+                    ),
+                    &seq,
+                ),
+                (
+                    "embedding",
+                    Box::new(Embedding::new(4, 6, d).unwrap()),
+                    &tokens,
+                ),
+            ];
+            for (name, layer, x) in &mut layers {
+                layer.to_dtype(dtype).unwrap();
+                for training in [true, false] {
+                    layer.train(training);
+                    let y = layer
+                        .forward(x)
+                        .unwrap_or_else(|e| panic!("{device} {dtype} {name}: {e}"));
+                    assert_eq!(y.dtype(), dtype, "{device} {name} (training {training})");
+                    assert!(
+                        y.to_vec_f32().unwrap().iter().all(|v| v.is_finite()),
+                        "{device} {dtype} {name}"
+                    );
+                    if training && !layer.parameters().is_empty() {
+                        layer.zero_grad();
+                        y.float().unwrap().sum_all().unwrap().backward().unwrap();
+                        for (p, t) in layer.named_parameters() {
+                            let g = t.grad().unwrap_or_else(|| panic!("{name}.{p}: no grad"));
+                            assert_eq!(g.dtype(), dtype, "{device} {name}.{p} grad");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
