@@ -55,6 +55,9 @@
 pub use wgrad_autograd::gradcheck::gradcheck;
 // Inlined so that `cargo doc -p wgrad` shows every type's page here, not a
 // `pub use` line pointing at another crate.
+/// The host types of [`DType::F16`] and [`DType::BF16`] (the `half` crate's):
+/// `Tensor::from_vec(vec![f16::from_f32(1.5)], ..)`, `t.to_vec::<bf16>()`.
+pub use half::{bf16, f16};
 #[doc(inline)]
 pub use wgrad_autograd::{
     AttentionArgs, BackwardOptions, Conv2dArgs, ConvPadding, ConvTranspose2dArgs, Device,

@@ -317,6 +317,41 @@ fn modules_convert_to_half_in_place() {
 }
 
 #[test]
+fn half_checkpoints_round_trip() {
+    use wgrad::nn::checkpoint;
+    use wgrad::optim::{Adam, AdamConfig, Optimizer};
+    let d = &Device::Cpu;
+    let model = Linear::new(3, 2, true, d).unwrap();
+    model.half().unwrap();
+    let mut opt = Adam::new(model.parameters(), AdamConfig::default()).unwrap();
+    let x = Tensor::from_vec(vec![wgrad::f16::from_f32(0.5); 6], &[2, 3], d).unwrap();
+    model
+        .forward(&x)
+        .unwrap()
+        .float()
+        .unwrap()
+        .sum_all()
+        .unwrap()
+        .backward()
+        .unwrap();
+    opt.step().unwrap();
+    let dir = std::env::temp_dir().join(format!("wgrad_half_ckpt_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("c.safetensors");
+    checkpoint::save(&path, &model, &opt, 3).unwrap();
+    let back = Linear::new(3, 2, true, d).unwrap();
+    back.half().unwrap();
+    let mut opt2 = Adam::new(back.parameters(), AdamConfig::default()).unwrap();
+    assert_eq!(checkpoint::load(&path, &back, &mut opt2).unwrap(), 3);
+    assert_eq!(back.weight.dtype(), DType::F16);
+    assert_eq!(
+        back.weight.to_vec::<wgrad::f16>().unwrap(),
+        model.weight.to_vec::<wgrad::f16>().unwrap()
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
 fn autocast_refuses_full_precision_dtypes() {
     for dtype in [DType::F32, DType::I32, DType::U32] {
         let e = autocast(dtype, || ()).unwrap_err().to_string();
