@@ -17,9 +17,6 @@ enable wgpu_cooperative_matrix;
 // are written element by element.
 //
 // Bindings: 0 a (read), 1 b (read), 2 out (read_write). Immediates: MatmulParams.
-// Instantiated for f32 operands (MATMUL_COOP) and for F16 tensors' packed
-// halves (MATMUL_COOP_F16, `elem` = f16: no widening pass, and half the
-// operand traffic); the f32 round trip of a loaded f16 value is exact.
 
 //! include common/matmul_params.wgsl
 
@@ -96,7 +93,7 @@ fn place_loads() {
 fn load_a(i: u32, k0: u32) -> f32 {
     let k = k0 + a_k + i * a_dk;
     if row0 + a_m + i * a_dm < p.m && k < k_stop {
-        return f32(a[a_at + i * a_step + k0 * p.a_cs]);
+        return a[a_at + i * a_step + k0 * p.a_cs];
     }
     return 0.0; // zero padding makes edge tiles exact without special cases
 }
@@ -104,7 +101,7 @@ fn load_a(i: u32, k0: u32) -> f32 {
 fn load_b(i: u32, k0: u32) -> f32 {
     let k = k0 + b_k + i * b_dk;
     if k < k_stop && col0 + b_n + i * b_dn < p.n {
-        return f32(b[b_at + i * b_step + k0 * p.b_rs]);
+        return b[b_at + i * b_step + k0 * p.b_rs];
     }
     return 0.0;
 }

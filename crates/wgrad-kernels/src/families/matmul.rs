@@ -54,19 +54,6 @@ pub static MATMUL_COOP: KernelSpec = KernelSpec {
     selector: None,
 };
 
-/// [`MATMUL_COOP`] instantiated for F16 operands (`elem` = f16): the packed
-/// halves of F16 tensors are read directly (autocast's and `model.half()`'s
-/// products); output and split-K partial sums stay f32.
-pub static MATMUL_COOP_F16: KernelSpec = KernelSpec {
-    file: "matmul/matmul_coop.wgsl",
-    entry: "matmul_coop",
-    bindings: &[Read, Read, ReadWrite],
-    immediate_bytes: 104,
-    uses_fault: false,
-    elem: Elem::F16,
-    selector: None,
-};
-
 /// Second pass of a split-K product: `out[i] = sum_s part[s * numel + i]`.
 /// Bindings: part (read), out (read_write). Immediates (2 words): numel,
 /// splits. 1-D folded grid over `numel`.
@@ -81,10 +68,4 @@ pub static SUM_SPLITS: KernelSpec = KernelSpec {
 };
 
 /// Every kernel of this family (what the validation test walks).
-pub static ALL: &[&KernelSpec] = &[
-    &MATMUL_64,
-    &MATMUL_128,
-    &MATMUL_COOP,
-    &MATMUL_COOP_F16,
-    &SUM_SPLITS,
-];
+pub static ALL: &[&KernelSpec] = &[&MATMUL_64, &MATMUL_128, &MATMUL_COOP, &SUM_SPLITS];
