@@ -385,6 +385,26 @@ fn large_f16_products_match_the_cpu() {
     let (got, want) = (got.to_vec_f32().unwrap(), want.to_vec_f32().unwrap());
     // |values| ~ sqrt(k) = 32: one f16 ulp there is 2^-5.
     check_close("f16 product", &got, &want, 2.0 * 9.77e-4 * 32.0).unwrap();
+    // Batched, the left operand transposed (m-fast loads), K = 512.
+    let a = Tensor::randn_with(&[2, 512, 512], 0.0, 1.0, 13, &Device::Cpu)
+        .unwrap()
+        .half()
+        .unwrap();
+    let b = Tensor::randn_with(&[2, 512, 512], 0.0, 1.0, 14, &Device::Cpu)
+        .unwrap()
+        .half()
+        .unwrap();
+    let want = a.matmul_t(&b, true, false).unwrap().to_vec_f32().unwrap();
+    let (ga, gb) = (a.to(&device).unwrap(), b.to(&device).unwrap());
+    let got = ga.matmul_t(&gb, true, false).unwrap();
+    assert_eq!(got.dtype(), DType::F16);
+    check_close(
+        "batched f16 product",
+        &got.to_vec_f32().unwrap(),
+        &want,
+        2.0 * 9.77e-4 * 32.0,
+    )
+    .unwrap();
 }
 
 /// A 16-bit input to float32 normalisation layers (a float model fed half
