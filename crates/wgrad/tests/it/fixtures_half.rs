@@ -539,3 +539,80 @@ fn half_models_of_every_layer_kind_stay_half() {
         }
     }
 }
+
+/// The ops the fixtures do not replay in 16 bits (sorting, sampling, the
+/// tuple-returning reductions, tensor-bound clamp, one_hot): each keeps a
+/// 16-bit input's dtype where PyTorch does and gives float32's result
+/// rounded to it, on both devices.
+#[test]
+fn the_remaining_ops_keep_16_bit_dtypes() {
+    type Op = fn(&Tensor) -> wgrad::Result<Vec<Tensor>>;
+    let ops: Vec<(&str, Op)> = vec![
+        ("sort", |x| x.sort(1, true).map(|(v, i)| vec![v, i])),
+        ("argsort", |x| Ok(vec![x.argsort(0, false)?])),
+        ("topk", |x| {
+            x.topk(2, 1, true, true).map(|(v, i)| vec![v, i])
+        }),
+        ("cumsum", |x| Ok(vec![x.cumsum(1)?])),
+        ("cumprod", |x| Ok(vec![x.cumprod(0)?])),
+        ("max_dim", |x| x.max_dim(1, false).map(|(v, i)| vec![v, i])),
+        ("min_dim", |x| x.min_dim(0, true).map(|(v, i)| vec![v, i])),
+        ("argmax", |x| Ok(vec![x.argmax(1, false)?])),
+        ("std", |x| Ok(vec![x.std(&[1], 1, false)?])),
+        ("var", |x| Ok(vec![x.var(&[], 0, false)?])),
+        ("mean", |x| Ok(vec![x.mean(&[0], true)?])),
+        ("amax", |x| Ok(vec![x.max(&[1], false)?])),
+        ("clamp_tensor", |x| {
+            let lo = x.mean(&[0], true)?;
+            Ok(vec![x.clamp_tensor(Some(&lo), None)?])
+        }),
+        ("where", |x| {
+            let m = x.gt_scalar(0.0)?;
+            Ok(vec![Tensor::where_cond(&m, x, &x.neg()?)?])
+        }),
+        ("masked_fill", |x| {
+            Ok(vec![x.masked_fill(&x.lt_scalar(0.0)?, -1.5)?])
+        }),
+        ("stack", |x| Ok(vec![Tensor::stack(&[x, x], 0)?])),
+        ("roll", |x| Ok(vec![x.roll(&[1], &[1])?])),
+        ("softmax", |x| Ok(vec![x.softmax(1)?])),
+        ("gather", |x| {
+            let i = Tensor::from_vec(vec![0i32, 2, 1, 0, 3, 3], &[3, 2], &x.device())?;
+            Ok(vec![x.gather(1, &i)?])
+        }),
+        ("abs_sum", |x| Ok(vec![x.abs()?.sum(&[1], false)?])),
+    ];
+    for device in devices() {
+        for dtype in [DType::F16, DType::BF16] {
+            let x32 = Tensor::randn_with(&[3, 4], 0.0, 1.5, 21, &device).unwrap();
+            let x = x32.cast(dtype).unwrap();
+            // The reference: float32's result on the 16-bit values, rounded.
+            let wide = x.float().unwrap();
+            for (name, op) in &ops {
+                let got = op(&x).unwrap_or_else(|e| panic!("{device} {dtype} {name}: {e}"));
+                let want = op(&wide).unwrap();
+                for (g, w) in got.iter().zip(&want) {
+                    let expect = if w.dtype() == DType::F32 {
+                        dtype
+                    } else {
+                        w.dtype()
+                    };
+                    assert_eq!(g.dtype(), expect, "{device} {dtype} {name}");
+                    let values = |t: &Tensor| t.cast(DType::F32).unwrap().to_vec_f32().unwrap();
+                    let w = values(&w.cast(expect).unwrap());
+                    assert_eq!(values(g), w, "{device} {dtype} {name}");
+                }
+            }
+            // Sampling reads 16-bit probabilities and weights.
+            let p = Tensor::full(&[4, 3], 0.5, dtype, &device).unwrap();
+            assert_eq!(p.bernoulli_with(3).unwrap().dtype(), dtype);
+            let idx = p.multinomial_with(2, false, 4).unwrap();
+            assert_eq!(idx.dtype(), DType::I32);
+            let labels = Tensor::from_vec(vec![0i32, 2], &[2], &device).unwrap();
+            assert_eq!(
+                labels.one_hot(3, dtype).unwrap().to_vec_f32().unwrap(),
+                [1., 0., 0., 0., 0., 1.]
+            );
+        }
+    }
+}
