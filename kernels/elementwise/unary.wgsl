@@ -98,10 +98,12 @@ fn apply(v: f32) -> f32 {
         case UNARY_LOG1P: { return log1p_f32(v); }
         case UNARY_EXPM1: { return expm1_f32(v); }
         case UNARY_SIGN: {
-            if is_nan(v) { return v; }
-            if v > 0.0 { return 1.0; }
-            if v < 0.0 { return -1.0; }
-            return 0.0;
+            // NaN and -0.0 give +0.0, as torch.sign. Decided on the bits:
+            // float compares against NaN are what drivers fold away.
+            let bits = bitcast<u32>(v);
+            let magnitude = bits & 0x7fffffffu;
+            if magnitude == 0u || magnitude > 0x7f800000u { return 0.0; }
+            return select(1.0, -1.0, bits >= 0x80000000u);
         }
         case UNARY_FLOOR: {
             if is_nan(v) { return v; }

@@ -65,17 +65,18 @@ impl GroupConfig for RmsPropConfig {
     }
 }
 
-/// Validates RMSprop's hyper-parameters as torch does, and `alpha < 1`
-/// (torch accepts `alpha = 1`, which freezes the square average at zero).
+/// Validates RMSprop's hyper-parameters as torch does (`alpha >= 0`; `alpha
+/// = 1` freezes the square average at zero and `alpha > 1` can drive it
+/// negative, both accepted by torch and computed as torch does).
 fn check_config(op: &'static str, c: &RmsPropConfig) -> Result<()> {
     check_non_negative(op, "learning rate", c.lr)?;
     check_non_negative(op, "epsilon value", c.eps)?;
     check_non_negative(op, "momentum value", c.momentum)?;
     check_non_negative(op, "weight_decay value", c.weight_decay)?;
-    if !(0.0..1.0).contains(&c.alpha) {
+    if c.alpha.is_nan() || c.alpha < 0.0 {
         return Err(Error::invalid(
             op,
-            format!("Invalid alpha value: {} (must be in [0, 1))", c.alpha),
+            format!("Invalid alpha value: {} (must be >= 0)", c.alpha),
         ));
     }
     Ok(())

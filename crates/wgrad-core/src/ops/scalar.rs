@@ -68,17 +68,14 @@ pub(crate) fn silu_derivative(x: f32) -> f32 {
     sigmoid(x) + x * sigmoid_derivative(x)
 }
 
-/// `torch.sign`, except that NaN gives NaN (PyTorch's CPU kernel gives 0;
-/// NaN propagation is the rule every other unary op here keeps). `-0.0`
-/// gives `+0.0`, as in PyTorch.
+/// `torch.sign`: -1, 0 or 1; NaN gives 0 and `-0.0` gives `+0.0`, as
+/// PyTorch's kernels do (the one unary op that does not propagate NaN).
 pub(crate) fn sign(x: f32) -> f32 {
     if x > 0.0 {
         1.0
     } else if x < 0.0 {
         -1.0
-    } else if x == 0.0 {
-        0.0
     } else {
-        x
+        0.0
     }
 }

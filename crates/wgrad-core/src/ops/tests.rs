@@ -316,8 +316,13 @@ fn new_ops_match_torch_values() {
             op.name()
         );
     }
-    // NaN in, NaN out (sign too: a departure from torch's CPU kernel).
+    // NaN in, NaN out, except sign (0, as torch.sign).
     for op in UnaryOp::ALL {
+        if op == UnaryOp::Sign {
+            assert_eq!(op.apply(nan).to_bits(), 0, "sign(NaN)");
+            assert_eq!(op.apply(-0.0).to_bits(), 0, "sign(-0)");
+            continue;
+        }
         assert!(op.apply(nan).is_nan(), "{}(NaN)", op.name());
     }
     // -inf through mish and tanh-GELU is NaN in torch as well (-inf * 0).

@@ -58,8 +58,8 @@ pub enum UnaryOp {
     Log1p,
     /// `e^x - 1`, accurate near 0 (`torch.expm1`).
     Expm1,
-    /// -1, 0 or 1 by the sign of `x` (`torch.sign`); NaN stays NaN (PyTorch's
-    /// CPU kernel gives 0 there); derivative 0.
+    /// -1, 0 or 1 by the sign of `x` (`torch.sign`); NaN gives 0, as in
+    /// PyTorch.
     Sign,
     /// Largest integer `<= x` (`torch.floor`); derivative 0.
     Floor,
