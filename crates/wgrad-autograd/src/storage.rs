@@ -255,6 +255,15 @@ impl Storage {
     /// `op(self, other)` elementwise with broadcasting (`torch.add`, `mul`,
     /// ...); F32 operands on one device, else a dtype or device mismatch.
     pub fn binary(&self, other: &Storage, op: BinaryOp) -> Result<Storage> {
+        if let (Storage::Gpu(a), Storage::Gpu(b)) = (self, other)
+            && (a.dtype().is_half() || b.dtype().is_half())
+            && a.dtype().is_float()
+            && b.dtype().is_float()
+        {
+            // One pass: 16-bit operands read as they are, rounded once.
+            let to = half_compute::binary_result(self, other);
+            return Ok(Storage::Gpu(a.binary_mixed(b, op, to)?));
+        }
         half_compute::binary(
             self,
             other,

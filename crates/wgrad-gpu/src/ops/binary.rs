@@ -4,6 +4,7 @@ use wgrad_core::{BinaryOp, DType, Result, shape};
 use wgrad_kernels::families;
 
 use crate::GpuTensor;
+use crate::ops::cast::code;
 use crate::ops::unary::coalesce;
 use crate::params::BinaryParams;
 
@@ -32,6 +33,65 @@ impl GpuTensor {
             &[&self.buffer, &other.buffer, &out.buffer],
             &p,
             (out.numel() as u64).div_ceil(families::elementwise::ELEMENTS_PER_THREAD),
+        )?;
+        Ok(out)
+    }
+
+    /// `self (op) other` with broadcasting where an operand is F16 or BF16
+    /// (the other F32, F16 or BF16), computed in f32 and rounded once to
+    /// `out_dtype` (F32, F16 or BF16) in one pass: the numbers of casting to
+    /// F32, [`binary`](Self::binary) and casting back, as PyTorch computes
+    /// 16-bit arithmetic. The caller picks `out_dtype` by PyTorch's promotion.
+    pub fn binary_mixed(
+        &self,
+        other: &GpuTensor,
+        op: BinaryOp,
+        out_dtype: DType,
+    ) -> Result<GpuTensor> {
+        let name = op.name();
+        self.same_device(name, other)?;
+        for dtype in [self.dtype(), other.dtype(), out_dtype] {
+            if !dtype.is_float() {
+                return Err(wgrad_core::Error::DTypeMismatch {
+                    op: name,
+                    expected: DType::F16,
+                    got: dtype,
+                });
+            }
+        }
+        let out_shape = shape::broadcast_shapes(name, self.shape(), other.shape())?;
+        let a = self.layout.expand(&out_shape)?;
+        let b = other.layout.expand(&out_shape)?;
+        let out = self.empty_like_device(name, &out_shape, out_dtype)?;
+        if out.numel() == 0 {
+            return Ok(out);
+        }
+        let (shape, views) = coalesce(name, &out_shape, &[&a, &b])?;
+        let p = BinaryParams::new(name, &shape, &views[0], &views[1])?;
+        let n = out.numel() as u64;
+        let (spec, threads) = if out_dtype.is_half() {
+            let words = n.div_ceil(2);
+            (
+                &families::elementwise::BINARY_HALF,
+                words.div_ceil(families::elementwise::HALF_WORDS_PER_THREAD),
+            )
+        } else {
+            (
+                &families::elementwise::BINARY_HALF_TO_F32,
+                n.div_ceil(families::elementwise::ELEMENTS_PER_THREAD),
+            )
+        };
+        self.kernels().dispatch_1d(
+            spec,
+            &[
+                ("OP", f64::from(op.code())),
+                ("A_KIND", code(self.dtype())),
+                ("B_KIND", code(other.dtype())),
+                ("OUT_KIND", code(out_dtype)),
+            ],
+            &[&self.buffer, &other.buffer, &out.buffer],
+            &p,
+            threads,
         )?;
         Ok(out)
     }

@@ -10,8 +10,9 @@ use super::unary::coalesce;
 use crate::GpuTensor;
 use crate::params::CastParams;
 
-/// The dtype code `cast.wgsl`'s `FROM`/`TO` overrides use.
-fn code(dtype: DType) -> f64 {
+/// The dtype code `cast.wgsl`'s `FROM`/`TO` overrides (and
+/// `binary_half.wgsl`'s `*_KIND`) use.
+pub(crate) fn code(dtype: DType) -> f64 {
     match dtype {
         DType::F32 => 0.0,
         DType::I32 => 1.0,

@@ -7,6 +7,7 @@
 mod basics;
 mod conv;
 mod faults;
+mod half_binary;
 mod half_casts;
 mod half_storage;
 mod int_ops;

@@ -36,6 +36,34 @@ pub static BINARY: KernelSpec = KernelSpec {
     selector: Some(Selector::Binary),
 };
 
+/// [`BINARY`] where an operand or the output is F16/BF16, in one pass:
+/// operands read in their own dtype (f32 words or packed halves), `apply` in
+/// f32, the result rounded once to the 16-bit output. Overrides `OP`,
+/// `A_KIND`, `B_KIND`, `OUT_KIND` (0 f32, 3 f16, 4 bf16). Each thread writes
+/// [`HALF_WORDS_PER_THREAD`] output words (two elements each). Immediates as
+/// [`BINARY`].
+pub static BINARY_HALF: KernelSpec = KernelSpec {
+    file: "elementwise/binary_half.wgsl",
+    entry: "binary_half",
+    bindings: &[Read, Read, ReadWrite],
+    immediate_bytes: 88,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: Some(Selector::Binary),
+};
+
+/// [`BINARY_HALF`] with an f32 output (a 16-bit operand with an F32 one);
+/// [`ELEMENTS_PER_THREAD`] elements per thread.
+pub static BINARY_HALF_TO_F32: KernelSpec = KernelSpec {
+    file: "elementwise/binary_half.wgsl",
+    entry: "binary_half_to_f32",
+    bindings: &[Read, Read, ReadWrite],
+    immediate_bytes: 88,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: Some(Selector::Binary),
+};
+
 /// f32 unary math; override `OP` = `UnaryOp::code()`.
 /// Immediates: numel, rank, offset, p0: f32, p1: f32 (`UnaryOp::params()`),
 /// shape\[6\], strides\[6\].
@@ -155,6 +183,8 @@ pub static BINARY_SCALAR_I32: KernelSpec = KernelSpec {
 pub static ALL: &[&KernelSpec] = &[
     &FILL,
     &BINARY,
+    &BINARY_HALF,
+    &BINARY_HALF_TO_F32,
     &UNARY,
     &BINARY_SCALAR,
     &COMPARE,
