@@ -8,6 +8,7 @@
 
 //! include common/nan.wgsl
 //! include common/activation.wgsl
+//! include common/half.wgsl
 
 struct Params {
     numel: u32,
@@ -139,4 +140,43 @@ fn unary_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
         ix += k * p.x_strides[d];
     }
     out[i] = grad[ig] * derivative(x[ix]);
+}
+
+// `unary_backward_half`: the same with the gradient and x both of the 16-bit
+// dtype KIND (3 f16, 4 bf16), in one pass: both widened exactly, the product
+// in f32, rounded once into packed output words (bindings as 32-bit words).
+// One output word (two elements) per thread; ceil(numel / 2) threads.
+override KIND: u32 = 3u;
+
+@group(0) @binding(0) var<storage, read> grad_words: array<u32>;
+@group(0) @binding(1) var<storage, read> x_words: array<u32>;
+@group(0) @binding(2) var<storage, read_write> out_words: array<u32>;
+
+fn half_grad(i: u32) -> u32 {
+    var rem = i;
+    var ig = p.g_offset;
+    var ix = p.x_offset;
+    for (var d = i32(p.rank) - 1; d >= 0; d--) {
+        let dim = p.shape[d];
+        let k = rem % dim;
+        rem /= dim;
+        ig += k * p.g_strides[d];
+        ix += k * p.x_strides[d];
+    }
+    let g = word_to_f32(KIND, grad_words[ig >> 1u], ig);
+    let v = word_to_f32(KIND, x_words[ix >> 1u], ix);
+    return f32_to_half_bits(KIND, g * derivative(v));
+}
+
+@compute @workgroup_size(256)
+fn unary_backward_half(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let w = (wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y) * 256u + lid;
+    if 2u * w >= p.numel {
+        return;
+    }
+    var word = half_grad(2u * w);
+    if 2u * w + 1u < p.numel {
+        word |= half_grad(2u * w + 1u) << 16u;
+    }
+    out_words[w] = word;
 }

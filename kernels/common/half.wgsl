@@ -99,3 +99,18 @@ fn f32_to_bf16_bits(x: u32) -> u32 {
     }
     return (x >> 16u) + select(0u, 1u, rounds_up(x, 0x8000u));
 }
+
+// Element `at` of a tensor of dtype `kind` (cast.wgsl's codes: 0 f32, 3 f16,
+// 4 bf16) as f32, given the 32-bit word it sits in (word `at` for f32, word
+// `at / 2` for the 16-bit dtypes).
+fn word_to_f32(kind: u32, word: u32, at: u32) -> f32 {
+    if kind == 3u { return bitcast<f32>(f16_to_f32_bits(half_of_word(word, at))); }
+    if kind == 4u { return bitcast<f32>(bf16_to_f32_bits(half_of_word(word, at))); }
+    return bitcast<f32>(word);
+}
+
+// An f32 as the 16 bits of `kind` (3 f16, 4 bf16), rounded to nearest even.
+fn f32_to_half_bits(kind: u32, v: f32) -> u32 {
+    if kind == 4u { return f32_to_bf16_bits(bitcast<u32>(v)); }
+    return f32_to_f16_bits(bitcast<u32>(v));
+}

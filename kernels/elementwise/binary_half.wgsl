@@ -24,21 +24,14 @@ override OUT_KIND: u32 = 3u;
 @group(0) @binding(1) var<storage, read> b: array<u32>;
 @group(0) @binding(2) var<storage, read_write> out: array<u32>;
 
-// Element `at` of an operand of dtype `kind` whose word it sits in is `word`.
-fn widen(kind: u32, word: u32, at: u32) -> f32 {
-    if kind == 3u { return bitcast<f32>(f16_to_f32_bits(half_of_word(word, at))); }
-    if kind == 4u { return bitcast<f32>(bf16_to_f32_bits(half_of_word(word, at))); }
-    return bitcast<f32>(word);
-}
-
 fn load_a(at: u32) -> f32 {
     if A_KIND == 0u { return bitcast<f32>(a[at]); }
-    return widen(A_KIND, a[at >> 1u], at);
+    return word_to_f32(A_KIND, a[at >> 1u], at);
 }
 
 fn load_b(at: u32) -> f32 {
     if B_KIND == 0u { return bitcast<f32>(b[at]); }
-    return widen(B_KIND, b[at >> 1u], at);
+    return word_to_f32(B_KIND, b[at >> 1u], at);
 }
 
 // The f32 result of logical element `i`.
@@ -49,8 +42,7 @@ fn value(i: u32) -> f32 {
 
 // An f32 result as the 16 bits of OUT_KIND.
 fn narrow(v: f32) -> u32 {
-    if OUT_KIND == 4u { return f32_to_bf16_bits(bitcast<u32>(v)); }
-    return f32_to_f16_bits(bitcast<u32>(v));
+    return f32_to_half_bits(OUT_KIND, v);
 }
 
 // WPT output words per thread, strided by 256 inside a tile; a full tile

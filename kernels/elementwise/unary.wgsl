@@ -1,5 +1,8 @@
 // Elementwise unary math on f32, reading a strided view, writing contiguous.
-// Bindings: 0 x (read), 1 out (read_write, contiguous).
+// Bindings: 0 x (read), 1 out (read_write, contiguous). Entry `unary_half`
+// does the same on a 16-bit tensor (override KIND: 3 f16, 4 bf16) in one
+// pass: elements widened exactly, `apply` in f32, results rounded once into
+// packed output words (bindings as 32-bit words).
 // Immediates: UnaryParams (the two f32 parameters are UnaryOp::params()).
 // Override OP = wgrad_core::UnaryOp::code() selects the operation; the case
 // constants UNARY_* are generated from UnaryOp::ALL. leaky_relu: p0 = slope;
@@ -9,6 +12,7 @@
 
 //! include common/nan.wgsl
 //! include common/activation.wgsl
+//! include common/half.wgsl
 
 struct UnaryParams {
     numel: u32,
@@ -186,6 +190,54 @@ fn unary(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
         let j = i + k * 256u;
         if j < p.numel {
             out[j] = apply(x[offset_of(j)]);
+        }
+    }
+}
+
+override KIND: u32 = 3u;
+
+@group(0) @binding(0) var<storage, read> x_words: array<u32>;
+@group(0) @binding(1) var<storage, read_write> out_words: array<u32>;
+
+// Logical element `i` of the 16-bit input, through `apply`, as 16 bits.
+fn half_value(i: u32) -> u32 {
+    let at = offset_of(i);
+    return f32_to_half_bits(KIND, apply(word_to_f32(KIND, x_words[at >> 1u], at)));
+}
+
+// WPT output words (two elements each) per thread, strided by 256 inside a
+// tile, all computed before any store; ceil(ceil(numel / 2) / WPT) threads.
+const WPT: u32 = 4u;
+const WORD_TILE: u32 = 1024u; // 256 * WPT
+
+@compute @workgroup_size(256)
+fn unary_half(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let tile = (wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y) * WORD_TILE;
+    let k = tile + lid;
+    if tile + WORD_TILE <= p.numel / 2u {
+        let e0 = half_value(2u * k);
+        let e1 = half_value(2u * k + 1u);
+        let e2 = half_value(2u * k + 512u);
+        let e3 = half_value(2u * k + 513u);
+        let e4 = half_value(2u * k + 1024u);
+        let e5 = half_value(2u * k + 1025u);
+        let e6 = half_value(2u * k + 1536u);
+        let e7 = half_value(2u * k + 1537u);
+        out_words[k] = e0 | (e1 << 16u);
+        out_words[k + 256u] = e2 | (e3 << 16u);
+        out_words[k + 512u] = e4 | (e5 << 16u);
+        out_words[k + 768u] = e6 | (e7 << 16u);
+        return;
+    }
+    let words = (p.numel + 1u) / 2u;
+    for (var j = 0u; j < WPT; j++) {
+        let w = k + j * 256u;
+        if w < words {
+            var word = half_value(2u * w);
+            if 2u * w + 1u < p.numel {
+                word |= half_value(2u * w + 1u) << 16u;
+            }
+            out_words[w] = word;
         }
     }
 }

@@ -315,6 +315,12 @@ impl Storage {
     /// Applies `op` (`relu`, `exp`, ...) to every element; F32 only.
     pub fn unary(&self, op: UnaryOp) -> Result<Storage> {
         let op = half_compute::round_bounds(op, self.dtype());
+        if let Storage::Gpu(t) = self
+            && t.dtype().is_half()
+        {
+            // One pass on the GPU (widened, f32, rounded once).
+            return Ok(Storage::Gpu(t.unary(op)?));
+        }
         compute_dispatch!(self, t => t.unary(op))
     }
     /// Converts to `dtype` (`torch.Tensor.to(dtype)`): F32 to integers
@@ -430,6 +436,12 @@ impl Storage {
     /// upstream gradient `self` (same shape, F32, one device).
     pub fn unary_backward(&self, x: &Storage, op: UnaryOp) -> Result<Storage> {
         let op = half_compute::round_bounds(op, x.dtype());
+        if let (Storage::Gpu(g), Storage::Gpu(xg)) = (self, x)
+            && g.dtype().is_half()
+            && g.dtype() == xg.dtype()
+        {
+            return Ok(Storage::Gpu(g.unary_backward(xg, op)?));
+        }
         compute_pair!(op.name(), self, x, g, x => g.unary_backward(x, op))
     }
     /// The gradient of softmax (or log-softmax if `log`) along `axis` given

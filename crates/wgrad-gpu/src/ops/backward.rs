@@ -22,14 +22,31 @@ impl GpuTensor {
     pub fn unary_backward(&self, x: &GpuTensor, op: UnaryOp) -> Result<GpuTensor> {
         const OP: &str = "unary_backward";
         self.same_device(OP, x)?;
-        self.expect_dtype(OP, DType::F32)?;
-        x.expect_dtype(OP, DType::F32)?;
+        // Both F16 or both BF16: one pass (widened, f32 product, rounded).
+        let half = self.dtype().is_half() && x.dtype() == self.dtype();
+        if !half {
+            self.expect_dtype(OP, DType::F32)?;
+            x.expect_dtype(OP, DType::F32)?;
+        }
         checks::same_shape(OP, self.shape(), x.shape())?;
-        let out = self.empty_like_device(OP, self.shape(), DType::F32)?;
+        let out = self.empty_like_device(OP, self.shape(), self.dtype())?;
         if out.numel() == 0 {
             return Ok(out);
         }
         let p = UnaryBackwardParams::new(OP, self.shape(), &self.layout, &x.layout, op.params())?;
+        if half {
+            self.kernels().dispatch_1d(
+                &families::backward::UNARY_BACKWARD_HALF,
+                &[
+                    ("OP", f64::from(op.code())),
+                    ("KIND", crate::ops::cast::code(self.dtype())),
+                ],
+                &[&self.buffer, &x.buffer, &out.buffer],
+                &p,
+                (out.numel() as u64).div_ceil(2),
+            )?;
+            return Ok(out);
+        }
         self.kernels().dispatch_1d(
             &families::backward::UNARY_BACKWARD,
             &[("OP", f64::from(op.code()))],

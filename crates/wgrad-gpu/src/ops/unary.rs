@@ -5,6 +5,7 @@ use wgrad_core::{DType, Layout, Result, UnaryOp};
 use wgrad_kernels::families;
 
 use crate::GpuTensor;
+use crate::ops::cast::code;
 use crate::params::UnaryParams;
 
 /// Merges dims so that elementwise kernels walk as few dims as possible.
@@ -55,6 +56,9 @@ impl GpuTensor {
     /// place (no copy); the result is contiguous.
     pub fn unary(&self, op: UnaryOp) -> Result<GpuTensor> {
         let name = op.name();
+        if self.dtype().is_half() {
+            return self.unary_half(op);
+        }
         self.expect_dtype(name, DType::F32)?;
         let out = self.empty_like_device(name, self.shape(), DType::F32)?;
         if out.numel() == 0 {
@@ -68,6 +72,28 @@ impl GpuTensor {
             &[&self.buffer, &out.buffer],
             &p,
             (out.numel() as u64).div_ceil(families::elementwise::ELEMENTS_PER_THREAD),
+        )?;
+        Ok(out)
+    }
+
+    /// [`unary`](Self::unary) of an F16/BF16 tensor in one pass: the
+    /// numbers of widening to F32, `unary` and rounding back (PyTorch's
+    /// arithmetic for these dtypes); the output keeps the input's dtype.
+    fn unary_half(&self, op: UnaryOp) -> Result<GpuTensor> {
+        let name = op.name();
+        let out = self.empty_like_device(name, self.shape(), self.dtype())?;
+        if out.numel() == 0 {
+            return Ok(out);
+        }
+        let (shape, views) = coalesce(name, self.shape(), &[&self.layout])?;
+        let p = UnaryParams::new(name, &shape, &views[0], op.params())?;
+        let words = (out.numel() as u64).div_ceil(2);
+        self.kernels().dispatch_1d(
+            &families::elementwise::UNARY_HALF,
+            &[("OP", f64::from(op.code())), ("KIND", code(self.dtype()))],
+            &[&self.buffer, &out.buffer],
+            &p,
+            words.div_ceil(families::elementwise::HALF_WORDS_PER_THREAD),
         )?;
         Ok(out)
     }

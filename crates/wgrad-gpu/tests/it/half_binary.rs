@@ -108,3 +108,40 @@ fn a_half(dev: &wgrad_device::GpuDevice) -> GpuTensor {
         .cast(DType::F16)
         .unwrap()
 }
+
+/// `unary` and `unary_backward` on F16/BF16 tensors run in one pass
+/// (`unary_half`, `unary_backward_half`); bit for bit what widening, the
+/// f32 kernel and rounding give, through a transposed view at an odd size.
+#[test]
+fn half_unary_ops_equal_widen_compute_round() {
+    use wgrad_core::UnaryOp;
+    let Some(dev) = shared_gpu() else { return };
+    let ops = [
+        UnaryOp::Relu,
+        UnaryOp::Gelu,
+        UnaryOp::Exp,
+        UnaryOp::Tanh,
+        UnaryOp::Silu,
+        UnaryOp::Clamp {
+            min: Some(-0.5),
+            max: Some(0.75),
+        },
+    ];
+    let x32 = GpuTensor::from_vec(&dev, values(7 * 9, 31), &[7, 9]).unwrap();
+    let g32 = GpuTensor::from_vec(&dev, values(7 * 9, 32), &[9, 7]).unwrap();
+    for dtype in [DType::F16, DType::BF16] {
+        let x = x32.cast(dtype).unwrap().transpose(0, 1).unwrap();
+        let g = g32.cast(dtype).unwrap();
+        let (xw, gw) = (x.cast(DType::F32).unwrap(), g.cast(DType::F32).unwrap());
+        for op in ops {
+            let got = x.unary(op).unwrap();
+            assert_eq!(got.dtype(), dtype);
+            let want = xw.unary(op).unwrap().cast(dtype).unwrap();
+            assert_eq!(bits(&got), bits(&want), "{op:?} {dtype}");
+            let got = g.unary_backward(&x, op).unwrap();
+            assert_eq!(got.dtype(), dtype);
+            let want = gw.unary_backward(&xw, op).unwrap().cast(dtype).unwrap();
+            assert_eq!(bits(&got), bits(&want), "{op:?} backward {dtype}");
+        }
+    }
+}

@@ -404,6 +404,9 @@ fn write_view_through_a_transpose_keeps_both_halves_of_every_word() {
 
 // ----------------------------------------------------------------- errors
 
+/// The GPU ops that compute only in f32 refuse 16-bit operands (the
+/// autograd layer widens them first); `unary`, `unary_backward` and
+/// `binary_mixed` take them (see `half_binary`).
 #[test]
 fn ops_that_compute_refuse_half_tensors() {
     let Some(gpu) = shared_gpu() else { return };
@@ -419,7 +422,6 @@ fn ops_that_compute_refuse_half_tensors() {
             ("add", h.add(&h).map(|_| ())),
             ("add", f.add(&h).map(|_| ())),
             ("mul", h.mul_scalar(2.0).map(|_| ())),
-            ("exp", h.exp().map(|_| ())),
             ("sum", h.sum(&[], false).map(|_| ())),
             ("matmul", h.matmul(&h.transpose(0, 1).unwrap()).map(|_| ())),
             ("lt", h.lt(&h).map(|_| ())),

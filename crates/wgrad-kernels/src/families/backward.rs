@@ -43,5 +43,24 @@ pub static SCATTER_ADD: KernelSpec = KernelSpec {
     selector: None,
 };
 
+/// [`UNARY_BACKWARD`] with the gradient and x both F16 or both BF16
+/// (override `KIND`: 3 f16, 4 bf16), in one pass: widened exactly, the
+/// product in f32, rounded once. One output word (two elements) per
+/// thread: `ceil(numel / 2)` threads. Immediates as [`UNARY_BACKWARD`].
+pub static UNARY_BACKWARD_HALF: KernelSpec = KernelSpec {
+    file: "backward/unary_backward.wgsl",
+    entry: "unary_backward_half",
+    bindings: &[Read, Read, ReadWrite],
+    immediate_bytes: 96,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: Some(Selector::Unary),
+};
+
 /// Every kernel of this family (what the validation test walks).
-pub static ALL: &[&KernelSpec] = &[&UNARY_BACKWARD, &SOFTMAX_BACKWARD, &SCATTER_ADD];
+pub static ALL: &[&KernelSpec] = &[
+    &UNARY_BACKWARD,
+    &UNARY_BACKWARD_HALF,
+    &SOFTMAX_BACKWARD,
+    &SCATTER_ADD,
+];

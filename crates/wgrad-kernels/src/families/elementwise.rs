@@ -77,6 +77,20 @@ pub static UNARY: KernelSpec = KernelSpec {
     selector: Some(Selector::Unary),
 };
 
+/// [`UNARY`] on an F16/BF16 tensor in one pass (override `KIND`: 3 f16,
+/// 4 bf16; the output has the input's dtype): elements widened exactly,
+/// `apply` in f32, rounded once. [`HALF_WORDS_PER_THREAD`] output words per
+/// thread. Immediates as [`UNARY`].
+pub static UNARY_HALF: KernelSpec = KernelSpec {
+    file: "elementwise/unary.wgsl",
+    entry: "unary_half",
+    bindings: &[Read, ReadWrite],
+    immediate_bytes: 68,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: Some(Selector::Unary),
+};
+
 /// f32 binary op with a scalar operand; overrides `OP` = `BinaryOp::code()`
 /// and `LEFT` (1: `scalar op x`, 0: `x op scalar`).
 /// Immediates: numel, rank, offset, scalar: f32, shape\[6\], strides\[6\].
@@ -186,6 +200,7 @@ pub static ALL: &[&KernelSpec] = &[
     &BINARY_HALF,
     &BINARY_HALF_TO_F32,
     &UNARY,
+    &UNARY_HALF,
     &BINARY_SCALAR,
     &COMPARE,
     &WHERE_COND,
