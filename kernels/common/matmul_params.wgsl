@@ -40,10 +40,8 @@ var<immediate> p: MatmulParams;
 override A_M_FAST: u32 = 0u;
 override B_K_FAST: u32 = 0u;
 
-// The operands' element type: f32, or u32 for matmul_coop's instantiation on
-// F16 tensors (MATMUL_COOP_HALF: packed halves read as 32-bit words).
-@group(0) @binding(0) var<storage, read> a: array<elem>;
-@group(0) @binding(1) var<storage, read> b: array<elem>;
+@group(0) @binding(0) var<storage, read> a: array<f32>;
+@group(0) @binding(1) var<storage, read> b: array<f32>;
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 
 // Tile rows walked together: workgroups running at the same time share

@@ -17,37 +17,8 @@ enable wgpu_cooperative_matrix;
 // are written element by element.
 //
 // Bindings: 0 a (read), 1 b (read), 2 out (read_write). Immediates: MatmulParams.
-// Instantiated for f32 operands (MATMUL_COOP, rounded to f16 as staged) and
-// for F16 tensors (MATMUL_COOP_HALF: `elem` = u32 and HALF_OPERANDS = 1, the
-// packed halves read as 32-bit words and split with a bitcast, so there is
-// no widening pass and half the operand traffic; 16-bit loads
-// (`array<f16>`) measured 1.6x slower on the H100).
 
 //! include common/matmul_params.wgsl
-//! include common/half.wgsl
-
-override HALF_OPERANDS: u32 = 0u;
-
-// Operand element `at` as f16: rounded from f32, or taken from its packed
-// word (widened exactly in integer arithmetic, common/half.wgsl: WGSL has
-// no 16-bit bitcast, and unpack2x16float needs a capability wgpu does not
-// ask for; both expressions type-check for either `elem`; HALF_OPERANDS
-// picks).
-fn a_elem(at: u32) -> f16 {
-    if HALF_OPERANDS == 1u {
-        let bits = f16_to_f32_bits(half_of_word(bitcast<u32>(a[at >> 1u]), at));
-        return f16(bitcast<f32>(bits));
-    }
-    return f16(a[at]);
-}
-
-fn b_elem(at: u32) -> f16 {
-    if HALF_OPERANDS == 1u {
-        let bits = f16_to_f32_bits(half_of_word(bitcast<u32>(b[at >> 1u]), at));
-        return f16(bitcast<f32>(bits));
-    }
-    return f16(b[at]);
-}
 
 const TILE_M: u32 = 128u;
 const TILE_N: u32 = 256u;
@@ -119,28 +90,28 @@ fn place_loads() {
     b_step = b_dk * p.b_rs + b_dn * p.b_cs;
 }
 
-fn load_a(i: u32, k0: u32) -> f16 {
+fn load_a(i: u32, k0: u32) -> f32 {
     let k = k0 + a_k + i * a_dk;
     if row0 + a_m + i * a_dm < p.m && k < k_stop {
-        return a_elem(a_at + i * a_step + k0 * p.a_cs);
+        return a[a_at + i * a_step + k0 * p.a_cs];
     }
-    return f16(0.0); // zero padding makes edge tiles exact without special cases
+    return 0.0; // zero padding makes edge tiles exact without special cases
 }
 
-fn load_b(i: u32, k0: u32) -> f16 {
+fn load_b(i: u32, k0: u32) -> f32 {
     let k = k0 + b_k + i * b_dk;
     if k < k_stop && col0 + b_n + i * b_dn < p.n {
-        return b_elem(b_at + i * b_step + k0 * p.b_rs);
+        return b[b_at + i * b_step + k0 * p.b_rs];
     }
-    return f16(0.0);
+    return 0.0;
 }
 
-fn put_a(i: u32, v: f16) {
-    a_tile[(a_m + i * a_dm) * A_ROW + a_k + i * a_dk] = v;
+fn put_a(i: u32, v: f32) {
+    a_tile[(a_m + i * a_dm) * A_ROW + a_k + i * a_dk] = f16(v);
 }
 
-fn put_b(i: u32, v: f16) {
-    b_tile[(b_k + i * b_dk) * B_ROW + b_n + i * b_dn] = v;
+fn put_b(i: u32, v: f32) {
+    b_tile[(b_k + i * b_dk) * B_ROW + b_n + i * b_dn] = f16(v);
 }
 
 // Gathers the K step at k0 of A and B into the f16 tiles, 16 loads issued

@@ -407,10 +407,10 @@ impl Storage {
             && a.dtype() == DType::F16
             && b.dtype() == DType::F16
         {
-            // Read as packed halves by the f16 tensor-core kernel (f32
-            // sums; small products and devices without tensor cores widen
-            // to the f32 kernels), rounded once to F16 like any half op.
-            let out = a.matmul_t(b, trans_a, trans_b)?;
+            // Exact on the f16 tensor cores (f32 accumulation), where the
+            // device has them; rounded once to F16 like any half op.
+            let (a, b) = (a.cast(DType::F32)?, b.cast(DType::F32)?);
+            let out = a.matmul_t_f16_operands(&b, trans_a, trans_b)?;
             return Ok(Storage::Gpu(out.cast(DType::F16)?));
         }
         compute_pair!("matmul", self, other, a, b => a.matmul_t(b, trans_a, trans_b))

@@ -127,11 +127,24 @@ impl GpuTensor {
     /// `matmul` of `self` and `other` after swapping the last two dims of
     /// `self` (if `trans_a`) and/or `other` (if `trans_b`). The swap only
     /// changes strides; nothing is copied. Transposed operands need at least
-    /// 2 dims. Operands are both F32, or both F16 (read as packed halves by
-    /// the f16 tensor-core kernel where the device has one and the product
-    /// is large, else widened; the output is F32 either way).
+    /// 2 dims.
     pub fn matmul_t(&self, other: &GpuTensor, trans_a: bool, trans_b: bool) -> Result<GpuTensor> {
         self.matmul_t_forced(other, trans_a, trans_b, None, false)
+    }
+
+    /// [`matmul_t`](Self::matmul_t) of F32 operands whose values are all
+    /// float16 values (widened F16 tensors): rounding them to f16 changes
+    /// nothing, so large products may run on the f16 tensor cores (f32
+    /// accumulation) whatever the matmul precision, with the numbers of
+    /// the f32 kernels up to summation order. How F16 products (autocast's
+    /// and `model.half()`'s) reach the tensor cores.
+    pub fn matmul_t_f16_operands(
+        &self,
+        other: &GpuTensor,
+        trans_a: bool,
+        trans_b: bool,
+    ) -> Result<GpuTensor> {
+        self.matmul_t_forced(other, trans_a, trans_b, None, true)
     }
 
     /// [`matmul_t`](Self::matmul_t) with the kernel forced, for benchmarks
@@ -178,12 +191,8 @@ impl GpuTensor {
         f16_operands: bool,
     ) -> Result<GpuTensor> {
         self.same_device(op, other)?;
-        // Two F16 tensors: read as packed halves by the tensor-core kernel.
-        let half_in = self.dtype() == DType::F16 && other.dtype() == DType::F16;
-        if !half_in {
-            self.expect_dtype(op, DType::F32)?;
-            other.expect_dtype(op, DType::F32)?;
-        }
+        self.expect_dtype(op, DType::F32)?;
+        other.expect_dtype(op, DType::F32)?;
         let shapes = checks::matmul::matmul(op, self.shape(), other.shape())?;
         let (m, k, n) = (shapes.m, shapes.k, shapes.n);
         let a = if self.rank() == 1 {
@@ -223,8 +232,7 @@ impl GpuTensor {
                 ),
             ));
         }
-        let coop =
-            coop_ok && (half_in || f16_operands || matmul_precision() == MatmulPrecision::Medium);
+        let coop = coop_ok && (f16_operands || matmul_precision() == MatmulPrecision::Medium);
         // Partial sums of all splits must fit one binding.
         let max_floats = limits
             .max_storage_buffer_binding_size
@@ -232,13 +240,6 @@ impl GpuTensor {
             / 4;
         let max_splits = usize::try_from(max_floats / (count * m * n) as u64).unwrap_or(usize::MAX);
         let plan = plan([count, m, n, k], big_ok, coop, max_splits, force);
-        if half_in && plan.kernel != Kernel::Coop {
-            // Small or skinny products, and devices without tensor cores:
-            // the f32 kernels on widened copies (exact: f16 values are f32
-            // values).
-            let (a, b) = (self.cast(DType::F32)?, other.cast(DType::F32)?);
-            return a.matmul_named(&b, op, force, true);
-        }
         let k_chunk = k.div_ceil(plan.splits).next_multiple_of(SPLIT_ALIGN);
         // Recount: rounding the chunk up may leave fewer (never empty) splits.
         let splits = k.div_ceil(k_chunk);
@@ -255,7 +256,7 @@ impl GpuTensor {
         // Walk each staged slice along the operand's unit-stride index so
         // neighbouring threads read neighbouring addresses.
         let r = a.rank();
-        let mut constants = vec![
+        let constants = [
             (
                 "A_M_FAST",
                 flag(a.strides()[r - 2] == 1 && a.strides()[r - 1] != 1),
@@ -265,12 +266,7 @@ impl GpuTensor {
                 flag(b.strides()[r - 2] == 1 && b.strides()[r - 1] != 1),
             ),
         ];
-        let spec = if half_in {
-            constants.push(("HALF_OPERANDS", 1.0));
-            &families::matmul::MATMUL_COOP_HALF
-        } else {
-            plan.kernel.spec()
-        };
+        let spec = plan.kernel.spec();
         let part = if splits > 1 {
             Some(self.empty_like_device(op, &[splits * count * m * n], DType::F32)?)
         } else {

@@ -405,8 +405,8 @@ fn write_view_through_a_transpose_keeps_both_halves_of_every_word() {
 // ----------------------------------------------------------------- errors
 
 /// The GPU ops that compute only in f32 refuse 16-bit operands (the
-/// autograd layer widens them first); `unary`, `unary_backward`,
-/// `binary_mixed` (see `half_binary`) and `matmul` take them.
+/// autograd layer widens them first); `unary`, `unary_backward` and
+/// `binary_mixed` take them (see `half_binary`).
 #[test]
 fn ops_that_compute_refuse_half_tensors() {
     let Some(gpu) = shared_gpu() else { return };
@@ -423,6 +423,7 @@ fn ops_that_compute_refuse_half_tensors() {
             ("add", f.add(&h).map(|_| ())),
             ("mul", h.mul_scalar(2.0).map(|_| ())),
             ("sum", h.sum(&[], false).map(|_| ())),
+            ("matmul", h.matmul(&h.transpose(0, 1).unwrap()).map(|_| ())),
             ("lt", h.lt(&h).map(|_| ())),
             (
                 "where_cond",

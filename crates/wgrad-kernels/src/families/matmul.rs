@@ -54,19 +54,6 @@ pub static MATMUL_COOP: KernelSpec = KernelSpec {
     selector: None,
 };
 
-/// [`MATMUL_COOP`] on F16 tensors: `elem` = u32, override `HALF_OPERANDS`
-/// = 1, the packed halves read as 32-bit words (no widening pass). Output
-/// and split-K partial sums stay f32.
-pub static MATMUL_COOP_HALF: KernelSpec = KernelSpec {
-    file: "matmul/matmul_coop.wgsl",
-    entry: "matmul_coop",
-    bindings: &[Read, Read, ReadWrite],
-    immediate_bytes: 104,
-    uses_fault: false,
-    elem: Elem::U32,
-    selector: None,
-};
-
 /// Second pass of a split-K product: `out[i] = sum_s part[s * numel + i]`.
 /// Bindings: part (read), out (read_write). Immediates (2 words): numel,
 /// splits. 1-D folded grid over `numel`.
@@ -81,10 +68,4 @@ pub static SUM_SPLITS: KernelSpec = KernelSpec {
 };
 
 /// Every kernel of this family (what the validation test walks).
-pub static ALL: &[&KernelSpec] = &[
-    &MATMUL_64,
-    &MATMUL_128,
-    &MATMUL_COOP,
-    &MATMUL_COOP_HALF,
-    &SUM_SPLITS,
-];
+pub static ALL: &[&KernelSpec] = &[&MATMUL_64, &MATMUL_128, &MATMUL_COOP, &SUM_SPLITS];
