@@ -36,8 +36,13 @@ macro_rules! cases {
 fn cases() -> Vec<Case> {
     cases![
         FillParams => [elementwise::FILL],
-        BinaryParams => [elementwise::BINARY, elementwise::BINARY_I32],
-        UnaryParams => [elementwise::UNARY],
+        BinaryParams => [
+            elementwise::BINARY,
+            elementwise::BINARY_I32,
+            elementwise::BINARY_HALF,
+            elementwise::BINARY_HALF_TO_F32,
+        ],
+        UnaryParams => [elementwise::UNARY, elementwise::UNARY_HALF],
         ScalarParams => [elementwise::BINARY_SCALAR, elementwise::BINARY_SCALAR_I32],
         CompareParams => [elementwise::COMPARE],
         WhereParams => [elementwise::WHERE_COND],
@@ -55,7 +60,7 @@ fn cases() -> Vec<Case> {
         SoftmaxSplitParams => [reduce::SOFTMAX_PARTIAL, reduce::SOFTMAX_WRITE],
         MatmulParams => [matmul::MATMUL_64, matmul::MATMUL_128, matmul::MATMUL_COOP],
         SumSplitsParams => [matmul::SUM_SPLITS],
-        UnaryBackwardParams => [backward::UNARY_BACKWARD],
+        UnaryBackwardParams => [backward::UNARY_BACKWARD, backward::UNARY_BACKWARD_HALF],
         SoftmaxBackwardParams => [backward::SOFTMAX_BACKWARD],
         ScatterAddParams => [backward::SCATTER_ADD],
         SgdParams => [optim::SGD],
