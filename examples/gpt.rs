@@ -52,6 +52,11 @@ struct Cli {
     #[arg(long, default_value_t = 1e-3)]
     lr: f64,
 
+    /// Mixed precision: the forward pass under autocast in this dtype (f16
+    /// also scales the loss with a GradScaler); f32 is none
+    #[arg(long, value_enum, default_value_t = common::Precision::F32)]
+    amp: common::Precision,
+
     /// A text file to train on; without it, a generated corpus
     #[arg(long, value_name = "FILE")]
     data: Option<PathBuf>,
@@ -296,14 +301,18 @@ fn main() -> anyhow::Result<()> {
     let mut interval_loss = Tensor::zeros(&[], &device)?;
     let mut interval_steps = 0;
     let mut progress = Progress::new("gpt".to_string(), steps, &device)?;
+    let mut amp = common::Amp::new(args.amp);
     for step in 0..steps {
         opt.set_lr(lr_at(step, args.lr, min_lr, warmup, steps));
         let (x, y) = batches.next(train, batch, block, &device)?;
+        let region = amp.autocast()?;
         let loss = model.loss(&x, &y)?;
+        drop(region);
         opt.zero_grad();
-        loss.backward()?;
+        amp.backward(&loss)?;
+        amp.unscale(&mut opt)?;
         clip_grad_norm_(&params, 1.0, 2.0)?;
-        opt.step()?;
+        amp.step(&mut opt)?;
         progress.step(&loss, batch * block)?;
         interval_loss = interval_loss.add(&loss.detach())?;
         interval_steps += 1;
