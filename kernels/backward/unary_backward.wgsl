@@ -123,12 +123,8 @@ fn derivative(v: f32) -> f32 {
     }
 }
 
-@compute @workgroup_size(256)
-fn unary_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    let i = (wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y) * 256u + lid;
-    if i >= p.numel {
-        return;
-    }
+// (gradient, x) element offsets of logical element `i` (row-major walk).
+fn offsets_of(i: u32) -> vec2<u32> {
     var rem = i;
     var ig = p.g_offset;
     var ix = p.x_offset;
@@ -139,7 +135,17 @@ fn unary_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
         ig += k * p.g_strides[d];
         ix += k * p.x_strides[d];
     }
-    out[i] = grad[ig] * derivative(x[ix]);
+    return vec2<u32>(ig, ix);
+}
+
+@compute @workgroup_size(256)
+fn unary_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let i = (wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y) * 256u + lid;
+    if i >= p.numel {
+        return;
+    }
+    let at = offsets_of(i);
+    out[i] = grad[at.x] * derivative(x[at.y]);
 }
 
 // `unary_backward_half`: the same with the gradient and x both of the 16-bit
@@ -153,16 +159,9 @@ override KIND: u32 = 3u;
 @group(0) @binding(2) var<storage, read_write> out_words: array<u32>;
 
 fn half_grad(i: u32) -> u32 {
-    var rem = i;
-    var ig = p.g_offset;
-    var ix = p.x_offset;
-    for (var d = i32(p.rank) - 1; d >= 0; d--) {
-        let dim = p.shape[d];
-        let k = rem % dim;
-        rem /= dim;
-        ig += k * p.g_strides[d];
-        ix += k * p.x_strides[d];
-    }
+    let at = offsets_of(i);
+    let ig = at.x;
+    let ix = at.y;
     let g = word_to_f32(KIND, grad_words[ig >> 1u], ig);
     let v = word_to_f32(KIND, x_words[ix >> 1u], ix);
     return f32_to_half_bits(KIND, g * derivative(v));

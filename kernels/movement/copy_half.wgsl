@@ -18,17 +18,7 @@
 
 //! include common/half.wgsl
 
-struct CopyViewParams {
-    numel: u32,
-    rank: u32,
-    src_offset: u32,
-    dst_offset: u32,
-    shape: array<u32, 6>,
-    src_strides: array<u32, 6>,
-    dst_strides: array<u32, 6>,
-}
-
-var<immediate> p: CopyViewParams;
+//! include common/copy_view_params.wgsl
 
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<storage, read_write> dst: array<atomic<u32>>;
@@ -39,16 +29,9 @@ fn copy_half_to_view(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
     if i >= p.numel {
         return;
     }
-    var rem = i;
-    var src_at = p.src_offset;
-    var dst_at = p.dst_offset;
-    for (var d = i32(p.rank) - 1; d >= 0; d--) {
-        let dim = p.shape[d];
-        let k = rem % dim;
-        rem /= dim;
-        src_at += k * p.src_strides[d];
-        dst_at += k * p.dst_strides[d];
-    }
+    let at = view_offsets(i);
+    let src_at = at.x;
+    let dst_at = at.y;
     let bits = half_of_word(src[src_at >> 1u], src_at);
     let shift = (dst_at & 1u) * 16u;
     let word = dst_at >> 1u;

@@ -5,17 +5,7 @@
 // For logical element i of `shape` (row-major) with coordinates c:
 // dst[dst_offset + sum c*dst_strides] = src[src_offset + sum c*src_strides].
 
-struct CopyViewParams {
-    numel: u32,
-    rank: u32,
-    src_offset: u32,
-    dst_offset: u32,
-    shape: array<u32, 6>,
-    src_strides: array<u32, 6>,
-    dst_strides: array<u32, 6>,
-}
-
-var<immediate> p: CopyViewParams;
+//! include common/copy_view_params.wgsl
 
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<storage, read_write> dst: array<u32>;
@@ -26,15 +16,8 @@ fn copy_to_view(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     if i >= p.numel {
         return;
     }
-    var rem = i;
-    var src_at = p.src_offset;
-    var dst_at = p.dst_offset;
-    for (var d = i32(p.rank) - 1; d >= 0; d--) {
-        let dim = p.shape[d];
-        let k = rem % dim;
-        rem /= dim;
-        src_at += k * p.src_strides[d];
-        dst_at += k * p.dst_strides[d];
-    }
+    let at = view_offsets(i);
+    let src_at = at.x;
+    let dst_at = at.y;
     dst[dst_at] = src[src_at];
 }

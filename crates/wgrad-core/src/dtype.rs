@@ -63,17 +63,6 @@ impl DType {
     pub fn compute(self) -> DType {
         if self.is_half() { DType::F32 } else { self }
     }
-
-    /// The smallest positive normal number and the largest finite value,
-    /// as PyTorch's `finfo(dtype).tiny` / `.max` (`None` for integers).
-    pub fn finfo(self) -> Option<(f32, f32)> {
-        match self {
-            DType::F32 => Some((f32::MIN_POSITIVE, f32::MAX)),
-            DType::F16 => Some((6.103_515_6e-5, 65504.0)),
-            DType::BF16 => Some((f32::MIN_POSITIVE, 3.389_531_4e38)),
-            DType::U32 | DType::I32 => None,
-        }
-    }
 }
 
 impl fmt::Display for DType {
@@ -114,13 +103,5 @@ mod tests {
             assert_eq!(d.compute() == DType::F32, d.is_float(), "{d}");
             assert_eq!(d.is_half(), d.size_in_bytes() == 2, "{d}");
         }
-        assert_eq!(
-            DType::BF16.finfo().map(|f| f.1),
-            Some(half::bf16::MAX.to_f32())
-        );
-        assert_eq!(
-            DType::F16.finfo(),
-            Some((half::f16::MIN_POSITIVE.to_f32(), 65504.0))
-        );
     }
 }
