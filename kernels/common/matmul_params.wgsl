@@ -1,6 +1,6 @@
 // What the matmul kernels (matmul_64, matmul_128, matmul_coop) share: the
-// immediate block, the operand bindings, the load-order overrides and the
-// per-workgroup placement they all compute the same way.
+// immediate block, the operand bindings, the load-order and bias overrides
+// and the per-workgroup placement they all compute the same way.
 //
 // A[b] is M x K, B[b] is K x N, both read through arbitrary row/col strides
 // and per-batch offsets (transposed, narrowed and broadcast views need no
@@ -8,6 +8,10 @@
 // Split K: with k_chunk < K, workgroup split s sums only k in
 // [s * k_chunk, (s + 1) * k_chunk) and writes out[s, batch, M, N]; a second
 // kernel (sum_splits.wgsl) adds the splits up. Unsplit: k_chunk >= K.
+// Bias (HAS_BIAS = 1, `linear`): out[b, m, n] = (A[b] @ B[b])[m, n] +
+// bias[bias_offset + n * bias_stride], the bias added to the finished dot
+// product in the store, as a separate add would (bit-identical to it).
+// Split products never set it: sum_splits adds the bias once, after the sum.
 
 struct MatmulParams {
     m: u32,
@@ -28,6 +32,8 @@ struct MatmulParams {
     b_bstrides: array<u32, 4>,
     k_chunk: u32,   // K per split (a multiple of 16); >= K when not split
     batches: u32,   // number of batch matrices (product of `batch`)
+    bias_offset: u32, // bias element of output column 0 (HAS_BIAS = 1)
+    bias_stride: u32, // bias element step per output column (0: one value)
 }
 
 var<immediate> p: MatmulParams;
@@ -39,10 +45,22 @@ var<immediate> p: MatmulParams;
 // B_K_FAST = 1: B's rows are unit-stride (e.g. transposed weights, x @ W^T).
 override A_M_FAST: u32 = 0u;
 override B_K_FAST: u32 = 0u;
+// HAS_BIAS = 1: add the bias row to every output row (see above). With 0
+// the bias binding is bound (to any buffer) but never read.
+override HAS_BIAS: u32 = 0u;
 
 @group(0) @binding(0) var<storage, read> a: array<f32>;
 @group(0) @binding(1) var<storage, read> b: array<f32>;
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
+@group(0) @binding(3) var<storage, read> bias: array<f32>;
+
+// The bias of output column `col` (0 past N, for edge tiles).
+fn bias_at(col: u32) -> f32 {
+    if col < p.n {
+        return bias[p.bias_offset + col * p.bias_stride];
+    }
+    return 0.0;
+}
 
 // Tile rows walked together: workgroups running at the same time share
 // both A rows and B columns, which keeps the reused slices in L2.

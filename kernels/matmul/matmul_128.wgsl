@@ -2,15 +2,18 @@
 // to split s of K. Same operands, bindings, immediates and overrides as
 // matmul_64.wgsl (read its header); only the tiling differs.
 //
-// Bindings: 0 a (read), 1 b (read), 2 out (read_write). Immediates: MatmulParams.
+// Bindings: 0 a (read), 1 b (read), 2 out (read_write), 3 bias (read).
+// Immediates: MatmulParams.
 //
 // Tiling: common/gemm_128.wgsl (shared with the convolutions): 256
 // threads, each an 8 x 8 block made of 2 x 2 sub-blocks of 4 x 4 lying 64
 // rows / columns apart, K steps of 8 double-buffered in workgroup memory
-// (16.5 KiB). This file supplies the strided loads and the stores.
+// (16.5 KiB). This file supplies the strided loads; the stores (and the
+// bias of `linear`) are common/matmul_store.wgsl.
 
 //! include common/matmul_params.wgsl
 //! include common/gemm_128.wgsl
+//! include common/matmul_store.wgsl
 
 // (m, k) within the A slice of the element this thread loads as number `i`.
 fn a_slot(i: u32) -> vec2<u32> {
@@ -59,24 +62,6 @@ fn fetch(k0: u32) {
     rb1 = load_b(1u, k0);
     rb2 = load_b(2u, k0);
     rb3 = load_b(3u, k0);
-}
-
-fn write4(row: u32, col: u32, v: vec4<f32>) {
-    if row >= p.m {
-        return;
-    }
-    let at = out_base + row * p.n + col;
-    if col < p.n { out[at] = v.x; }
-    if col + 1u < p.n { out[at + 1u] = v.y; }
-    if col + 2u < p.n { out[at + 2u] = v.z; }
-    if col + 3u < p.n { out[at + 3u] = v.w; }
-}
-
-fn store_block(row: u32, col: u32, v0: vec4<f32>, v1: vec4<f32>, v2: vec4<f32>, v3: vec4<f32>) {
-    write4(row, col, v0);
-    write4(row + 1u, col, v1);
-    write4(row + 2u, col, v2);
-    write4(row + 3u, col, v3);
 }
 
 @compute @workgroup_size(256)

@@ -14,9 +14,12 @@ enable wgpu_cooperative_matrix;
 // one buffer (the H100 probe, wgrad-bench coop_probe, found a second one
 // no faster at this tile size). Edge tiles load zeros past M, N and K; output tiles that are
 // not whole (or rows not 16-byte aligned) go through workgroup memory and
-// are written element by element.
+// are written element by element. The bias of `linear` (HAS_BIAS) is added
+// to the finished f32 accumulators before either store, as a separate add
+// would.
 //
-// Bindings: 0 a (read), 1 b (read), 2 out (read_write). Immediates: MatmulParams.
+// Bindings: 0 a (read), 1 b (read), 2 out (read_write), 3 bias (read).
+// Immediates: MatmulParams.
 
 //! include common/matmul_params.wgsl
 
@@ -241,6 +244,21 @@ fn store_edge(t: coop_mat16x16<f32, C>, sg: u32, lane: u32, row: u32, col: u32) 
     workgroupBarrier();
 }
 
+// A 16 x 16 accumulator tile each row of which is the bias of output
+// columns col..col+15 (0 past N), built in this subgroup's slice of `edge`.
+// Every thread of the workgroup calls it (it holds barriers).
+fn bias_tile(sg: u32, lane: u32, col: u32) -> coop_mat16x16<f32, C> {
+    let base = sg * 256u;
+    for (var e = lane; e < 256u; e += 32u) {
+        edge[base + e] = bias_at(col + e % 16u);
+    }
+    workgroupBarrier();
+    let stride = 16u;
+    let t = coopLoadT<coop_mat16x16<f32, C>>(&edge[base], stride);
+    workgroupBarrier();
+    return t;
+}
+
 @compute @workgroup_size(256)
 fn matmul_coop(
     @builtin(workgroup_id) wid: vec3<u32>,
@@ -331,6 +349,30 @@ fn matmul_coop(
 
     let r0 = tile_row + sm * WARP;
     let q0 = tile_col + sn * WARP;
+    if HAS_BIAS == 1u {
+        // One bias tile per 16-column block, added to its four row tiles
+        // (workgroup-uniform: an override).
+        let bias0 = bias_tile(sg, lane, q0);
+        c00 = c00 + bias0;
+        c10 = c10 + bias0;
+        c20 = c20 + bias0;
+        c30 = c30 + bias0;
+        let bias1 = bias_tile(sg, lane, q0 + 16u);
+        c01 = c01 + bias1;
+        c11 = c11 + bias1;
+        c21 = c21 + bias1;
+        c31 = c31 + bias1;
+        let bias2 = bias_tile(sg, lane, q0 + 32u);
+        c02 = c02 + bias2;
+        c12 = c12 + bias2;
+        c22 = c22 + bias2;
+        c32 = c32 + bias2;
+        let bias3 = bias_tile(sg, lane, q0 + 48u);
+        c03 = c03 + bias3;
+        c13 = c13 + bias3;
+        c23 = c23 + bias3;
+        c33 = c33 + bias3;
+    }
     // Whole tile in bounds with 16-byte aligned rows: straight to memory
     // (workgroup-uniform, so the edge path's barriers stay uniform).
     let whole = tile_row + TILE_M <= p.m && tile_col + TILE_N <= p.n && p.n % 4u == 0u;

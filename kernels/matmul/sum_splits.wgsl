@@ -1,18 +1,26 @@
 // Second pass of a split-K matmul: out[i] = sum over s of part[s * numel + i],
-// the splits added in order (deterministic).
+// the splits added in order (deterministic); with HAS_BIAS = 1 (`linear`)
+// plus the bias of i's column, once, after the sum (as a separate add).
 //
-// Bindings: 0 part (read, [splits, numel]), 1 out (read_write, [numel]).
+// Bindings: 0 part (read, [splits, numel]), 1 out (read_write, [numel]),
+// 2 bias (read; bound to any buffer and never read without HAS_BIAS).
 // Immediates: SumParams. 1-D folded grid of 256-thread workgroups.
 
 struct SumParams {
     numel: u32,
     splits: u32,
+    n: u32,           // output columns: element i is in column i % n
+    bias_offset: u32, // bias element of column 0
+    bias_stride: u32, // bias element step per column (0: one value)
 }
 
 var<immediate> p: SumParams;
 
+override HAS_BIAS: u32 = 0u;
+
 @group(0) @binding(0) var<storage, read> part: array<f32>;
 @group(0) @binding(1) var<storage, read_write> out: array<f32>;
+@group(0) @binding(2) var<storage, read> bias: array<f32>;
 
 @compute @workgroup_size(256)
 fn sum_splits(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -23,6 +31,9 @@ fn sum_splits(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     var s = part[i];
     for (var j = 1u; j < p.splits; j++) {
         s += part[j * p.numel + i];
+    }
+    if HAS_BIAS == 1u {
+        s += bias[p.bias_offset + (i % p.n) * p.bias_stride];
     }
     out[i] = s;
 }

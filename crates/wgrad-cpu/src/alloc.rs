@@ -4,22 +4,26 @@
 //! of Rust's default reaction to a failed allocation, which aborts the
 //! process.
 //!
-//! Two primitives allocate, both checked (an overflowing byte count is an
-//! error too):
+//! Three primitives allocate, all checked (an overflowing byte count is an
+//! error too), and all recycle large buffers through the
+//! [`buffer_cache`] first:
 //!
-//! - [`reserve`]: an empty vector with its exact capacity
-//!   (`Vec::try_reserve_exact`), then filled by `extend` from a slice
-//!   iterator, which compiles to the same vector loops as `collect`.
-//! - [`zeroed`]: a zero-filled vector from the allocator's zeroed allocation
-//!   (`calloc`, through `bytemuck::allocation::try_zeroed_vec`), as
-//!   `vec![0.0; n]` does, so large buffers arrive as fresh pages that are
-//!   only touched when the op writes them (in parallel, for the ops that
-//!   split a dense output across threads).
+//! - [`reserve`]: an empty vector (`Vec::try_reserve_exact`), then filled
+//!   by `extend` from a slice iterator, which compiles to the same vector
+//!   loops as `collect`.
+//! - [`zeroed`]: a zero-filled vector; a fresh one from the allocator's
+//!   zeroed allocation (`calloc`, through
+//!   `bytemuck::allocation::try_zeroed_vec`), as `vec![0.0; n]` does.
+//! - [`for_overwrite`]: a vector of valid but unspecified values, for ops
+//!   that write every element (in parallel, for the ops that split a dense
+//!   output across threads), so a recycled buffer needs no fill.
 //!
-//! [`filled`] picks between them for a constant fill.
+//! [`filled`] picks between the first two for a constant fill.
 
 use bytemuck::{Pod, Zeroable};
 use wgrad_core::{Error, Result};
+
+use crate::buffer_cache;
 
 /// A failed allocation of `bytes` (`u64::MAX` when the byte count itself
 /// overflows). [`During::during`] names the op that asked for it.
@@ -59,23 +63,66 @@ fn failed<T>(len: usize) -> AllocError {
     AllocError { bytes }
 }
 
-/// An empty vector with room for exactly `len` elements of `T`.
-pub(crate) fn reserve<T>(len: usize) -> Result<Vec<T>, AllocError> {
+/// An empty vector with room for `len` elements of `T`: exactly `len`,
+/// or for large buffers the capacity of their size class, recycled from
+/// the [`buffer_cache`] when it holds one.
+pub(crate) fn reserve<T: Send + 'static>(len: usize) -> Result<Vec<T>, AllocError> {
+    if let Some(mut v) = buffer_cache::take::<T>(len) {
+        v.clear();
+        return Ok(v);
+    }
+    let capacity = buffer_cache::class_len::<T>(len).unwrap_or(len);
     let mut v = Vec::new();
     // `try_reserve_exact` also rejects byte counts past `isize::MAX`
     // (including ones that overflow `usize`).
-    v.try_reserve_exact(len).map_err(|_| failed::<T>(len))?;
+    v.try_reserve_exact(capacity)
+        .map_err(|_| failed::<T>(len))?;
     Ok(v)
 }
 
-/// `len` zeros of `T`, from a zeroed allocation.
-pub(crate) fn zeroed<T: Zeroable>(len: usize) -> Result<Vec<T>, AllocError> {
-    bytemuck::allocation::try_zeroed_vec(len).map_err(|()| failed::<T>(len))
+/// `len` zeros of `T`: a recycled buffer zeroed here, or a fresh zeroed
+/// allocation (`calloc`, whose large blocks arrive as untouched zero pages).
+pub(crate) fn zeroed<T: Zeroable + Send + 'static>(len: usize) -> Result<Vec<T>, AllocError> {
+    if let Some(mut v) = buffer_cache::take::<T>(len) {
+        v.clear();
+        v.resize_with(len, T::zeroed);
+        return Ok(v);
+    }
+    fresh_zeroed(len)
+}
+
+/// `len` elements of `T` with unspecified values, for an op
+/// that writes every one of them: a recycled buffer keeps what its last
+/// tensor held, values of the same `T` (the cache keys buffers by type;
+/// zeros past its old length), so reuse costs no fill at all.
+pub(crate) fn for_overwrite<T: Zeroable + Copy + Send + 'static>(
+    len: usize,
+) -> Result<Vec<T>, AllocError> {
+    if let Some(mut v) = buffer_cache::take::<T>(len) {
+        if v.len() >= len {
+            v.truncate(len);
+        } else {
+            v.resize(len, T::zeroed());
+        }
+        return Ok(v);
+    }
+    fresh_zeroed(len)
+}
+
+/// A new zeroed allocation of `len` elements with its size class's
+/// capacity (the slack stays unwritten and untouched).
+fn fresh_zeroed<T: Zeroable + Send + 'static>(len: usize) -> Result<Vec<T>, AllocError> {
+    let Some(class) = buffer_cache::class_len::<T>(len) else {
+        return bytemuck::allocation::try_zeroed_vec(len).map_err(|()| failed::<T>(len));
+    };
+    let mut v = bytemuck::allocation::try_zeroed_vec(class).map_err(|()| failed::<T>(len))?;
+    v.truncate(len);
+    Ok(v)
 }
 
 /// `len` copies of `value`: [`zeroed`] when `value` is all zero bits
 /// (`0`, `+0.0`; not `-0.0`), else [`reserve`] and a fill loop.
-pub(crate) fn filled<T: Pod>(len: usize, value: T) -> Result<Vec<T>, AllocError> {
+pub(crate) fn filled<T: Pod + Send>(len: usize, value: T) -> Result<Vec<T>, AllocError> {
     if bytemuck::bytes_of(&value).iter().all(|&b| b == 0) {
         return zeroed(len);
     }
@@ -85,22 +132,25 @@ pub(crate) fn filled<T: Pod>(len: usize, value: T) -> Result<Vec<T>, AllocError>
 }
 
 /// [`reserve`] for `op`: an empty vector with capacity `len`.
-pub(crate) fn try_vec<T>(op: &'static str, len: usize) -> Result<Vec<T>> {
+pub(crate) fn try_vec<T: Send + 'static>(op: &'static str, len: usize) -> Result<Vec<T>> {
     reserve(len).during(op)
 }
 
 /// [`zeroed`] for `op`: `len` zeros.
-pub(crate) fn try_zeroed<T: Zeroable>(op: &'static str, len: usize) -> Result<Vec<T>> {
+pub(crate) fn try_zeroed<T: Zeroable + Send + 'static>(
+    op: &'static str,
+    len: usize,
+) -> Result<Vec<T>> {
     zeroed(len).during(op)
 }
 
 /// [`filled`] for `op`: `len` copies of `value`.
-pub(crate) fn try_filled<T: Pod>(op: &'static str, len: usize, value: T) -> Result<Vec<T>> {
+pub(crate) fn try_filled<T: Pod + Send>(op: &'static str, len: usize, value: T) -> Result<Vec<T>> {
     filled(len, value).during(op)
 }
 
 /// A copy of `xs` in a fresh vector, for `op`.
-pub(crate) fn try_copy<T: Clone>(op: &'static str, xs: &[T]) -> Result<Vec<T>> {
+pub(crate) fn try_copy<T: Clone + Send + 'static>(op: &'static str, xs: &[T]) -> Result<Vec<T>> {
     let mut out = try_vec(op, xs.len())?;
     out.extend_from_slice(xs);
     Ok(out)

@@ -107,7 +107,10 @@ impl CpuTensor {
 }
 
 /// The values of an exact-size iterator in a fresh vector, for `op`.
-fn collect<T>(op: &'static str, values: impl ExactSizeIterator<Item = T>) -> Result<Vec<T>> {
+fn collect<T: Send + 'static>(
+    op: &'static str,
+    values: impl ExactSizeIterator<Item = T>,
+) -> Result<Vec<T>> {
     let mut out = try_vec(op, values.len())?;
     out.extend(values);
     Ok(out)

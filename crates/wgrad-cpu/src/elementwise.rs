@@ -363,7 +363,7 @@ impl CpuTensor {
 }
 
 /// Maps row-major elements into a new vector (a cheap conversion each).
-fn map<A: Copy + Sync, B: Copy + Zeroable + Send>(
+fn map<A: Copy + Sync, B: Copy + Zeroable + Send + 'static>(
     xs: &[A],
     f: impl Fn(A) -> B + Sync,
 ) -> Result<Vec<B>> {
@@ -428,6 +428,10 @@ where
         Some(rows_with(x, y, cost, &f)?)
     } else if full(b) && is_trailing(a.shape(), shape) && !x.is_empty() {
         Some(rows_with(y, x, cost, |y, x| f(x, y))?)
+    } else if let (true, Some(inner)) = (full(a) && !y.is_empty(), spread_inner(b.shape(), shape)) {
+        Some(blocks_with(x, y, inner, cost, &f)?)
+    } else if let (true, Some(inner)) = (full(b) && !x.is_empty(), spread_inner(a.shape(), shape)) {
+        Some(blocks_with(y, x, inner, cost, |y, x| f(x, y))?)
     } else {
         None
     })
@@ -441,6 +445,43 @@ fn is_trailing(small: &[usize], shape: &[usize]) -> bool {
     shape.ends_with(core)
 }
 
+/// For a tensor of `small` shape that broadcasts to `shape` by spreading
+/// each of its elements over a block of trailing positions (a per-channel
+/// `[C, 1, 1]` bias against `[N, C, H, W]`): the block length, the product
+/// of the dims where `small` has trailing 1s. `None` for other layouts, an
+/// empty `small`, or no trailing 1s (the [`is_trailing`] case).
+fn spread_inner(small: &[usize], shape: &[usize]) -> Option<usize> {
+    let ones = small.iter().rev().take_while(|&&d| d == 1).count();
+    if ones == 0 || ones == small.len() || small.len() > shape.len() {
+        return None;
+    }
+    let split = shape.len() - ones;
+    let inner: usize = shape[split..].iter().product();
+    let lead = small.iter().take_while(|&&d| d == 1).count();
+    let core = &small[lead..small.len() - ones];
+    (inner > 1 && !core.is_empty() && shape[..split].ends_with(core)).then_some(inner)
+}
+
+/// `g(big[i], small[(i / inner) % small.len()])` for every element of
+/// `big`: each element of `small` spread over `inner` consecutive outputs,
+/// the whole pattern repeated down `big`.
+fn blocks_with(
+    big: &[f32],
+    small: &[f32],
+    inner: usize,
+    cost: usize,
+    g: impl Fn(f32, f32) -> f32 + Sync,
+) -> Result<Vec<f32>, AllocError> {
+    let mut out = alloc::for_overwrite(big.len())?;
+    parallel::for_each_row(&mut out, inner, big.len() * cost, |i, o| {
+        let q = small[i % small.len()];
+        for (o, &p) in o.iter_mut().zip(&big[i * inner..(i + 1) * inner]) {
+            *o = g(p, q);
+        }
+    });
+    Ok(out)
+}
+
 /// `g(big[i], small[i % small.len()])` for every element of `big`, whose
 /// length is a multiple of `small`'s (a row repeated down `big`); `cost`
 /// per element.
@@ -451,7 +492,7 @@ fn rows_with(
     g: impl Fn(f32, f32) -> f32 + Sync,
 ) -> Result<Vec<f32>, AllocError> {
     let w = small.len();
-    let mut out = alloc::zeroed(big.len())?;
+    let mut out = alloc::for_overwrite(big.len())?;
     parallel::for_each_row(&mut out, w, big.len() * cost, |i, o| {
         for ((o, &p), &q) in o.iter_mut().zip(&big[i * w..(i + 1) * w]).zip(small) {
             *o = g(p, q);

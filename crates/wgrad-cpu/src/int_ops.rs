@@ -121,6 +121,7 @@ impl CpuTensor {
             (CpuData::F16(buf), _) => CpuData::F16(Arc::new(scatter(buf, &offsets, &values)?)),
             (CpuData::BF16(buf), _) => CpuData::BF16(Arc::new(scatter(buf, &offsets, &values)?)),
         };
+        data.adopt();
         Ok(CpuTensor {
             data,
             layout: self.layout.clone(),

@@ -39,6 +39,7 @@ macro_rules! with_dtype {
 mod alloc;
 mod attention;
 mod backward;
+mod buffer_cache;
 mod conv;
 mod creation;
 mod elementwise;
@@ -58,6 +59,7 @@ mod sort;
 mod tensor;
 mod views;
 
+pub use buffer_cache::{cached_bytes, empty_cache};
 pub use int_ops::BufferRef;
 pub use tensor::CpuTensor;
 pub use wgrad_core::{BinaryOp, CompareOp, DType, Element, Error, Result, UnaryOp};

@@ -8,6 +8,7 @@
 
 use ndarray::linalg::general_mat_mul;
 use ndarray::{ArrayView2, ArrayViewD, ArrayViewMut2, Axis, Ix2};
+use wgrad_core::checks::matmul::MatmulShape;
 use wgrad_core::shape::check_rank;
 use wgrad_core::{DType, Result, checks};
 
@@ -43,7 +44,6 @@ impl CpuTensor {
         expect_dtype(op, self, DType::F32)?;
         expect_dtype(op, other, DType::F32)?;
         let shapes = checks::matmul::matmul(op, self.shape(), other.shape())?;
-        let (m, k, n) = (shapes.m, shapes.k, shapes.n);
         let a = if self.rank() == 1 {
             self.unsqueeze(0)?
         } else {
@@ -55,24 +55,81 @@ impl CpuTensor {
             other.clone()
         };
         check_rank(op, &shapes.out)?;
-
-        let a = a.expand(&shapes.batched(m, k))?;
-        let b = b.expand(&shapes.batched(k, n))?;
-        let len = checked_len(op, &shapes.batched(m, n))?;
+        let len = checked_len(op, &shapes.batched(shapes.m, shapes.n))?;
         let mut data = try_zeroed(op, len)?;
-        // With k == 0 the product is all zeros, which `data` already holds.
-        if k > 0 && m > 0 && n > 0 {
-            let (av, bv) = (a.as_f32()?, b.as_f32()?);
-            for (i, c) in data.chunks_exact_mut(m * n).enumerate() {
-                let coords = unravel(i, &shapes.batch);
-                let a2 = matrix(&av, &coords)?;
-                let b2 = matrix(&bv, &coords)?;
-                let c = ArrayViewMut2::from_shape((m, n), c).map_err(internal)?;
-                gemm(a2, b2, c);
-            }
-        }
+        products(&a, &b, &shapes, &mut data, 0.0)?;
         CpuTensor::from_vec(data, &shapes.out)
     }
+
+    /// `F.linear(x, weight, bias)`: `self` (`[..., in]`) times `weight^T`
+    /// (`weight` `[out, in]`, read through swapped strides) plus `bias`
+    /// (`[out]`, or one value) on every row; a 1-D `self` gives `[out]`.
+    /// All F32; shapes as `wgrad_core::checks::matmul::linear`.
+    ///
+    /// The bias is copied into the output rows first and the GEMM
+    /// accumulates onto them (beta = 1), so no second pass reads the
+    /// output. matrixmultiply adds each K block's product to what the
+    /// output holds: for K within one block (a few hundred) the result is
+    /// the finished dot product plus the bias, rounded once, bit-identical
+    /// to `matmul` then `add`; for longer K the bias joins the sum before
+    /// the later blocks, so the two agree to f32 rounding, not bit for bit.
+    pub fn linear(&self, weight: &CpuTensor, bias: Option<&CpuTensor>) -> Result<Self> {
+        const OP: &str = "linear";
+        expect_dtype(OP, self, DType::F32)?;
+        expect_dtype(OP, weight, DType::F32)?;
+        if let Some(b) = bias {
+            expect_dtype(OP, b, DType::F32)?;
+        }
+        let shape =
+            checks::matmul::linear(OP, self.shape(), weight.shape(), bias.map(|b| b.shape()))?;
+        let a = self.with_layout(checks::matmul::linear_input(&self.layout)?);
+        let b = weight.with_layout(weight.layout.transpose(-1, -2)?);
+        let shapes = checks::matmul::matmul(OP, a.shape(), b.shape())?;
+        check_rank(OP, &shapes.out)?;
+        let mut data = try_zeroed(OP, checked_len(OP, &shapes.out)?)?;
+        let beta = match bias {
+            Some(bias) => {
+                let row = bias.expand(&[shape.n])?.to_vec_for::<f32>(OP)?;
+                if !row.is_empty() {
+                    for out_row in data.chunks_exact_mut(row.len()) {
+                        out_row.copy_from_slice(&row);
+                    }
+                }
+                1.0
+            }
+            None => 0.0,
+        };
+        products(&a, &b, &shapes, &mut data, beta)?;
+        CpuTensor::from_vec(data, &shape.out)
+    }
+}
+
+/// `c = a @ b + beta * c` for every matrix of the broadcast batch of
+/// `shapes`, `c` being the contiguous `[batch.., m, n]` result in `data`
+/// (`a`, `b` already promoted to matrices; beta 0 ignores what `data`
+/// holds). With K = 0 the product is empty and `data` stays as it is.
+fn products(
+    a: &CpuTensor,
+    b: &CpuTensor,
+    shapes: &MatmulShape,
+    data: &mut [f32],
+    beta: f32,
+) -> Result<()> {
+    let (m, k, n) = (shapes.m, shapes.k, shapes.n);
+    if k == 0 || m == 0 || n == 0 {
+        return Ok(());
+    }
+    let a = a.expand(&shapes.batched(m, k))?;
+    let b = b.expand(&shapes.batched(k, n))?;
+    let (av, bv) = (a.as_f32()?, b.as_f32()?);
+    for (i, c) in data.chunks_exact_mut(m * n).enumerate() {
+        let coords = unravel(i, &shapes.batch);
+        let a2 = matrix(&av, &coords)?;
+        let b2 = matrix(&bv, &coords)?;
+        let c = ArrayViewMut2::from_shape((m, n), c).map_err(internal)?;
+        gemm(a2, b2, c, beta);
+    }
+    Ok(())
 }
 
 /// Products with fewer multiply-adds than this run on one thread: below
@@ -83,11 +140,11 @@ const PAR_MIN_FMAS: usize = 1 << 20;
 /// multiple of matrixmultiply's 16-wide AVX-512 micro-tile).
 const MIN_SPLIT: usize = 32;
 
-/// `c = a @ b` for one 2-D product. matrixmultiply takes any strides
-/// (transposed operands are read in place) and vectorises with AVX-512 or
-/// AVX2 as the CPU allows; large products are cut into one block of rows
-/// or columns per thread (see [`gemm_parts`]).
-fn gemm(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, c: ArrayViewMut2<'_, f32>) {
+/// `c = a @ b + beta * c` for one 2-D product. matrixmultiply takes any
+/// strides (transposed operands are read in place) and vectorises with
+/// AVX-512 or AVX2 as the CPU allows; large products are cut into one block
+/// of rows or columns per thread (see [`gemm_parts`]).
+fn gemm(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, c: ArrayViewMut2<'_, f32>, beta: f32) {
     let (m, k) = a.dim();
     let n = b.dim().1;
     let parts = if m * n * k < PAR_MIN_FMAS {
@@ -95,10 +152,10 @@ fn gemm(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, c: ArrayViewMut2<'_, f32
     } else {
         rayon::current_num_threads()
     };
-    gemm_parts(a, b, c, parts);
+    gemm_parts(a, b, c, parts, beta);
 }
 
-/// `c = a @ b` in `parts` pieces run in parallel: the longer of `m` and `n`
+/// `c = a @ b + beta * c` in `parts` pieces run in parallel: the longer of `m` and `n`
 /// is cut in two (at a multiple of 16, so both sides keep whole micro-tiles)
 /// in proportion to the parts each side gets, recursively. Each piece is an
 /// independent GEMM over disjoint output, so the result does not depend on
@@ -108,10 +165,11 @@ fn gemm_parts(
     b: ArrayView2<'_, f32>,
     mut c: ArrayViewMut2<'_, f32>,
     parts: usize,
+    beta: f32,
 ) {
     let (m, n) = (a.dim().0, b.dim().1);
     if parts < 2 || m.max(n) < 2 * MIN_SPLIT {
-        general_mat_mul(1.0, &a, &b, 0.0, &mut c);
+        general_mat_mul(1.0, &a, &b, beta, &mut c);
         return;
     }
     let left = parts / 2;
@@ -127,8 +185,8 @@ fn gemm_parts(
         ((a, b0, c0), (a, b1, c1))
     };
     rayon::join(
-        || gemm_parts(a0, b0, c0, left),
-        || gemm_parts(a1, b1, c1, parts - left),
+        || gemm_parts(a0, b0, c0, left, beta),
+        || gemm_parts(a1, b1, c1, parts - left, beta),
     );
     parallel::keep_warm();
 }

@@ -75,7 +75,7 @@ pub(crate) fn keep_warm() {
 pub(crate) fn map<A, B, F>(a: &[A], cost: usize, f: F) -> Result<Vec<B>, AllocError>
 where
     A: Copy + Sync,
-    B: Copy + Zeroable + Send,
+    B: Copy + Zeroable + Send + 'static,
     F: Fn(A) -> B + Sync,
 {
     if !worth_splitting(a.len() * cost) {
@@ -83,7 +83,7 @@ where
         out.extend(a.iter().map(|&x| f(x)));
         return Ok(out);
     }
-    let mut out = alloc::zeroed(a.len())?;
+    let mut out = alloc::for_overwrite(a.len())?;
     out.par_chunks_mut(TASK_ELEMS)
         .zip(a.par_chunks(TASK_ELEMS))
         .for_each(|(o, a)| {
@@ -101,7 +101,7 @@ pub(crate) fn zip_map<A, B, C, F>(a: &[A], b: &[B], cost: usize, f: F) -> Result
 where
     A: Copy + Sync,
     B: Copy + Sync,
-    C: Copy + Zeroable + Send,
+    C: Copy + Zeroable + Send + 'static,
     F: Fn(A, B) -> C + Sync,
 {
     debug_assert_eq!(a.len(), b.len());
@@ -110,7 +110,7 @@ where
         out.extend(a.iter().zip(b).map(|(&x, &y)| f(x, y)));
         return Ok(out);
     }
-    let mut out = alloc::zeroed(a.len())?;
+    let mut out = alloc::for_overwrite(a.len())?;
     out.par_chunks_mut(TASK_ELEMS)
         .zip(a.par_chunks(TASK_ELEMS))
         .zip(b.par_chunks(TASK_ELEMS))
@@ -157,7 +157,7 @@ pub(crate) fn map_rows<T, F>(
     f: F,
 ) -> Result<Vec<T>, AllocError>
 where
-    T: Send,
+    T: Send + 'static,
     F: Fn(&[f32]) -> T + Sync,
 {
     let rows = data.len() / row_len.max(1);

@@ -5,11 +5,11 @@
 //!
 //! Inputs are read as dense row-major copies (no copy when already
 //! contiguous); each `(n, c)` plane is independent, so the loops run per
-//! plane and large ops split the planes over threads. Every backward is a
-//! gather (each input element sums, in row-major order of the outputs, the
-//! outputs whose window holds it), the same order PyTorch's scatter adds
-//! them in and the same formulation as the GPU kernels, so all three agree
-//! bit for bit.
+//! plane and large ops split the planes over threads. Every backward sums,
+//! into each input element and in row-major order of the outputs, the
+//! outputs whose window holds it: the order PyTorch's scatter adds them in,
+//! and the order of the GPU kernels' gathers, so all three agree bit for
+//! bit (max pooling scatters here, the others gather).
 
 use rayon::prelude::*;
 use wgrad_core::checks::pool::{
@@ -47,6 +47,21 @@ fn dilated_range(g: &Pool2dGeometry, axis: usize, o: usize) -> (i64, i64) {
     (start, end)
 }
 
+/// The flat input index `at` when it lies on output window `(rows, cols)`
+/// (dilated ranges from [`dilated_range`]), else `None`: an index the
+/// forward could not have chosen adds nothing.
+fn in_window(g: &Pool2dGeometry, rows: (i64, i64), cols: (i64, i64), at: i32) -> Option<usize> {
+    let w = g.input_hw[1] as i64;
+    let at = i64::from(at);
+    if at < 0 || w == 0 {
+        return None;
+    }
+    let (ih, iw) = (at / w, at % w);
+    let [dh, dw] = g.args.dilation.map(|d| d as i64);
+    let on = |(lo, hi): (i64, i64), i: i64, d: i64| lo <= i && i < hi && (i - lo) % d == 0;
+    (on(rows, ih, dh) && on(cols, iw, dw)).then_some(at as usize)
+}
+
 /// Max pooling of one plane `x` into `vals`/`idx` (see the checks module).
 fn max_plane(g: &Pool2dGeometry, x: &[f32], vals: &mut [f32], idx: &mut [i32]) {
     let [_, w] = g.input_hw;
@@ -58,19 +73,16 @@ fn max_plane(g: &Pool2dGeometry, x: &[f32], vals: &mut [f32], idx: &mut [i32]) {
             let (w0, w1) = dilated_range(g, 1, ow);
             let mut best = f32::NEG_INFINITY;
             let mut at = h0 * w as i64 + w0;
-            let mut ih = h0;
-            while ih < h1 {
-                let mut iw = w0;
-                while iw < w1 {
-                    let flat = ih * w as i64 + iw;
-                    let v = x[flat as usize];
+            for ih in (h0..h1).step_by(dh) {
+                let row = (ih * w as i64) as usize;
+                for iw in (w0..w1).step_by(dw) {
+                    let flat = row + iw as usize;
+                    let v = x[flat];
                     if v > best || v.is_nan() {
                         best = v;
-                        at = flat;
+                        at = flat as i64;
                     }
-                    iw += dw as i64;
                 }
-                ih += dh as i64;
             }
             vals[oh * ow_n + ow] = best;
             // The geometry check keeps planes (and so `at`) below 2^31.
@@ -183,23 +195,20 @@ impl CpuTensor {
             let ix = indices.dense::<i32>(OP)?;
             let cover = (args.kernel[0] * args.dilation[0]).div_ceil(args.stride[0])
                 * (args.kernel[1] * args.dilation[1]).div_ceil(args.stride[1]);
+            // A scatter over the outputs in row-major order adds into each
+            // input element in the same order as the gather formulation of
+            // the GPU kernel, so the sums agree bit for bit; it reads each
+            // output once instead of once per covering window.
             per_plane(&mut out, h * w, n * cover, |p, gi| {
                 let go = &go[p * plane_out..(p + 1) * plane_out];
                 let ix = &ix[p * plane_out..(p + 1) * plane_out];
-                for ih in 0..h {
-                    let (oh0, oh1) = covering_outputs(&g, 0, ih);
-                    for iw in 0..w {
-                        let (ow0, ow1) = covering_outputs(&g, 1, iw);
-                        let target = (ih * w + iw) as i32;
-                        let mut sum = 0.0f32;
-                        for oh in oh0..oh1 {
-                            for ow in ow0..ow1 {
-                                if ix[oh * ow_n + ow] == target {
-                                    sum += go[oh * ow_n + ow];
-                                }
-                            }
+                for oh in 0..g.output_hw[0] {
+                    let rows = dilated_range(&g, 0, oh);
+                    for ow in 0..ow_n {
+                        let at = ix[oh * ow_n + ow];
+                        if let Some(flat) = in_window(&g, rows, dilated_range(&g, 1, ow), at) {
+                            gi[flat] += go[oh * ow_n + ow];
                         }
-                        gi[ih * w + iw] = sum;
                     }
                 }
             });

@@ -90,7 +90,11 @@ struct Rows<'a> {
 impl Rows<'_> {
     /// Applies `f` to every row (rows may be empty); `OutOfMemory` naming
     /// `op` if the output does not fit.
-    fn map<T: Send>(&self, op: &'static str, f: impl Fn(&[f32]) -> T + Sync) -> Result<Vec<T>> {
+    fn map<T: Send + 'static>(
+        &self,
+        op: &'static str,
+        f: impl Fn(&[f32]) -> T + Sync,
+    ) -> Result<Vec<T>> {
         if self.inner == 0 {
             let mut out = try_vec(op, self.outer)?;
             out.extend((0..self.outer).map(|_| f(&[])));

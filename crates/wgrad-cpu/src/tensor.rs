@@ -18,6 +18,7 @@ use wgrad_core::shape::{check_rank, numel};
 use wgrad_core::{DType, Element, Error, Layout, Result};
 
 use crate::alloc::{checked_len, try_copy, try_vec, try_zeroed};
+use crate::buffer_cache;
 
 /// The flat storage of a tensor, one variant per dtype.
 #[derive(Clone)]
@@ -97,6 +98,34 @@ impl CpuData {
     }
 }
 
+impl CpuData {
+    /// Counts fresh storage as live in the buffer cache (see
+    /// `buffer_cache::adopt`); every new `CpuData` passes here once.
+    pub(crate) fn adopt(&self) {
+        match self {
+            CpuData::F32(v) => buffer_cache::adopt(v),
+            CpuData::U32(v) => buffer_cache::adopt(v),
+            CpuData::I32(v) => buffer_cache::adopt(v),
+            CpuData::F16(v) => buffer_cache::adopt(v),
+            CpuData::BF16(v) => buffer_cache::adopt(v),
+        }
+    }
+}
+
+/// The last tensor sharing a large buffer hands it to the buffer cache,
+/// which the next op output of its size class reuses.
+impl Drop for CpuData {
+    fn drop(&mut self) {
+        match self {
+            CpuData::F32(v) => buffer_cache::give(v),
+            CpuData::U32(v) => buffer_cache::give(v),
+            CpuData::I32(v) => buffer_cache::give(v),
+            CpuData::F16(v) => buffer_cache::give(v),
+            CpuData::BF16(v) => buffer_cache::give(v),
+        }
+    }
+}
+
 /// Error for a dtype this backend has no storage for (future dtypes).
 pub(crate) fn unsupported(op: &'static str, dtype: DType) -> Error {
     Error::invalid(op, format!("dtype {dtype} is not supported on the CPU"))
@@ -127,6 +156,8 @@ pub struct CpuTensor {
 impl CpuTensor {
     /// A contiguous tensor over `data` (whose length must equal `numel(shape)`).
     pub(crate) fn from_data(op: &'static str, data: CpuData, shape: &[usize]) -> Result<Self> {
+        // Counted first, so that the drop of a rejected buffer balances it.
+        data.adopt();
         check_rank(op, shape)?;
         let len = data.len();
         if len != numel(shape) {

@@ -38,26 +38,60 @@ fn module_and_info(path: &str, elem: Elem) -> (naga::Module, naga::valid::Module
 #[test]
 fn every_spec_compiles_to_spirv() {
     for spec in families::all() {
-        let (module, info) = module_and_info(spec.file, spec.elem);
-        let entry = Some((naga::ShaderStage::Compute, spec.entry));
-        let (module, info) = naga::back::pipeline_constants::process_overrides(
-            &module,
-            &info,
-            entry,
-            &Default::default(),
-        )
-        .unwrap_or_else(|e| panic!("{}::{}: overrides: {e}", spec.file, spec.entry));
-        let options = naga::back::spv::Options {
-            lang_version: (1, 3),
-            ..Default::default()
-        };
-        let pipeline = naga::back::spv::PipelineOptions {
-            shader_stage: naga::ShaderStage::Compute,
-            entry_point: spec.entry.to_string(),
-        };
-        naga::back::spv::write_vec(&module, &info, &options, Some(&pipeline))
-            .unwrap_or_else(|e| panic!("{}::{}: SPIR-V: {e}", spec.file, spec.entry));
+        spirv(spec, &Default::default());
     }
+}
+
+/// The bias epilogue of `linear` (the `HAS_BIAS` override of the matmul
+/// kernels and of sum_splits) through the SPIR-V writer too, with the
+/// other 0/1 overrides set as well: the defaults leave it switched off.
+#[test]
+fn bias_epilogues_compile_to_spirv() {
+    let mut checked = 0;
+    for spec in families::all() {
+        let module = module_of(spec.file, spec.elem);
+        let has = |name: &str| {
+            module
+                .overrides
+                .iter()
+                .any(|(_, o)| o.name.as_deref() == Some(name))
+        };
+        if !has("HAS_BIAS") {
+            continue;
+        }
+        let mut constants = naga::back::PipelineConstants::default();
+        for name in ["HAS_BIAS", "A_M_FAST", "B_K_FAST"] {
+            if has(name) {
+                constants.insert(name.to_string(), 1.0);
+            }
+        }
+        spirv(spec, &constants);
+        checked += 1;
+    }
+    assert_eq!(
+        checked, 4,
+        "matmul_64, matmul_128, matmul_coop and sum_splits"
+    );
+}
+
+/// Runs naga's SPIR-V writer on `spec`'s entry point with the override
+/// values `constants`, panicking with its error.
+fn spirv(spec: &KernelSpec, constants: &naga::back::PipelineConstants) {
+    let (module, info) = module_and_info(spec.file, spec.elem);
+    let entry = Some((naga::ShaderStage::Compute, spec.entry));
+    let (module, info) =
+        naga::back::pipeline_constants::process_overrides(&module, &info, entry, constants)
+            .unwrap_or_else(|e| panic!("{}::{}: overrides: {e}", spec.file, spec.entry));
+    let options = naga::back::spv::Options {
+        lang_version: (1, 3),
+        ..Default::default()
+    };
+    let pipeline = naga::back::spv::PipelineOptions {
+        shader_stage: naga::ShaderStage::Compute,
+        entry_point: spec.entry.to_string(),
+    };
+    naga::back::spv::write_vec(&module, &info, &options, Some(&pipeline))
+        .unwrap_or_else(|e| panic!("{}::{}: SPIR-V: {e}", spec.file, spec.entry));
 }
 
 /// Every (file, element type) pair some spec instantiates.

@@ -1,8 +1,10 @@
 //! `matmul` / `matmul_t`: operand ranks, the contracted dim, the batch
-//! broadcast and the output shape (PyTorch `torch.matmul` semantics).
+//! broadcast and the output shape (PyTorch `torch.matmul` semantics); and
+//! `linear` (`F.linear`, a product with a bias row): its shapes, dtypes and
+//! the matrix its input is multiplied as.
 
 use crate::shape::broadcast_shapes;
-use crate::{Error, Layout, Result};
+use crate::{DType, Error, Layout, Result};
 
 /// The shapes of one `matmul`: `[batch.., m, k] @ [batch.., k, n]` after
 /// promoting 1-D operands and broadcasting the batch dims.
@@ -99,6 +101,111 @@ pub fn operand_layout(op: &'static str, layout: &Layout, on: bool) -> Result<Lay
     layout.transpose(-1, -2)
 }
 
+/// The shapes of one `linear` (`F.linear(x, weight, bias)`): `x` `[..., k]`
+/// times `weight^T` (`weight` `[n, k]`) plus `bias` on every row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinearShape {
+    /// `in_features`: the last dim of `x` and of `weight`.
+    pub k: usize,
+    /// `out_features`: the rows of `weight`, the last dim of the result.
+    pub n: usize,
+    /// The result's shape: the leading dims of `x`, then `n` (`[n]` for a
+    /// 1-D `x`).
+    pub out: Vec<usize>,
+}
+
+/// Checks `F.linear(x, weight, bias)` and returns its shapes: `x` has at
+/// least 1 dim, the last of which is `weight`'s `in_features`; `weight` is
+/// 2-D `[out_features, in_features]`; `bias`, when given, is
+/// `[out_features]` or a single value (`[1]` or 0-d) that broadcasts over
+/// it, as PyTorch's addmm takes it. Errors name the op and the shapes.
+pub fn linear(
+    op: &'static str,
+    x: &[usize],
+    weight: &[usize],
+    bias: Option<&[usize]>,
+) -> Result<LinearShape> {
+    let [n, k] = *weight else {
+        return Err(Error::invalid(
+            op,
+            format!("weight must be 2-D [out_features, in_features], got shape {weight:?}"),
+        ));
+    };
+    let Some((&in_x, lead)) = x.split_last() else {
+        return Err(Error::invalid(
+            op,
+            "input must have at least 1 dim (in_features last), got a 0-d tensor",
+        ));
+    };
+    if in_x != k {
+        return Err(Error::invalid(
+            op,
+            format!(
+                "input {x:?} and weight {weight:?} cannot be multiplied: the input's last dim is \
+                 {in_x}, the weight's in_features (dim 1) is {k}"
+            ),
+        ));
+    }
+    if let Some(b) = bias
+        && !(b == [n] || b == [1] || b.is_empty())
+    {
+        return Err(Error::invalid(
+            op,
+            format!("bias must have shape [{n}] (out_features of weight {weight:?}), got {b:?}"),
+        ));
+    }
+    let mut out = lead.to_vec();
+    out.push(n);
+    Ok(LinearShape { k, n, out })
+}
+
+/// Error unless the operands of `linear` share one floating-point dtype,
+/// as PyTorch's addmm requires (it does not promote `x` and `weight`).
+pub fn linear_dtypes(op: &'static str, x: DType, weight: DType, bias: Option<DType>) -> Result<()> {
+    let all = [Some(x), Some(weight), bias];
+    if let Some(d) = all.iter().flatten().find(|d| !d.is_float()) {
+        return Err(Error::invalid(
+            op,
+            format!("expected floating-point operands (float32, float16, bfloat16), got {d}"),
+        ));
+    }
+    if all.iter().flatten().any(|&d| d != x) {
+        let names: Vec<String> = all.iter().flatten().map(|d| d.to_string()).collect();
+        return Err(Error::invalid(
+            op,
+            format!(
+                "input, weight and bias must have the same dtype, got {}",
+                names.join(", ")
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The matrix `linear` multiplies for an input of layout `x` (`[..., k]`):
+/// one `[rows, k]` matrix of every row where `x`'s leading dims merge as a
+/// view (always for a contiguous `x`; `[1, k]` for a 1-D one), else `x`
+/// itself, its leading dims a batch that the weight broadcasts over. Either
+/// way no input is copied, and the product's contiguous result has the
+/// elements of `[..., n]` in order.
+pub fn linear_input(x: &Layout) -> Result<Layout> {
+    let Some((&k, lead)) = x.shape().split_last() else {
+        return Err(Error::invalid(
+            "linear",
+            "input must have at least 1 dim, got a 0-d tensor",
+        ));
+    };
+    match lead.len() {
+        0 => x.unsqueeze(0),
+        1 => Ok(x.clone()),
+        _ => {
+            let rows: usize = lead.iter().product();
+            let folded = x.reshape(&[rows as isize, k as isize])?;
+            Ok(folded.unwrap_or_else(|| x.clone()))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -137,6 +244,67 @@ mod tests {
             matmul("t", &[], &[3]).unwrap_err().to_string(),
             "t: both operands need at least 1 dim, got shapes [] and [3]"
         );
+    }
+
+    #[test]
+    fn linear_shapes_and_errors() {
+        let s = linear("linear", &[2, 5, 3], &[4, 3], Some(&[4])).unwrap();
+        assert_eq!((s.k, s.n, s.out), (3, 4, vec![2, 5, 4]));
+        assert_eq!(linear("linear", &[3], &[4, 3], None).unwrap().out, vec![4]);
+        assert_eq!(
+            linear("linear", &[0, 3], &[4, 3], Some(&[1])).unwrap().out,
+            vec![0, 4]
+        );
+        assert!(linear("linear", &[2, 3], &[4, 3], Some(&[])).is_ok());
+        let err = |x: &[usize], w: &[usize], b: Option<&[usize]>| {
+            linear("linear", x, w, b).unwrap_err().to_string()
+        };
+        assert_eq!(
+            err(&[2, 3], &[4, 5], None),
+            "linear: input [2, 3] and weight [4, 5] cannot be multiplied: the input's last dim \
+             is 3, the weight's in_features (dim 1) is 5"
+        );
+        assert_eq!(
+            err(&[2, 3], &[4, 3], Some(&[5])),
+            "linear: bias must have shape [4] (out_features of weight [4, 3]), got [5]"
+        );
+        assert!(err(&[2, 3], &[3], None).contains("weight must be 2-D"));
+        assert!(err(&[], &[4, 3], None).contains("0-d"));
+        assert!(err(&[2, 3], &[4, 3], Some(&[2, 4])).contains("bias must have shape [4]"));
+    }
+
+    #[test]
+    fn linear_dtypes_must_agree() {
+        use DType::*;
+        assert!(linear_dtypes("linear", F16, F16, Some(F16)).is_ok());
+        assert!(linear_dtypes("linear", BF16, BF16, None).is_ok());
+        assert_eq!(
+            linear_dtypes("linear", F32, F16, Some(F32))
+                .unwrap_err()
+                .to_string(),
+            "linear: input, weight and bias must have the same dtype, got float32, float16, float32"
+        );
+        assert!(
+            linear_dtypes("linear", I32, I32, None)
+                .unwrap_err()
+                .to_string()
+                .contains("floating-point")
+        );
+    }
+
+    #[test]
+    fn linear_input_folds_rows_where_a_view_can() {
+        let x = Layout::contiguous(&[2, 5, 3]);
+        let a = linear_input(&x).unwrap();
+        assert_eq!((a.shape(), a.strides()), (&[10, 3][..], &[3, 1][..]));
+        let v = linear_input(&Layout::contiguous(&[3])).unwrap();
+        assert_eq!(v.shape(), &[1, 3]);
+        // [5, 2, 3] stored as [2, 5, 3]: the rows do not merge, so x stays batched.
+        let p = x.transpose(0, 1).unwrap();
+        assert_eq!(linear_input(&p).unwrap(), p);
+        // A transposed 2-D input is read through its strides.
+        let t = Layout::contiguous(&[3, 4]).transpose(0, 1).unwrap();
+        assert_eq!(linear_input(&t).unwrap(), t);
     }
 
     #[test]

@@ -91,18 +91,25 @@ proptest! {
         let x = t(&data, &shape);
         let ov = f(&other);
         let lead = shape.len() - other_shape.len();
-        let want: Vec<f32> = (0..data.len()).map(|i| {
+        // The other operand's value at each output position.
+        let spread: Vec<f32> = (0..data.len()).map(|i| {
             let c = unravel(i, &shape);
             let oc: Vec<usize> = other_shape.iter().enumerate()
                 .map(|(j, &d)| if d == 1 { 0 } else { c[j + lead] })
                 .collect();
-            data[i] + ov[ravel(&oc, &other_shape)]
+            ov[ravel(&oc, &other_shape)]
         }).collect();
+        let want: Vec<f32> = data.iter().zip(&spread).map(|(&d, &o)| d + o).collect();
         let got = x.add(&other).unwrap();
         prop_assert_eq!(got.shape(), &shape[..]);
         prop_assert_eq!(f(&got), want.clone());
         // Addition commutes, including the broadcast direction.
         prop_assert_eq!(f(&other.add(&x).unwrap()), want);
+        // Subtraction keeps its operand order in either direction.
+        let x_minus: Vec<f32> = data.iter().zip(&spread).map(|(&d, &o)| d - o).collect();
+        let minus_x: Vec<f32> = data.iter().zip(&spread).map(|(&d, &o)| o - d).collect();
+        prop_assert_eq!(f(&x.sub(&other).unwrap()), x_minus);
+        prop_assert_eq!(f(&other.sub(&x).unwrap()), minus_x);
     }
 
     #[test]

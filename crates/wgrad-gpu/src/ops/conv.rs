@@ -506,14 +506,18 @@ impl GpuTensor {
         let target = part.as_ref().unwrap_or(&out);
         dispatch((spec, &[]), [input, grad_out, target], &imm, imm.groups)?;
         if let Some(part) = part {
+            // No bias (HAS_BIAS off): its binding takes the partial sums.
             let sum = SumSplitsParams {
                 numel: params::to_u32(OP, "output size", numel)?,
                 splits: params::to_u32(OP, "split count", splits)?,
+                n: 1,
+                bias_offset: 0,
+                bias_stride: 0,
             };
             input.kernels().dispatch_1d(
                 &families::matmul::SUM_SPLITS,
                 &[],
-                &[&part.buffer, &out.buffer],
+                &[&part.buffer, &out.buffer, &part.buffer],
                 &sum,
                 numel as u64,
             )?;

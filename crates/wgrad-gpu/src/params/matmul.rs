@@ -40,6 +40,10 @@ immediates! {
         k_chunk: u32,
         /// Number of batch matrices (product of `batch`).
         batches: u32,
+        /// The bias element of output column 0 (read with `HAS_BIAS` only).
+        bias_offset: u32,
+        /// The bias element step per output column (0: one value for all).
+        bias_stride: u32,
     }
 }
 
@@ -50,5 +54,11 @@ immediates! {
         numel: u32,
         /// Partial products to add per element.
         splits: u32,
+        /// Output columns (the bias index of element `i` is `i % n`).
+        n: u32,
+        /// The bias element of output column 0 (read with `HAS_BIAS` only).
+        bias_offset: u32,
+        /// The bias element step per output column.
+        bias_stride: u32,
     }
 }

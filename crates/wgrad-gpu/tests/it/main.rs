@@ -13,6 +13,7 @@ mod half_storage;
 mod int_ops;
 mod parity_backward;
 mod parity_elementwise;
+mod parity_linear;
 mod parity_matmul;
 mod parity_movement;
 mod parity_nn;

@@ -254,7 +254,7 @@ fn odd_sizes_every_variant_relative_norm() {
             );
         }
     }
-    // Automatic plans (see `plans_by_shape` in src/ops/matmul.rs): 128
+    // Automatic plans (see `plans_by_shape` in src/ops/matmul/plan.rs): 128
     // tiles split 4 ways over a batch; 64 tiles split 7 ways (long K, few
     // tiles); 64 tiles split 2 ways with A broadcast over a batch.
     let cases: &[(&[usize], &[usize], bool, bool)] = &[

@@ -8,15 +8,19 @@ use crate::spec::{Access::*, Elem, KernelSpec};
 /// loops unrolled by hand. Output contiguous `[splits, batch, M, N]` (split
 /// `s` sums `k` in `[s * k_chunk, (s + 1) * k_chunk)`; unsplit when
 /// `k_chunk >= K`); dispatch `groups` workgroups (folded 1-D grid).
-/// Overrides `A_M_FAST` / `B_K_FAST` (0/1) pick the coalesced load order.
-/// Immediates (26 words): m, n, k, tiles_n, tiles_mn, groups, a_offset,
+/// Overrides `A_M_FAST` / `B_K_FAST` (0/1) pick the coalesced load order;
+/// `HAS_BIAS` = 1 adds `bias[bias_offset + n * bias_stride]` to every
+/// output column `n` in the store (`linear`; never with split K).
+/// Bindings: a (read), b (read), out (read_write), bias (read; any buffer
+/// when `HAS_BIAS` = 0).
+/// Immediates (28 words): m, n, k, tiles_n, tiles_mn, groups, a_offset,
 /// b_offset, a_rs, a_cs, b_rs, b_cs, batch\[4\], a_bstrides\[4\],
-/// b_bstrides\[4\], k_chunk, batches.
+/// b_bstrides\[4\], k_chunk, batches, bias_offset, bias_stride.
 pub static MATMUL_64: KernelSpec = KernelSpec {
     file: "matmul/matmul_64.wgsl",
     entry: "matmul_64",
-    bindings: &[Read, Read, ReadWrite],
-    immediate_bytes: 104,
+    bindings: &[Read, Read, ReadWrite, Read],
+    immediate_bytes: 112,
     uses_fault: false,
     elem: Elem::F32,
     selector: None,
@@ -29,8 +33,8 @@ pub static MATMUL_64: KernelSpec = KernelSpec {
 pub static MATMUL_128: KernelSpec = KernelSpec {
     file: "matmul/matmul_128.wgsl",
     entry: "matmul_128",
-    bindings: &[Read, Read, ReadWrite],
-    immediate_bytes: 104,
+    bindings: &[Read, Read, ReadWrite, Read],
+    immediate_bytes: 112,
     uses_fault: false,
     elem: Elem::F32,
     selector: None,
@@ -47,21 +51,23 @@ pub static MATMUL_128: KernelSpec = KernelSpec {
 pub static MATMUL_COOP: KernelSpec = KernelSpec {
     file: "matmul/matmul_coop.wgsl",
     entry: "matmul_coop",
-    bindings: &[Read, Read, ReadWrite],
-    immediate_bytes: 104,
+    bindings: &[Read, Read, ReadWrite, Read],
+    immediate_bytes: 112,
     uses_fault: false,
     elem: Elem::F32,
     selector: None,
 };
 
-/// Second pass of a split-K product: `out[i] = sum_s part[s * numel + i]`.
-/// Bindings: part (read), out (read_write). Immediates (2 words): numel,
-/// splits. 1-D folded grid over `numel`.
+/// Second pass of a split-K product: `out[i] = sum_s part[s * numel + i]`,
+/// plus the bias of column `i % n` once after the sum where `HAS_BIAS` = 1
+/// (`linear`). Bindings: part (read), out (read_write), bias (read; any
+/// buffer without `HAS_BIAS`). Immediates (5 words): numel, splits, n,
+/// bias_offset, bias_stride. 1-D folded grid over `numel`.
 pub static SUM_SPLITS: KernelSpec = KernelSpec {
     file: "matmul/sum_splits.wgsl",
     entry: "sum_splits",
-    bindings: &[Read, ReadWrite],
-    immediate_bytes: 8,
+    bindings: &[Read, ReadWrite, Read],
+    immediate_bytes: 20,
     uses_fault: false,
     elem: Elem::F32,
     selector: None,

@@ -18,103 +18,43 @@
 //! products go to `matmul_coop.wgsl` (128 x 256 tiles, f16 operands, f32
 //! sums) with the same operands, immediates and split-K pass.
 //!
+//! Bias (`linear`, in `linear.rs`): every kernel adds a bias row to the
+//! finished sums in its store (the `HAS_BIAS` override, an extra binding);
+//! a split product leaves it to `sum_splits.wgsl`, which adds it once after
+//! the splits. Either way each output is the product's f32 sum plus the
+//! bias rounded once, as `matmul` then `add` computes it.
+//!
 //! Batch dims: the broadcast batch dims are first simplified (size-1 dims
 //! dropped, neighbours merged where both operands step through them as one),
 //! then passed as up to 4 dims with per-operand strides (0 where broadcast).
 //! With `MAX_RANK` = 6 an operand has at most 4 batch dims, so every product
 //! fits the immediate block and no operand ever needs a contiguous copy.
 
+use wgrad_core::checks::matmul::MatmulShape;
 use wgrad_core::precision::{MatmulPrecision, matmul_precision};
 use wgrad_core::{DType, Error, Layout, MAX_RANK, Result, checks};
-use wgrad_kernels::KernelSpec;
 use wgrad_kernels::families;
 
 use crate::GpuTensor;
 use crate::params::{self, MatmulParams, SumSplitsParams};
+
+mod linear;
+mod plan;
+
+use plan::{Force, Kernel, plan};
 
 /// Batch dims the kernel's immediate block carries.
 const KERNEL_BATCH_DIMS: usize = 4;
 // Every product's batch dims must fit the kernel (see the module docs).
 const _: () = assert!(MAX_RANK - 2 <= KERNEL_BATCH_DIMS);
 
-/// Workgroups that keep a large GPU busy (e.g. 2 per SM on a 132-SM H200).
-/// Products with fewer than half as many output tiles are split along K.
-const FILL_GROUPS: usize = 256;
-/// Least K per split: shorter chunks spend more on the partial sums than the
-/// extra parallelism gains.
-const MIN_SPLIT_K: usize = 128;
 /// Split chunks are multiples of both kernels' K step.
 const SPLIT_ALIGN: usize = 16;
 /// Workgroup memory of `matmul_128.wgsl` (2 operands x 2 buffers x 264 vec4).
 const BIG_WORKGROUP_BYTES: u32 = 2 * 2 * 264 * 16;
-/// Least multiply-adds (over the whole batch) for the tensor cores: below this,
-/// a K split of their few big tiles costs more than it saves (H100: the
-/// MLP's [128, 784] x [784, 256] products made its step 0.48 -> 0.58 ms,
-/// while [1024, 1024] x [1024, 1024] runs 17 -> 22 TFLOP/s).
-const COOP_MIN_MACS: usize = 1 << 28;
 /// Workgroup memory of `matmul_coop.wgsl`: the f16 tiles (128 x 40 and
 /// 32 x 264 halves) and the f32 edge tiles (8 x 256).
 const COOP_WORKGROUP_BYTES: u32 = (128 * 40 + 32 * 264) * 2 + 8 * 256 * 4;
-
-/// The product kernels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kernel {
-    /// `matmul_64.wgsl`: 64 x 64 tiles.
-    Tile64,
-    /// `matmul_128.wgsl`: 128 x 128 tiles.
-    Tile128,
-    /// `matmul_coop.wgsl`: 128 x 256 tiles on the tensor cores (f16
-    /// operands, f32 sums).
-    Coop,
-}
-
-/// The kernel the automatic plan uses for 64 x 64 tiles.
-const SMALL: Kernel = Kernel::Tile64;
-
-impl Kernel {
-    /// The kernel named `name` by [`GpuTensor::matmul_t_variant`] (`None`
-    /// for "auto"), or an error naming the choices.
-    fn by_name(name: &str) -> Result<Option<Kernel>> {
-        match name {
-            "auto" => Ok(None),
-            "64" => Ok(Some(Kernel::Tile64)),
-            "128" => Ok(Some(Kernel::Tile128)),
-            "coop" => Ok(Some(Kernel::Coop)),
-            _ => Err(Error::invalid(
-                "matmul_t",
-                format!("kernel must be \"auto\", \"64\", \"128\" or \"coop\", got {name:?}"),
-            )),
-        }
-    }
-
-    /// Output tile (rows, columns) per workgroup.
-    fn tile(self) -> (usize, usize) {
-        match self {
-            Kernel::Tile64 => (64, 64),
-            Kernel::Tile128 => (128, 128),
-            Kernel::Coop => (128, 256),
-        }
-    }
-
-    fn spec(self) -> &'static KernelSpec {
-        match self {
-            Kernel::Tile64 => &families::matmul::MATMUL_64,
-            Kernel::Tile128 => &families::matmul::MATMUL_128,
-            Kernel::Coop => &families::matmul::MATMUL_COOP,
-        }
-    }
-}
-
-/// How a product is computed: the kernel and the number of K splits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Plan {
-    kernel: Kernel,
-    splits: usize,
-}
-
-/// A kernel and/or split count forced by [`GpuTensor::matmul_t_variant`]
-/// (`None` / 0: chosen by shape).
-type Force = Option<(Option<Kernel>, usize)>;
 
 impl GpuTensor {
     /// `torch.matmul`: 1-D operands are promoted to matrices (`[k]` ->
@@ -194,7 +134,6 @@ impl GpuTensor {
         self.expect_dtype(op, DType::F32)?;
         other.expect_dtype(op, DType::F32)?;
         let shapes = checks::matmul::matmul(op, self.shape(), other.shape())?;
-        let (m, k, n) = (shapes.m, shapes.k, shapes.n);
         let a = if self.rank() == 1 {
             self.layout.unsqueeze(0)?
         } else {
@@ -205,13 +144,40 @@ impl GpuTensor {
         } else {
             other.layout.clone()
         };
+        let extras = Extras {
+            force,
+            f16_operands,
+            bias: None,
+        };
+        self.product(&a, other, &b, &shapes, op, extras)
+    }
+
+    /// The products `a @ b` of `shapes` (`a` a layout of `self`'s buffer,
+    /// `b` of `other`'s, both at least 2-D: 1-D operands already promoted)
+    /// into a fresh contiguous tensor of shape `shapes.out`, plus the bias
+    /// row of `extras` on every output row.
+    fn product(
+        &self,
+        a: &Layout,
+        other: &GpuTensor,
+        b: &Layout,
+        shapes: &MatmulShape,
+        op: &'static str,
+        extras: Extras<'_>,
+    ) -> Result<GpuTensor> {
+        let (m, k, n) = (shapes.m, shapes.k, shapes.n);
         let out = self.empty_like_device(op, &shapes.out, DType::F32)?;
         if out.numel() == 0 {
             return Ok(out);
         }
         if k == 0 {
-            // An empty sum: all zeros, and nothing of A or B to read.
-            out.fill_words(0.0f32.to_bits())?;
+            // An empty sum: all zeros (or the bias), and nothing of A or B to read.
+            match extras.bias {
+                Some(bias) => bias
+                    .with_layout(bias.layout.expand(&shapes.out)?)
+                    .copy_into(&out)?,
+                None => out.fill_words(0.0f32.to_bits())?,
+            }
             return Ok(out);
         }
 
@@ -223,7 +189,7 @@ impl GpuTensor {
         let big_ok = limits.max_compute_workgroup_storage_size >= BIG_WORKGROUP_BYTES;
         let coop_ok = self.device().has_f16_tensor_cores()
             && limits.max_compute_workgroup_storage_size >= COOP_WORKGROUP_BYTES;
-        if !coop_ok && matches!(force, Some((Some(Kernel::Coop), _))) {
+        if !coop_ok && matches!(extras.force, Some((Some(Kernel::Coop), _))) {
             return Err(Error::invalid(
                 op,
                 format!(
@@ -232,18 +198,20 @@ impl GpuTensor {
                 ),
             ));
         }
-        let coop = coop_ok && (f16_operands || matmul_precision() == MatmulPrecision::Medium);
+        let coop =
+            coop_ok && (extras.f16_operands || matmul_precision() == MatmulPrecision::Medium);
         // Partial sums of all splits must fit one binding.
         let max_floats = limits
             .max_storage_buffer_binding_size
             .min(limits.max_buffer_size)
             / 4;
         let max_splits = usize::try_from(max_floats / (count * m * n) as u64).unwrap_or(usize::MAX);
-        let plan = plan([count, m, n, k], big_ok, coop, max_splits, force);
+        let plan = plan([count, m, n, k], big_ok, coop, max_splits, extras.force);
         let k_chunk = k.div_ceil(plan.splits).next_multiple_of(SPLIT_ALIGN);
         // Recount: rounding the chunk up may leave fewer (never empty) splits.
         let splits = k.div_ceil(k_chunk);
-        let imm = immediates(
+        let bias = extras.bias.map(|t| bias_row(op, t)).transpose()?;
+        let mut imm = immediates(
             op,
             &a,
             &b,
@@ -253,8 +221,14 @@ impl GpuTensor {
             k_chunk,
             splits,
         )?;
+        if let Some((_, offset, stride)) = bias {
+            (imm.bias_offset, imm.bias_stride) = (offset, stride);
+        }
+        // Any buffer fills the bias binding of a product without one.
+        let bias_buffer = bias.map_or(&self.buffer, |(t, ..)| &t.buffer);
         // Walk each staged slice along the operand's unit-stride index so
-        // neighbouring threads read neighbouring addresses.
+        // neighbouring threads read neighbouring addresses. With split K the
+        // bias waits for the sum of the splits (sum_splits adds it once).
         let r = a.rank();
         let constants = [
             (
@@ -265,6 +239,7 @@ impl GpuTensor {
                 "B_K_FAST",
                 flag(b.strides()[r - 2] == 1 && b.strides()[r - 1] != 1),
             ),
+            ("HAS_BIAS", flag(bias.is_some() && splits == 1)),
         ];
         let spec = plan.kernel.spec();
         let part = if splits > 1 {
@@ -276,7 +251,7 @@ impl GpuTensor {
         self.kernels().dispatch_groups(
             spec,
             &constants,
-            &[&self.buffer, &other.buffer, &target.buffer],
+            &[&self.buffer, &other.buffer, &target.buffer, bias_buffer],
             &imm,
             u64::from(imm.groups),
         )?;
@@ -285,11 +260,14 @@ impl GpuTensor {
             let sum = SumSplitsParams {
                 numel: params::to_u32(op, "output element count", numel)?,
                 splits: params::to_u32(op, "split count", splits)?,
+                n: params::to_u32(op, "columns", n)?,
+                bias_offset: imm.bias_offset,
+                bias_stride: imm.bias_stride,
             };
             self.kernels().dispatch_1d(
                 &families::matmul::SUM_SPLITS,
-                &[],
-                &[&part.buffer, &out.buffer],
+                &[("HAS_BIAS", flag(bias.is_some()))],
+                &[&part.buffer, &out.buffer, bias_buffer],
                 &sum,
                 numel as u64,
             )?;
@@ -298,65 +276,33 @@ impl GpuTensor {
     }
 }
 
+/// What a product may do besides `a @ b`.
+#[derive(Clone, Copy, Debug, Default)]
+struct Extras<'a> {
+    /// A kernel and/or split count to use instead of the shape's plan.
+    force: Force,
+    /// Every operand value is a float16 value (the tensor cores are exact).
+    f16_operands: bool,
+    /// A 1-D F32 `[n]` view (stride 0 for one value) added to every output
+    /// row after the sum (`linear`), on the operands' device.
+    bias: Option<&'a GpuTensor>,
+}
+
+/// The bias view `t` with the offset and column stride the kernels index it
+/// by, checked to fit their 32-bit arithmetic.
+fn bias_row<'a>(op: &'static str, t: &'a GpuTensor) -> Result<(&'a GpuTensor, u32, u32)> {
+    params::to_u32(op, "bias extent", t.layout.span_end())?;
+    let stride = t.layout.strides().first().copied().unwrap_or(0);
+    Ok((
+        t,
+        params::to_u32(op, "offset", t.layout.offset())?,
+        params::to_u32(op, "stride", stride)?,
+    ))
+}
+
 /// An override constant's value for a 0/1 flag.
 fn flag(on: bool) -> f64 {
     if on { 1.0 } else { 0.0 }
-}
-
-/// The kernel and K split for `count` products of `[m, k] x [k, n]`.
-/// `big_ok`: the device has the 128 x 128 kernel's workgroup memory;
-/// `coop`: products may run on the tensor cores (precision "medium" on a
-/// device that has them);
-/// `max_splits`: how many `[count, m, n]` partial results fit one binding;
-/// `force`: a kernel and/or split count to use instead.
-fn plan(
-    [count, m, n, k]: [usize; 4],
-    big_ok: bool,
-    coop: bool,
-    max_splits: usize,
-    force: Force,
-) -> Plan {
-    let (force_kernel, force_splits) = force.unwrap_or((None, 0));
-    let tiles = |(tm, tn): (usize, usize)| count * m.div_ceil(tm) * n.div_ceil(tn);
-    let splits_for = |t: (usize, usize)| {
-        if force_splits != 0 {
-            force_splits
-        } else if 2 * tiles(t) <= FILL_GROUPS {
-            FILL_GROUPS
-                .div_ceil(tiles(t))
-                .min(k / MIN_SPLIT_K)
-                .min(max_splits)
-                .max(1)
-        } else {
-            1
-        }
-    };
-    // The 128 kernel where its edge tiles waste at most 25% more than the 64
-    // kernel's (so not for skinny outputs such as N = 10) and its tiles
-    // alone fill the GPU. Where they would need a K split to do so, the 64
-    // kernel's 4 times as many tiles do better without one (H200,
-    // docs/bench/matmul.txt: the MLP products [1024, 1024 or 784, 784 or
-    // 1024] run at 16-22 TFLOP/s unsplit on 64 x 64 tiles against 13-20
-    // with 128 x 128 tiles split 4-5 ways plus the partial sums' pass).
-    let padded = |t: usize| m.next_multiple_of(t) * n.next_multiple_of(t);
-    let kernel = if let Some(kernel) = force_kernel {
-        kernel
-    } else if coop
-        && k >= 32
-        && count * m * n * k >= COOP_MIN_MACS
-        && m.next_multiple_of(128) * n.next_multiple_of(256) <= 2 * m * n
-    {
-        // Tensor cores for large products whose 128 x 256 tiles waste at
-        // most half the work (so not for skinny outputs such as N = 10,
-        // nor the small MLP's products, which stay f32).
-        Kernel::Coop
-    } else if big_ok && 4 * padded(128) <= 5 * padded(64) && tiles((128, 128)) >= FILL_GROUPS {
-        Kernel::Tile128
-    } else {
-        SMALL
-    };
-    let splits = splits_for(kernel.tile());
-    Plan { kernel, splits }
 }
 
 /// The kernel's immediate block for `a` (`batch + [m, k]`) times `b`
@@ -426,6 +372,8 @@ fn immediates(
         // Unsplit chunks are K itself (>= 1 here: K = 0 never dispatches).
         k_chunk: params::to_u32(op, "inner size", k_chunk.min(k))?,
         batches: params::to_u32(op, "batch count", count)?,
+        bias_offset: 0,
+        bias_stride: 0,
     })
 }
 
@@ -455,77 +403,7 @@ fn simplify_batch(
 
 #[cfg(test)]
 mod tests {
-    use super::{Kernel, Plan, plan, simplify_batch};
-
-    #[test]
-    fn plans_by_shape() {
-        let pick = |shape: [usize; 4], big_ok, max_splits, force| {
-            let Plan { kernel, splits } = plan(shape, big_ok, false, max_splits, force);
-            (kernel.tile().0, splits)
-        };
-        let auto = |count, m, n, k| pick([count, m, n, k], true, usize::MAX, None);
-        // Large outputs: 128 x 128 tiles, no split.
-        assert_eq!(auto(1, 4096, 4096, 4096), (128, 1));
-        assert_eq!(auto(1, 2048, 2048, 2048), (128, 1));
-        // MLP-sized outputs (64 or 56 big tiles, 256 or 208 small ones):
-        // small tiles fill the GPU without a split.
-        assert_eq!(auto(1, 1024, 1024, 1024), (64, 1));
-        assert_eq!(auto(1, 1024, 1024, 784), (64, 1));
-        assert_eq!(auto(1, 1024, 784, 1024), (64, 1));
-        // Skinny (N = 10), small or short-K outputs: 64 x 64 tiles.
-        assert_eq!(auto(1, 128, 10, 256), (64, 2));
-        assert_eq!(auto(1, 128, 256, 784), (64, 6));
-        assert_eq!(auto(1, 64, 64, 64), (64, 1));
-        assert_eq!(auto(1, 512, 512, 512), (64, 4));
-        assert_eq!(auto(32, 256, 256, 64), (64, 1));
-        // The automatic cases of the parity test odd_sizes_every_variant_relative_norm.
-        assert_eq!(auto(2, 1024, 640, 512), (64, 1));
-        assert_eq!(auto(1, 130, 140, 1000), (64, 7));
-        assert_eq!(auto(3, 260, 250, 256), (64, 2));
-        // No 128 kernel without its workgroup memory; splits capped by memory.
-        assert_eq!(pick([1, 4096, 4096, 4096], false, 1, None), (64, 1));
-        assert_eq!(pick([1, 512, 512, 4096], true, 2, None), (64, 2));
-        // Forced variants: the other choice is made for the forced one.
-        let forced = |shape, force| pick(shape, true, usize::MAX, Some(force));
-        let (t64, t128) = (Some(Kernel::Tile64), Some(Kernel::Tile128));
-        assert_eq!(forced([1, 4096, 4096, 4096], (t64, 0)), (64, 1));
-        assert_eq!(forced([1, 1024, 1024, 1024], (t64, 0)), (64, 1));
-        assert_eq!(forced([1, 1024, 1024, 1024], (None, 2)), (64, 2));
-        assert_eq!(forced([1, 1024, 1024, 1024], (t128, 0)), (128, 4));
-        assert_eq!(
-            plan(
-                [1, 64, 64, 64],
-                true,
-                false,
-                9,
-                Some((Some(Kernel::Tile64), 3))
-            ),
-            Plan {
-                kernel: Kernel::Tile64,
-                splits: 3
-            }
-        );
-    }
-
-    #[test]
-    fn tensor_cores_take_the_products_their_tiles_fit() {
-        let kernel = |shape| plan(shape, true, true, usize::MAX, None).kernel;
-        assert_eq!(kernel([1, 4096, 4096, 4096]), Kernel::Coop);
-        assert_eq!(kernel([1, 1024, 1024, 1024]), Kernel::Coop);
-        assert_eq!(kernel([1, 8192, 1152, 384]), Kernel::Coop);
-        assert_eq!(kernel([1, 1024, 1024, 784]), Kernel::Coop);
-        // Skinny outputs, tiny K and small products stay on the f32 kernels.
-        assert_eq!(kernel([1, 128, 10, 256]), Kernel::Tile64);
-        assert_eq!(kernel([1, 1024, 1024, 16]), Kernel::Tile64);
-        assert_eq!(kernel([1, 128, 256, 784]), Kernel::Tile64);
-        // The whole batch counts: T2's [32, 256, 384] x [384, 1152] products.
-        assert_eq!(kernel([32, 256, 1152, 384]), Kernel::Coop);
-        assert_eq!(kernel([8, 1024, 768, 64]), Kernel::Coop);
-        assert_ne!(kernel([2, 128, 256, 784]), Kernel::Coop);
-        // Few tiles: split along K like the f32 kernels.
-        let Plan { kernel, splits } = plan([1, 128, 256, 1 << 14], true, true, usize::MAX, None);
-        assert_eq!((kernel, splits), (Kernel::Coop, 128));
-    }
+    use super::simplify_batch;
 
     #[test]
     fn batch_dims_merge_when_both_operands_allow() {

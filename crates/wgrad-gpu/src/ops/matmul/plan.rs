@@ -1,0 +1,213 @@
+//! How a product is computed: which kernel (64 x 64 or 128 x 128 f32
+//! tiles, or the tensor cores' 128 x 256) and how many K splits, chosen by
+//! shape or forced by [`GpuTensor::matmul_t_variant`].
+
+use wgrad_core::{Error, Result};
+use wgrad_kernels::KernelSpec;
+use wgrad_kernels::families;
+
+#[cfg(doc)]
+use crate::GpuTensor;
+
+/// Workgroups that keep a large GPU busy (e.g. 2 per SM on a 132-SM H200).
+/// Products with fewer than half as many output tiles are split along K.
+const FILL_GROUPS: usize = 256;
+/// Least K per split: shorter chunks spend more on the partial sums than the
+/// extra parallelism gains.
+const MIN_SPLIT_K: usize = 128;
+/// Least multiply-adds (over the whole batch) for the tensor cores: below this,
+/// a K split of their few big tiles costs more than it saves (H100: the
+/// MLP's [128, 784] x [784, 256] products made its step 0.48 -> 0.58 ms,
+/// while [1024, 1024] x [1024, 1024] runs 17 -> 22 TFLOP/s).
+const COOP_MIN_MACS: usize = 1 << 28;
+
+/// The product kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Kernel {
+    /// `matmul_64.wgsl`: 64 x 64 tiles.
+    Tile64,
+    /// `matmul_128.wgsl`: 128 x 128 tiles.
+    Tile128,
+    /// `matmul_coop.wgsl`: 128 x 256 tiles on the tensor cores (f16
+    /// operands, f32 sums).
+    Coop,
+}
+
+/// The kernel the automatic plan uses for 64 x 64 tiles.
+const SMALL: Kernel = Kernel::Tile64;
+
+impl Kernel {
+    /// The kernel named `name` by [`GpuTensor::matmul_t_variant`] (`None`
+    /// for "auto"), or an error naming the choices.
+    pub(super) fn by_name(name: &str) -> Result<Option<Kernel>> {
+        match name {
+            "auto" => Ok(None),
+            "64" => Ok(Some(Kernel::Tile64)),
+            "128" => Ok(Some(Kernel::Tile128)),
+            "coop" => Ok(Some(Kernel::Coop)),
+            _ => Err(Error::invalid(
+                "matmul_t",
+                format!("kernel must be \"auto\", \"64\", \"128\" or \"coop\", got {name:?}"),
+            )),
+        }
+    }
+
+    /// Output tile (rows, columns) per workgroup.
+    pub(super) fn tile(self) -> (usize, usize) {
+        match self {
+            Kernel::Tile64 => (64, 64),
+            Kernel::Tile128 => (128, 128),
+            Kernel::Coop => (128, 256),
+        }
+    }
+
+    pub(super) fn spec(self) -> &'static KernelSpec {
+        match self {
+            Kernel::Tile64 => &families::matmul::MATMUL_64,
+            Kernel::Tile128 => &families::matmul::MATMUL_128,
+            Kernel::Coop => &families::matmul::MATMUL_COOP,
+        }
+    }
+}
+
+/// How a product is computed: the kernel and the number of K splits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Plan {
+    pub(super) kernel: Kernel,
+    pub(super) splits: usize,
+}
+
+/// A kernel and/or split count forced by [`GpuTensor::matmul_t_variant`]
+/// (`None` / 0: chosen by shape).
+pub(super) type Force = Option<(Option<Kernel>, usize)>;
+
+/// The kernel and K split for `count` products of `[m, k] x [k, n]`.
+/// `big_ok`: the device has the 128 x 128 kernel's workgroup memory;
+/// `coop`: products may run on the tensor cores (precision "medium" on a
+/// device that has them);
+/// `max_splits`: how many `[count, m, n]` partial results fit one binding;
+/// `force`: a kernel and/or split count to use instead.
+pub(super) fn plan(
+    [count, m, n, k]: [usize; 4],
+    big_ok: bool,
+    coop: bool,
+    max_splits: usize,
+    force: Force,
+) -> Plan {
+    let (force_kernel, force_splits) = force.unwrap_or((None, 0));
+    let tiles = |(tm, tn): (usize, usize)| count * m.div_ceil(tm) * n.div_ceil(tn);
+    let splits_for = |t: (usize, usize)| {
+        if force_splits != 0 {
+            force_splits
+        } else if 2 * tiles(t) <= FILL_GROUPS {
+            FILL_GROUPS
+                .div_ceil(tiles(t))
+                .min(k / MIN_SPLIT_K)
+                .min(max_splits)
+                .max(1)
+        } else {
+            1
+        }
+    };
+    // The 128 kernel where its edge tiles waste at most 25% more than the 64
+    // kernel's (so not for skinny outputs such as N = 10) and its tiles
+    // alone fill the GPU. Where they would need a K split to do so, the 64
+    // kernel's 4 times as many tiles do better without one (H200,
+    // docs/bench/matmul.txt: the MLP products [1024, 1024 or 784, 784 or
+    // 1024] run at 16-22 TFLOP/s unsplit on 64 x 64 tiles against 13-20
+    // with 128 x 128 tiles split 4-5 ways plus the partial sums' pass).
+    let padded = |t: usize| m.next_multiple_of(t) * n.next_multiple_of(t);
+    let kernel = if let Some(kernel) = force_kernel {
+        kernel
+    } else if coop
+        && k >= 32
+        && count * m * n * k >= COOP_MIN_MACS
+        && m.next_multiple_of(128) * n.next_multiple_of(256) <= 2 * m * n
+    {
+        // Tensor cores for large products whose 128 x 256 tiles waste at
+        // most half the work (so not for skinny outputs such as N = 10,
+        // nor the small MLP's products, which stay f32).
+        Kernel::Coop
+    } else if big_ok && 4 * padded(128) <= 5 * padded(64) && tiles((128, 128)) >= FILL_GROUPS {
+        Kernel::Tile128
+    } else {
+        SMALL
+    };
+    let splits = splits_for(kernel.tile());
+    Plan { kernel, splits }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Kernel, Plan, plan};
+
+    #[test]
+    fn plans_by_shape() {
+        let pick = |shape: [usize; 4], big_ok, max_splits, force| {
+            let Plan { kernel, splits } = plan(shape, big_ok, false, max_splits, force);
+            (kernel.tile().0, splits)
+        };
+        let auto = |count, m, n, k| pick([count, m, n, k], true, usize::MAX, None);
+        // Large outputs: 128 x 128 tiles, no split.
+        assert_eq!(auto(1, 4096, 4096, 4096), (128, 1));
+        assert_eq!(auto(1, 2048, 2048, 2048), (128, 1));
+        // MLP-sized outputs (64 or 56 big tiles, 256 or 208 small ones):
+        // small tiles fill the GPU without a split.
+        assert_eq!(auto(1, 1024, 1024, 1024), (64, 1));
+        assert_eq!(auto(1, 1024, 1024, 784), (64, 1));
+        assert_eq!(auto(1, 1024, 784, 1024), (64, 1));
+        // Skinny (N = 10), small or short-K outputs: 64 x 64 tiles.
+        assert_eq!(auto(1, 128, 10, 256), (64, 2));
+        assert_eq!(auto(1, 128, 256, 784), (64, 6));
+        assert_eq!(auto(1, 64, 64, 64), (64, 1));
+        assert_eq!(auto(1, 512, 512, 512), (64, 4));
+        assert_eq!(auto(32, 256, 256, 64), (64, 1));
+        // The automatic cases of the parity test odd_sizes_every_variant_relative_norm.
+        assert_eq!(auto(2, 1024, 640, 512), (64, 1));
+        assert_eq!(auto(1, 130, 140, 1000), (64, 7));
+        assert_eq!(auto(3, 260, 250, 256), (64, 2));
+        // No 128 kernel without its workgroup memory; splits capped by memory.
+        assert_eq!(pick([1, 4096, 4096, 4096], false, 1, None), (64, 1));
+        assert_eq!(pick([1, 512, 512, 4096], true, 2, None), (64, 2));
+        // Forced variants: the other choice is made for the forced one.
+        let forced = |shape, force| pick(shape, true, usize::MAX, Some(force));
+        let (t64, t128) = (Some(Kernel::Tile64), Some(Kernel::Tile128));
+        assert_eq!(forced([1, 4096, 4096, 4096], (t64, 0)), (64, 1));
+        assert_eq!(forced([1, 1024, 1024, 1024], (t64, 0)), (64, 1));
+        assert_eq!(forced([1, 1024, 1024, 1024], (None, 2)), (64, 2));
+        assert_eq!(forced([1, 1024, 1024, 1024], (t128, 0)), (128, 4));
+        assert_eq!(
+            plan(
+                [1, 64, 64, 64],
+                true,
+                false,
+                9,
+                Some((Some(Kernel::Tile64), 3))
+            ),
+            Plan {
+                kernel: Kernel::Tile64,
+                splits: 3
+            }
+        );
+    }
+
+    #[test]
+    fn tensor_cores_take_the_products_their_tiles_fit() {
+        let kernel = |shape| plan(shape, true, true, usize::MAX, None).kernel;
+        assert_eq!(kernel([1, 4096, 4096, 4096]), Kernel::Coop);
+        assert_eq!(kernel([1, 1024, 1024, 1024]), Kernel::Coop);
+        assert_eq!(kernel([1, 8192, 1152, 384]), Kernel::Coop);
+        assert_eq!(kernel([1, 1024, 1024, 784]), Kernel::Coop);
+        // Skinny outputs, tiny K and small products stay on the f32 kernels.
+        assert_eq!(kernel([1, 128, 10, 256]), Kernel::Tile64);
+        assert_eq!(kernel([1, 1024, 1024, 16]), Kernel::Tile64);
+        assert_eq!(kernel([1, 128, 256, 784]), Kernel::Tile64);
+        // The whole batch counts: T2's [32, 256, 384] x [384, 1152] products.
+        assert_eq!(kernel([32, 256, 1152, 384]), Kernel::Coop);
+        assert_eq!(kernel([8, 1024, 768, 64]), Kernel::Coop);
+        assert_ne!(kernel([2, 128, 256, 784]), Kernel::Coop);
+        // Few tiles: split along K like the f32 kernels.
+        let Plan { kernel, splits } = plan([1, 128, 256, 1 << 14], true, true, usize::MAX, None);
+        assert_eq!((kernel, splits), (Kernel::Coop, 128));
+    }
+}

@@ -1,0 +1,302 @@
+//! `linear` (`F.linear`: `x @ weight^T + bias`, the bias added in the
+//! matmul kernels' store or in the split-K sum) on the GPU against the CPU
+//! reference, and against the GPU's own `matmul_t` then `add`, which it
+//! must equal bit for bit: both add the bias once to the same f32 sums.
+//!
+//! Tolerance against the CPU as in `parity_matmul`: `1e-4` relative error
+//! for K <= 80, `1e-5` in relative Frobenius norm for large K.
+
+use wgrad_test_support::{assert_close, shared_gpu};
+
+use proptest::prelude::*;
+use wgrad_core::{DType, Error};
+use wgrad_cpu::CpuTensor;
+use wgrad_device::GpuDevice;
+use wgrad_gpu::GpuTensor;
+
+use crate::parity_matmul::rel_norm_err;
+
+const TOL: f32 = 1e-4;
+
+/// The same random f32 data on both devices.
+fn pair(gpu: &GpuDevice, shape: &[usize], seed: u64) -> (CpuTensor, GpuTensor) {
+    let cpu = CpuTensor::rand(shape, -1.0, 1.0, seed).unwrap();
+    let data = cpu.to_vec::<f32>().unwrap();
+    (cpu, GpuTensor::from_vec(gpu, data, shape).unwrap())
+}
+
+/// A `[rows, cols]` operand, stored transposed (`[cols, rows]`, viewed
+/// back through swapped strides) when `trans`.
+fn matrix(
+    gpu: &GpuDevice,
+    rows: usize,
+    cols: usize,
+    trans: bool,
+    seed: u64,
+) -> (CpuTensor, GpuTensor) {
+    if !trans {
+        return pair(gpu, &[rows, cols], seed);
+    }
+    let (c, g) = pair(gpu, &[cols, rows], seed);
+    (c.transpose(0, 1).unwrap(), g.transpose(0, 1).unwrap())
+}
+
+fn check(got: &GpuTensor, want: &CpuTensor, what: &str) {
+    assert_eq!(got.shape(), want.shape(), "{what}: shape");
+    assert!(got.is_contiguous(), "{what}: output must be contiguous");
+    assert_close(
+        &got.to_vec_blocking::<f32>().unwrap(),
+        &want.to_vec::<f32>().unwrap(),
+        TOL,
+        what,
+    );
+}
+
+/// Asserts `got` and `want` hold the same f32 bits.
+fn check_bits(got: &GpuTensor, want: &GpuTensor, what: &str) {
+    assert_eq!(got.shape(), want.shape(), "{what}: shape");
+    let bits = |t: &GpuTensor| -> Vec<u32> {
+        t.to_vec_blocking::<f32>()
+            .unwrap()
+            .iter()
+            .map(|v| v.to_bits())
+            .collect()
+    };
+    let (g, w) = (bits(got), bits(want));
+    if let Some(i) = g.iter().zip(&w).position(|(a, b)| a != b) {
+        panic!(
+            "{what}[{i}]: {} != {} (matmul_t then add)",
+            f32::from_bits(g[i]),
+            f32::from_bits(w[i])
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+
+    /// 1-D, 2-D and 3-D inputs, with and without bias, plain and transposed
+    /// (non-contiguous) inputs and weights, sizes crossing the tile edges.
+    #[test]
+    fn linear_matches_cpu(
+        lead in prop::sample::select(vec![vec![], vec![0], vec![1], vec![37], vec![70], vec![3, 23], vec![2, 0]]),
+        k in 0usize..=70,
+        n in 0usize..=70,
+        trans_x: bool,
+        trans_w: bool,
+        with_bias: bool,
+        seed in 0u64..1000,
+    ) {
+        let Some(gpu) = shared_gpu() else { return Ok(()) };
+        let (cx, gx) = match lead.as_slice() {
+            [] => pair(&gpu, &[k], seed),
+            &[rows] => matrix(&gpu, rows, k, trans_x, seed),
+            // [b, t, k] stored as [t, b, k]: rows that no view merges.
+            &[b, t] if trans_x => {
+                let (c, g) = pair(&gpu, &[t, b, k], seed);
+                (c.transpose(0, 1).unwrap(), g.transpose(0, 1).unwrap())
+            }
+            _ => {
+                let mut shape = lead.clone();
+                shape.push(k);
+                pair(&gpu, &shape, seed)
+            }
+        };
+        let (cw, gw) = matrix(&gpu, n, k, trans_w, seed + 1);
+        let (cb, gb) = pair(&gpu, &[n], seed + 2);
+        let (cb, gb) = if with_bias { (Some(&cb), Some(&gb)) } else { (None, None) };
+        let want = cx.linear(&cw, cb).unwrap();
+        let got = gx.linear(&gw, gb).unwrap();
+        let mut out = lead.clone();
+        out.push(n);
+        prop_assert_eq!(want.shape(), &out[..]);
+        check(&got, &want, &format!("x{:?} W[{n}, {k}] tx={trans_x} tw={trans_w} bias={with_bias}", gx.shape()));
+    }
+
+    /// Every kernel and split count: `linear` equals `matmul_t` then `add`
+    /// bit for bit (the bias goes in the store, or in the split sum).
+    #[test]
+    fn forced_variants_equal_matmul_then_add(
+        m in 1usize..=140,
+        n in 1usize..=140,
+        k in 1usize..=80,
+        trans_x: bool,
+        kernel in prop::sample::select(vec!["64", "128"]),
+        splits in 1usize..=4,
+        seed in 0u64..1000,
+    ) {
+        let Some(gpu) = shared_gpu() else { return Ok(()) };
+        let (_, gx) = matrix(&gpu, m, k, trans_x, seed);
+        let (_, gw) = pair(&gpu, &[n, k], seed + 1);
+        let (_, gb) = pair(&gpu, &[n], seed + 2);
+        let got = gx.linear_variant(&gw, Some(&gb), kernel, splits).unwrap();
+        let want = gx
+            .matmul_t_variant(&gw, false, true, kernel, splits)
+            .unwrap()
+            .add(&gb)
+            .unwrap();
+        check_bits(&got, &want, &format!("[{m}x{k}] W[{n}, {k}] kernel={kernel} splits={splits}"));
+    }
+}
+
+/// Split-K shapes (long K, few output tiles: the automatic plan splits),
+/// batched inputs and the 128 kernel, against the CPU in relative norm and
+/// against matmul_t + add bit for bit.
+#[test]
+fn split_k_and_large_shapes() {
+    let Some(gpu) = shared_gpu() else { return };
+    let cases: &[(&[usize], usize)] = &[
+        (&[8, 2048], 16),       // split many ways
+        (&[2, 5, 1000], 140),   // rows folded from a batch, split
+        (&[130, 1000], 140),    // split 7 ways (see plans_by_shape)
+        (&[1, 784], 256),       // one row
+        (&[2, 1024, 512], 640), // large: no split
+    ];
+    for (i, &(sx, n)) in cases.iter().enumerate() {
+        let k = sx[sx.len() - 1];
+        let (cx, gx) = pair(&gpu, sx, 70 + i as u64);
+        let (cw, gw) = pair(&gpu, &[n, k], 80 + i as u64);
+        let (cb, gb) = pair(&gpu, &[n], 90 + i as u64);
+        let want = cx.linear(&cw, Some(&cb)).unwrap();
+        let got = gx.linear(&gw, Some(&gb)).unwrap();
+        let rel = rel_norm_err(&got, &want);
+        assert!(rel < 1e-5, "{sx:?} x W[{n}, {k}]: relative error {rel}");
+        let rows: usize = sx[..sx.len() - 1].iter().product();
+        let folded = gx.reshape(&[rows as isize, k as isize]).unwrap();
+        let plain = folded.matmul_t(&gw, false, true).unwrap().add(&gb).unwrap();
+        let plain = plain
+            .reshape(&want.shape().iter().map(|&d| d as isize).collect::<Vec<_>>())
+            .unwrap();
+        check_bits(&got, &plain, &format!("{sx:?} x W[{n}, {k}]"));
+    }
+}
+
+/// Empty batches, K = 0 (the output is the bias, or zeros), a bias of one
+/// value (`[1]` and 0-d, broadcast) and a strided bias view.
+#[test]
+fn edge_shapes_and_bias_views() {
+    let Some(gpu) = shared_gpu() else { return };
+    for (sx, sw) in [
+        (&[0, 5][..], &[3, 5][..]),
+        (&[2, 0, 5], &[3, 5]),
+        (&[4, 0], &[3, 0]),
+        (&[0], &[6, 0]),
+        (&[4, 5], &[0, 5]),
+    ] {
+        let (cx, gx) = pair(&gpu, sx, 3);
+        let (cw, gw) = pair(&gpu, sw, 4);
+        let (cb, gb) = pair(&gpu, &[sw[0]], 5);
+        for bias in [false, true] {
+            let (cb, gb) = if bias {
+                (Some(&cb), Some(&gb))
+            } else {
+                (None, None)
+            };
+            let want = cx.linear(&cw, cb).unwrap();
+            check(
+                &gx.linear(&gw, gb).unwrap(),
+                &want,
+                &format!("{sx:?} x W{sw:?} bias={bias}"),
+            );
+        }
+    }
+    // K = 0 writes the bias (or zeros) into a recycled (dirty) pool buffer.
+    let (_, dirty) = pair(&gpu, &[64, 64], 9);
+    drop(dirty);
+    let x = GpuTensor::zeros(&gpu, &[64, 0], DType::F32).unwrap();
+    let w = GpuTensor::zeros(&gpu, &[64, 0], DType::F32).unwrap();
+    let (cb, gb) = pair(&gpu, &[64], 10);
+    let y = x
+        .linear(&w, Some(&gb))
+        .unwrap()
+        .to_vec_blocking::<f32>()
+        .unwrap();
+    let row = cb.to_vec::<f32>().unwrap();
+    assert!(y.chunks(64).all(|r| r == row.as_slice()));
+    let y = x
+        .linear(&w, None)
+        .unwrap()
+        .to_vec_blocking::<f32>()
+        .unwrap();
+    assert!(y.iter().all(|&v| v == 0.0));
+
+    let (cx, gx) = pair(&gpu, &[7, 9], 11);
+    let (cw, gw) = pair(&gpu, &[5, 9], 12);
+    // One value broadcast over the outputs, as [1] and as a 0-d tensor,
+    // on the plain and the split path.
+    let (cb, gb) = pair(&gpu, &[1], 13);
+    let (cs, gs) = (cb.reshape(&[]).unwrap(), gb.reshape(&[]).unwrap());
+    for (c, g, what) in [(&cb, &gb, "[1]"), (&cs, &gs, "0-d")] {
+        let want = cx.linear(&cw, Some(c)).unwrap();
+        check(&gx.linear(&gw, Some(g)).unwrap(), &want, what);
+        check(
+            &gx.linear_variant(&gw, Some(g), "64", 2).unwrap(),
+            &want,
+            what,
+        );
+    }
+    // Every third element of a longer vector, from an offset.
+    let (cl, gl) = pair(&gpu, &[20], 14);
+    let cb = cl.narrow_step(0, 2, 5, 3).unwrap();
+    let gb = gl.narrow_step(0, 2, 5, 3).unwrap();
+    let want = cx.linear(&cw, Some(&cb)).unwrap();
+    for (kernel, splits) in [("64", 1), ("128", 1), ("64", 3)] {
+        let got = gx.linear_variant(&gw, Some(&gb), kernel, splits).unwrap();
+        check(
+            &got,
+            &want,
+            &format!("strided bias, kernel {kernel} splits {splits}"),
+        );
+    }
+}
+
+/// The CPU's beta = 1 GEMM (bias first, then the sums) agrees with its
+/// `matmul_t` then `add` to f32 rounding, short and long K.
+#[test]
+fn cpu_linear_matches_matmul_then_add() {
+    for (m, k, n) in [(5, 7, 3), (33, 300, 65), (64, 2000, 40)] {
+        let x = CpuTensor::rand(&[m, k], -1.0, 1.0, 1).unwrap();
+        let w = CpuTensor::rand(&[n, k], -1.0, 1.0, 2).unwrap();
+        let b = CpuTensor::rand(&[n], -1.0, 1.0, 3).unwrap();
+        let got = x.linear(&w, Some(&b)).unwrap().to_vec::<f32>().unwrap();
+        let want = x.matmul_t(&w, false, true).unwrap().add(&b).unwrap();
+        assert_close(
+            &got,
+            &want.to_vec::<f32>().unwrap(),
+            1e-5,
+            &format!("[{m}x{k}] W[{n}, {k}]"),
+        );
+    }
+}
+
+#[test]
+fn bad_arguments_are_errors_naming_the_shapes() {
+    let Some(gpu) = shared_gpu() else { return };
+    let x = GpuTensor::zeros(&gpu, &[2, 3], DType::F32).unwrap();
+    let w = GpuTensor::zeros(&gpu, &[4, 5], DType::F32).unwrap();
+    let msg = x.linear(&w, None).unwrap_err().to_string();
+    assert!(
+        msg.starts_with("linear:") && msg.contains("[2, 3]") && msg.contains("[4, 5]"),
+        "{msg}"
+    );
+    let w = GpuTensor::zeros(&gpu, &[4, 3], DType::F32).unwrap();
+    let b = GpuTensor::zeros(&gpu, &[5], DType::F32).unwrap();
+    let msg = x.linear(&w, Some(&b)).unwrap_err().to_string();
+    assert!(
+        msg.contains("bias must have shape [4]") && msg.contains("[5]"),
+        "{msg}"
+    );
+    let wi = GpuTensor::zeros(&gpu, &[4, 3], DType::I32).unwrap();
+    assert!(matches!(
+        x.linear(&wi, None),
+        Err(Error::DTypeMismatch { op: "linear", .. })
+    ));
+    let msg = x.linear_variant(&w, None, "32", 1).unwrap_err().to_string();
+    assert!(msg.contains("\"32\""), "{msg}");
+    // The CPU names the same shapes.
+    let cx = CpuTensor::full(&[2, 3], 0.0, DType::F32).unwrap();
+    let cw = CpuTensor::full(&[4, 5], 0.0, DType::F32).unwrap();
+    let cpu_msg = cx.linear(&cw, None).unwrap_err().to_string();
+    let w = GpuTensor::zeros(&gpu, &[4, 5], DType::F32).unwrap();
+    assert_eq!(cpu_msg, x.linear(&w, None).unwrap_err().to_string());
+}

@@ -1,0 +1,34 @@
+// The stores of the register-tiled matmul kernels (matmul_64, matmul_128):
+// the `store_block` that common/gemm_64.wgsl and gemm_128.wgsl hand each
+// thread's 4 x 4 outputs to, bounds-checked at the edges, with the bias
+// row of `linear` added to the finished sums (HAS_BIAS, a pipeline
+// constant: kernels without it compile no bias code). Needs
+// common/matmul_params.wgsl (out, bias, out_base).
+
+fn write4(row: u32, col: u32, v: vec4<f32>) {
+    if row >= p.m {
+        return;
+    }
+    let at = out_base + row * p.n + col;
+    if col < p.n { out[at] = v.x; }
+    if col + 1u < p.n { out[at + 1u] = v.y; }
+    if col + 2u < p.n { out[at + 2u] = v.z; }
+    if col + 3u < p.n { out[at + 3u] = v.w; }
+}
+
+// vR: row row+R, columns col..col+3.
+fn store_block(row: u32, col: u32, v0: vec4<f32>, v1: vec4<f32>, v2: vec4<f32>, v3: vec4<f32>) {
+    if HAS_BIAS == 1u {
+        // Added only when set: adding zeros would turn -0.0 sums into +0.0.
+        let bv = vec4<f32>(bias_at(col), bias_at(col + 1u), bias_at(col + 2u), bias_at(col + 3u));
+        write4(row, col, v0 + bv);
+        write4(row + 1u, col, v1 + bv);
+        write4(row + 2u, col, v2 + bv);
+        write4(row + 3u, col, v3 + bv);
+        return;
+    }
+    write4(row, col, v0);
+    write4(row + 1u, col, v1);
+    write4(row + 2u, col, v2);
+    write4(row + 3u, col, v3);
+}
