@@ -186,6 +186,16 @@ impl Device {
             Device::Gpu(g) => g.synchronize(),
         }
     }
+
+    /// Frees the device's cached free buffers (`torch.cuda.empty_cache()`):
+    /// the GPU buffer pool's, or on the CPU those of `wgrad-cpu`'s buffer
+    /// cache. Live tensors are untouched.
+    pub fn empty_cache(&self) {
+        match self {
+            Device::Cpu => wgrad_cpu::empty_cache(),
+            Device::Gpu(g) => g.empty_cache(),
+        }
+    }
 }
 
 impl fmt::Display for Device {

@@ -111,7 +111,7 @@ pub enum Error {
     },
     /// A device (the GPU, or the host for CPU tensors) ran out of memory.
     #[error(
-        "{op}: out of {device} memory while allocating {bytes} bytes; free tensors you no longer need, call empty_cache() (GPU) or use smaller batches"
+        "{op}: out of {device} memory while allocating {bytes} bytes; free tensors you no longer need, call device.empty_cache() or use smaller batches"
     )]
     OutOfMemory {
         /// Name of the failing op (e.g. `"matmul"`); the message starts with it.

@@ -74,9 +74,13 @@ pub(crate) fn reserve<T: Send + 'static>(len: usize) -> Result<Vec<T>, AllocErro
     let capacity = buffer_cache::class_len::<T>(len).unwrap_or(len);
     let mut v = Vec::new();
     // `try_reserve_exact` also rejects byte counts past `isize::MAX`
-    // (including ones that overflow `usize`).
-    v.try_reserve_exact(capacity)
-        .map_err(|_| failed::<T>(len))?;
+    // (including ones that overflow `usize`). A failure frees the cached
+    // buffers and tries once more, as PyTorch's caching allocators do.
+    if v.try_reserve_exact(capacity).is_err() {
+        buffer_cache::empty_cache();
+        v.try_reserve_exact(capacity)
+            .map_err(|_| failed::<T>(len))?;
+    }
     Ok(v)
 }
 
@@ -115,7 +119,12 @@ fn fresh_zeroed<T: Zeroable + Send + 'static>(len: usize) -> Result<Vec<T>, Allo
     let Some(class) = buffer_cache::class_len::<T>(len) else {
         return bytemuck::allocation::try_zeroed_vec(len).map_err(|()| failed::<T>(len));
     };
-    let mut v = bytemuck::allocation::try_zeroed_vec(class).map_err(|()| failed::<T>(len))?;
+    let mut v = bytemuck::allocation::try_zeroed_vec(class)
+        .or_else(|()| {
+            buffer_cache::empty_cache();
+            bytemuck::allocation::try_zeroed_vec(class)
+        })
+        .map_err(|()| failed::<T>(len))?;
     v.truncate(len);
     Ok(v)
 }
