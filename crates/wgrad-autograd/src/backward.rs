@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use wgrad_core::{BinaryOp, CompareOp, DType, Error, Result, UnaryOp, shape};
 
 use crate::graph::{Node, Op, topological_order};
-use crate::ops::{attention, conv, layer_norm, scatter, structure};
+use crate::ops::{attention, conv, layer_norm, linear, scatter, structure};
 use crate::storage::Storage;
 use crate::tensor::Tensor;
 
@@ -355,6 +355,7 @@ fn input_gradients(saved: &Saved, g: &Storage) -> Result<Vec<Option<Storage>>> {
                 Some(gb.sum_to_shape(&shape_of(1))?),
             ]
         }
+        Op::Linear => linear::linear_grads(g, &x, inputs)?,
         Op::IndexSelect { axis, index } => {
             let base = Storage::full(&shape_of(0), 0.0, DType::F32, &g.device())?;
             vec![Some(base.index_add(*axis, index, g)?)]

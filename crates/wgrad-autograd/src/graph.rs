@@ -70,6 +70,9 @@ pub(crate) enum Op {
         trans_a: bool,
         trans_b: bool,
     },
+    /// `F.linear` of inputs `[x, weight, bias?]` (the bias added in the
+    /// product's pass).
+    Linear,
     IndexSelect {
         axis: isize,
         index: Storage,
@@ -164,6 +167,7 @@ impl Op {
             Op::Softmax { log: false, .. } => "softmax",
             Op::Softmax { log: true, .. } => "log_softmax",
             Op::MatmulT { .. } => "matmul",
+            Op::Linear => "linear",
             Op::IndexSelect { .. } => "index_select",
             Op::Gather { .. } => "gather",
             Op::Slice { .. } => "slice",

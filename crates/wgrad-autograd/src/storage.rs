@@ -14,6 +14,7 @@ mod conv;
 mod creation;
 mod half_compute;
 mod layer_norm;
+mod linear;
 mod optim_steps;
 mod pool;
 mod sort;

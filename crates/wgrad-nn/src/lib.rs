@@ -70,7 +70,7 @@ pub use embedding::{Embedding, embedding};
 pub use flatten::Flatten;
 pub use group_norm::GroupNorm;
 pub use layer_norm::LayerNorm;
-pub use linear::Linear;
+pub use linear::{Linear, linear};
 pub use loss::{CrossEntropyOptions, Reduction};
 pub use module::{Module, unique_parameters};
 /// `#[derive(Module)]`: see [the derive's documentation](macro@Module).

@@ -7,7 +7,9 @@ use crate::Module;
 use crate::init::{self, FanMode, Nonlinearity};
 
 /// A fully connected layer: `forward(x) = x @ weight^T + bias` over the last
-/// dim of `x` (any leading batch dims). `weight` is `[out, in]` and `bias`
+/// dim of `x` (any leading batch dims), through the fused [`linear`] (the
+/// bias added in the product's pass; under autocast the input, weight and
+/// bias all run in the region's dtype). `weight` is `[out, in]` and `bias`
 /// `[out]`, as in PyTorch.
 ///
 /// ```
@@ -86,16 +88,25 @@ impl Linear {
 
 impl Linear {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        // A single sample [in] is a batch of one, as torch.matmul promotes it.
-        if x.rank() == 1 {
-            return self.forward(&x.unsqueeze(0)?)?.squeeze(0);
-        }
-        // The transpose is free: matmul_t reads W through swapped strides.
-        let y = x.matmul_t(&self.weight, false, true)?;
-        match &self.bias {
-            // Under autocast the bias joins the product's lower precision.
-            Some(b) => y.add(&wgrad_autograd::autocast::lower_precision(b)?),
-            None => Ok(y),
-        }
+        x.linear(&self.weight, self.bias.as_ref())
     }
+}
+
+/// `torch.nn.functional.linear(x, weight, bias)`: `x @ weight^T + bias`
+/// over the last dim of `x` (any leading dims; a 1-D `x` gives `[out]`),
+/// one fused op whose bias is added in the product's own pass (see
+/// [`Tensor::linear`]). `weight` is `[out, in]`, `bias` `[out]`.
+///
+/// ```
+/// use wgrad_autograd::{DType, Device, Tensor};
+/// let x = Tensor::ones(&[4, 2, 3], &Device::Cpu)?;
+/// let w = Tensor::ones(&[5, 3], &Device::Cpu)?;
+/// let b = Tensor::full(&[5], 0.5, DType::F32, &Device::Cpu)?;
+/// let y = wgrad_nn::linear(&x, &w, Some(&b))?;
+/// assert_eq!(y.shape(), [4, 2, 5]);
+/// assert_eq!(y.to_vec_f32()?[0], 3.5);
+/// # Ok::<(), wgrad_core::Error>(())
+/// ```
+pub fn linear(x: &Tensor, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
+    x.linear(weight, bias)
 }

@@ -7,6 +7,7 @@ mod indexing;
 pub(crate) mod inplace;
 pub(crate) mod layer_norm;
 mod linalg;
+pub(crate) mod linear;
 mod loss;
 pub(crate) mod math;
 pub(crate) mod math_grad;

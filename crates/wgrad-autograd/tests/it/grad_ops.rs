@@ -212,6 +212,33 @@ fn cases() -> Vec<Case> {
         ("matmul_t both", vec![vec![4, 3], vec![2, 4]], |x| {
             x[0].matmul_t(&x[1], true, true)
         }),
+        ("linear", vec![vec![3, 4], vec![2, 4], vec![2]], |x| {
+            x[0].linear(&x[1], Some(&x[2]))
+        }),
+        ("linear no bias", vec![vec![3, 4], vec![2, 4]], |x| {
+            x[0].linear(&x[1], None)
+        }),
+        (
+            "linear 3-d",
+            vec![vec![2, 3, 4], vec![5, 4], vec![5]],
+            |x| x[0].linear(&x[1], Some(&x[2])),
+        ),
+        ("linear vector", vec![vec![4], vec![3, 4], vec![3]], |x| {
+            x[0].linear(&x[1], Some(&x[2]))
+        }),
+        (
+            "linear transposed views",
+            vec![vec![4, 3], vec![4, 2], vec![2]],
+            |x| {
+                x[0].transpose(0, 1)?
+                    .linear(&x[1].transpose(0, 1)?, Some(&x[2]))
+            },
+        ),
+        (
+            "linear unmerged rows",
+            vec![vec![3, 2, 4], vec![2, 4], vec![]],
+            |x| x[0].transpose(0, 1)?.linear(&x[1], Some(&x[2])),
+        ),
         ("index_select", vec![vec![4, 3]], |x| {
             x[0].index_select(0, &index(&[2, 0, 2], &[3], &x[0].device()))
         }),
@@ -417,11 +444,35 @@ fn backward_of_a_non_scalar_needs_a_gradient() {
 }
 
 #[test]
+fn linear_records_one_node() {
+    let x = input(&[3, 4], 1, &Device::Cpu);
+    let w = input(&[2, 4], 2, &Device::Cpu);
+    let b = input(&[2], 3, &Device::Cpu);
+    let y = x.linear(&w, Some(&b)).unwrap();
+    assert_eq!(y.grad_fn_name(), Some("linear"));
+    // Only inputs that require grad get one.
+    let c = Tensor::ones(&[3, 4], &Device::Cpu).unwrap();
+    c.linear(&w, Some(&b))
+        .unwrap()
+        .sum_all()
+        .unwrap()
+        .backward()
+        .unwrap();
+    assert!(c.grad().is_none() && w.grad().is_some() && b.grad().is_some());
+}
+
+#[test]
 fn mixing_devices_names_both() {
     let Some(gpu) = gpu() else { return };
     let a = Tensor::ones(&[2], &Device::Cpu).unwrap();
     let b = Tensor::ones(&[2], &gpu).unwrap();
     let err = a.add(&b).unwrap_err().to_string();
     assert!(err.contains("cpu") && err.contains("gpu"), "{err}");
+    let w = Tensor::ones(&[3, 2], &gpu).unwrap();
+    let err = a.linear(&w, None).unwrap_err().to_string();
+    assert!(
+        err.starts_with("linear:") && err.contains("cpu") && err.contains("gpu"),
+        "{err}"
+    );
     let _ = DType::F32;
 }

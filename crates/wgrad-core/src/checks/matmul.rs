@@ -160,14 +160,17 @@ pub fn linear(
 }
 
 /// Error unless the operands of `linear` share one floating-point dtype,
-/// as PyTorch's addmm requires (it does not promote `x` and `weight`).
+/// as PyTorch's addmm requires (it does not promote `x` and `weight`): an
+/// integer or mask operand is `DTypeMismatch` (F32 expected), mixed float
+/// dtypes an error listing all three.
 pub fn linear_dtypes(op: &'static str, x: DType, weight: DType, bias: Option<DType>) -> Result<()> {
     let all = [Some(x), Some(weight), bias];
-    if let Some(d) = all.iter().flatten().find(|d| !d.is_float()) {
-        return Err(Error::invalid(
+    if let Some(&got) = all.iter().flatten().find(|d| !d.is_float()) {
+        return Err(Error::DTypeMismatch {
             op,
-            format!("expected floating-point operands (float32, float16, bfloat16), got {d}"),
-        ));
+            expected: DType::F32,
+            got,
+        });
     }
     if all.iter().flatten().any(|&d| d != x) {
         let names: Vec<String> = all.iter().flatten().map(|d| d.to_string()).collect();
@@ -284,12 +287,10 @@ mod tests {
                 .to_string(),
             "linear: input, weight and bias must have the same dtype, got float32, float16, float32"
         );
-        assert!(
-            linear_dtypes("linear", I32, I32, None)
-                .unwrap_err()
-                .to_string()
-                .contains("floating-point")
-        );
+        assert!(matches!(
+            linear_dtypes("linear", F32, F32, Some(I32)),
+            Err(Error::DTypeMismatch { got: I32, .. })
+        ));
     }
 
     #[test]

@@ -1,0 +1,105 @@
+//! `linear` (`torch.nn.functional.linear`): `x @ weight^T + bias` as one
+//! node, the bias added in the product's own pass ([`Storage::linear`]),
+//! and its backward rule.
+
+use wgrad_core::{Result, checks};
+
+use crate::autocast::{self, AutocastGuard, lower_opt, lower_precision};
+use crate::graph::Op;
+use crate::storage::Storage;
+use crate::tensor::Tensor;
+
+const OP: &str = "linear";
+
+impl Tensor {
+    /// `F.linear(x, weight, bias)` (PyTorch's addmm): `self` (`[..., in]`,
+    /// any leading dims; a 1-D `[in]` gives `[out]`) times `weight^T`
+    /// (`weight` `[out_features, in_features]`, never copied) plus `bias`
+    /// (`[out_features]`, or one value that broadcasts) on every row. One
+    /// graph node; the bias is added in the product's own pass on either
+    /// device rather than by a second pass over the output. The operands
+    /// share one float dtype (F32, F16 or BF16), as PyTorch requires;
+    /// under autocast all of them go to the region's dtype. Wrong
+    /// in-features, a bias of the wrong length, mixed dtypes or devices are
+    /// errors naming the op and the shapes.
+    /// [`Linear`](../wgrad_nn/struct.Linear.html) is this with learned
+    /// parameters.
+    ///
+    /// ```
+    /// use wgrad_autograd::{Device, Tensor};
+    /// let cpu = Device::Cpu;
+    /// let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2], &cpu)?;
+    /// let w = Tensor::from_vec(vec![1.0f32, 0.0, 1.0, 1.0, 0.0, 2.0], &[3, 2], &cpu)?;
+    /// let b = Tensor::from_vec(vec![0.5f32, 0.0, -1.0], &[3], &cpu)?;
+    /// let y = x.linear(&w, Some(&b))?; // x @ w.T + b
+    /// assert_eq!(y.to_vec_f32()?, [1.5, 3.0, 3.0, 3.5, 7.0, 7.0]);
+    /// assert_eq!(x.linear(&w, None)?.shape(), [2, 3]);
+    /// // One sample: [in] -> [out].
+    /// let v = Tensor::from_vec(vec![1.0f32, 1.0], &[2], &cpu)?;
+    /// assert_eq!(v.linear(&w, Some(&b))?.to_vec_f32()?, [1.5, 2.0, 1.0]);
+    /// # Ok::<(), wgrad_autograd::Error>(())
+    /// ```
+    pub fn linear(&self, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
+        if autocast::is_autocast_enabled() {
+            // CUDA autocast's lower-precision list: input, weight and bias.
+            let (x, w, b) = (
+                lower_precision(self)?,
+                lower_precision(weight)?,
+                lower_opt(bias)?,
+            );
+            let _plain = AutocastGuard::disabled();
+            return x.linear(&w, b.as_ref());
+        }
+        let bias_shape = bias.map(Tensor::shape);
+        checks::matmul::linear(OP, &self.shape(), &weight.shape(), bias_shape.as_deref())?;
+        checks::matmul::linear_dtypes(OP, self.dtype(), weight.dtype(), bias.map(Tensor::dtype))?;
+        let out = self
+            .storage()
+            .linear(&weight.storage(), bias.map(Tensor::storage).as_ref())?;
+        let mut inputs = vec![self, weight];
+        inputs.extend(bias);
+        Ok(Tensor::record(out, Op::Linear, &inputs))
+    }
+}
+
+/// The gradients of a `linear` node's inputs `[x, weight, bias?]` (`input`
+/// reads input `i` as the forward saw it) from the output gradient `g`
+/// (`[..., out]`), each only where that input requires grad, on `g`'s
+/// device through the existing products and sums: `dx = g @ weight`,
+/// `dweight = g^T @ x` over every row (the leading dims folded into one
+/// product), `dbias = g` summed over all but its last dim.
+pub(crate) fn linear_grads(
+    g: &Storage,
+    input: &dyn Fn(usize) -> Result<Storage>,
+    inputs: &[Tensor],
+) -> Result<Vec<Option<Storage>>> {
+    let needs = |i: usize| inputs.get(i).is_some_and(Tensor::requires_grad);
+    let dx = if needs(0) {
+        Some(g.matmul_t(&input(1)?, false, false)?)
+    } else {
+        None
+    };
+    let dw = if needs(1) {
+        let x = input(0)?;
+        let (rows, k) = match x.shape().split_last() {
+            Some((&k, lead)) => (lead.iter().product::<usize>(), k),
+            None => (1, 1),
+        };
+        let n = g.shape().last().copied().unwrap_or(1);
+        let (rows, n, k) = (rows as isize, n as isize, k as isize);
+        let g2 = g.reshape(&[rows, n])?;
+        let x2 = x.reshape(&[rows, k])?;
+        Some(g2.matmul_t(&x2, true, false)?)
+    } else {
+        None
+    };
+    let mut grads = vec![dx, dw];
+    if let Some(bias) = inputs.get(2) {
+        grads.push(if needs(2) {
+            Some(g.sum_to_shape(&bias.shape())?)
+        } else {
+            None
+        });
+    }
+    Ok(grads)
+}
