@@ -47,46 +47,75 @@ fn dilated_range(g: &Pool2dGeometry, axis: usize, o: usize) -> (i64, i64) {
     (start, end)
 }
 
-/// The flat input index `at` when it lies on output window `(rows, cols)`
-/// (dilated ranges from [`dilated_range`]), else `None`: an index the
-/// forward could not have chosen adds nothing.
-fn in_window(g: &Pool2dGeometry, rows: (i64, i64), cols: (i64, i64), at: i32) -> Option<usize> {
-    let w = g.input_hw[1] as i64;
-    let at = i64::from(at);
-    if at < 0 || w == 0 {
-        return None;
+/// Every output row's and column's dilated input range (see
+/// [`dilated_range`]), worked out once per op rather than per window.
+struct Windows {
+    rows: Vec<(i64, i64)>,
+    cols: Vec<(i64, i64)>,
+}
+
+impl Windows {
+    fn new(op: &'static str, g: &Pool2dGeometry) -> Result<Self> {
+        let axis = |a: usize| -> Result<Vec<(i64, i64)>> {
+            let mut v = try_vec(op, g.output_hw[a])?;
+            v.extend((0..g.output_hw[a]).map(|o| dilated_range(g, a, o)));
+            Ok(v)
+        };
+        Ok(Windows {
+            rows: axis(0)?,
+            cols: axis(1)?,
+        })
     }
-    let (ih, iw) = (at / w, at % w);
-    let [dh, dw] = g.args.dilation.map(|d| d as i64);
-    let on = |(lo, hi): (i64, i64), i: i64, d: i64| lo <= i && i < hi && (i - lo) % d == 0;
-    (on(rows, ih, dh) && on(cols, iw, dw)).then_some(at as usize)
+}
+
+/// The flat input index `at` when it lies on the window of output
+/// `(oh, ow)`, else `None`: an index the forward could not have chosen
+/// adds nothing. Compares against each window row instead of dividing.
+fn in_window(g: &Pool2dGeometry, win: &Windows, oh: usize, ow: usize, at: i32) -> Option<usize> {
+    let w = g.input_hw[1] as i64;
+    let [dh, dw] = g.args.dilation;
+    let (h0, h1) = win.rows[oh];
+    let (w0, w1) = win.cols[ow];
+    let at = i64::from(at);
+    for ih in (h0..h1).step_by(dh) {
+        let iw = at - ih * w;
+        if w0 <= iw && iw < w1 {
+            return ((iw - w0) % dw as i64 == 0).then_some(at as usize);
+        }
+    }
+    None
 }
 
 /// Max pooling of one plane `x` into `vals`/`idx` (see the checks module).
-fn max_plane(g: &Pool2dGeometry, x: &[f32], vals: &mut [f32], idx: &mut [i32]) {
-    let [_, w] = g.input_hw;
-    let [oh_n, ow_n] = g.output_hw;
+fn max_plane(g: &Pool2dGeometry, win: &Windows, x: &[f32], vals: &mut [f32], idx: &mut [i32]) {
+    let w = g.input_hw[1];
+    let ow_n = g.output_hw[1];
     let [dh, dw] = g.args.dilation;
-    for oh in 0..oh_n {
-        let (h0, h1) = dilated_range(g, 0, oh);
-        for ow in 0..ow_n {
-            let (w0, w1) = dilated_range(g, 1, ow);
+    for (oh, &(h0, h1)) in win.rows.iter().enumerate() {
+        let out = oh * ow_n..(oh + 1) * ow_n;
+        for ((&(w0, w1), v), i) in win
+            .cols
+            .iter()
+            .zip(&mut vals[out.clone()])
+            .zip(&mut idx[out])
+        {
             let mut best = f32::NEG_INFINITY;
-            let mut at = h0 * w as i64 + w0;
-            for ih in (h0..h1).step_by(dh) {
-                let row = (ih * w as i64) as usize;
-                for iw in (w0..w1).step_by(dw) {
-                    let flat = row + iw as usize;
+            let mut at = h0 as usize * w + w0 as usize;
+            for ih in (h0 as usize..h1 as usize).step_by(dh) {
+                for iw in (w0 as usize..w1 as usize).step_by(dw) {
+                    let flat = ih * w + iw;
                     let v = x[flat];
-                    if v > best || v.is_nan() {
-                        best = v;
-                        at = flat as i64;
-                    }
+                    // Written as selects, not a branch: on data where the
+                    // winner moves at random, a branch mispredicts half the
+                    // time. The last NaN wins, as in PyTorch's CPU kernel.
+                    let take = v > best || v.is_nan();
+                    best = if take { v } else { best };
+                    at = if take { flat } else { at };
                 }
             }
-            vals[oh * ow_n + ow] = best;
+            *v = best;
             // The geometry check keeps planes (and so `at`) below 2^31.
-            idx[oh * ow_n + ow] = at as i32;
+            *i = at as i32;
         }
     }
 }
@@ -148,13 +177,17 @@ impl CpuTensor {
             let plane_in = ih * iw;
             let plane_out = n / g.planes();
             let work = n * args.kernel[0] * args.kernel[1];
+            let win = Windows::new(OP, &g)?;
             let run = |p: usize, v: &mut [f32], i: &mut [i32]| {
-                max_plane(&g, &x[p * plane_in..(p + 1) * plane_in], v, i)
+                max_plane(&g, &win, &x[p * plane_in..(p + 1) * plane_in], v, i)
             };
             if parallel::worth_splitting(work) {
+                // Whole planes per task, enough of them to amortise the hand-off.
+                let planes_per_task = (parallel::TASK_ELEMS * g.planes() / work).max(1);
                 vals.par_chunks_mut(plane_out)
                     .zip(idx.par_chunks_mut(plane_out))
                     .enumerate()
+                    .with_min_len(planes_per_task)
                     .for_each(|(p, (v, i))| run(p, v, i));
                 parallel::keep_warm();
             } else {
@@ -199,15 +232,15 @@ impl CpuTensor {
             // input element in the same order as the gather formulation of
             // the GPU kernel, so the sums agree bit for bit; it reads each
             // output once instead of once per covering window.
+            let win = Windows::new(OP, &g)?;
             per_plane(&mut out, h * w, n * cover, |p, gi| {
                 let go = &go[p * plane_out..(p + 1) * plane_out];
                 let ix = &ix[p * plane_out..(p + 1) * plane_out];
                 for oh in 0..g.output_hw[0] {
-                    let rows = dilated_range(&g, 0, oh);
                     for ow in 0..ow_n {
-                        let at = ix[oh * ow_n + ow];
-                        if let Some(flat) = in_window(&g, rows, dilated_range(&g, 1, ow), at) {
-                            gi[flat] += go[oh * ow_n + ow];
+                        let o = oh * ow_n + ow;
+                        if let Some(flat) = in_window(&g, &win, oh, ow, ix[o]) {
+                            gi[flat] += go[o];
                         }
                     }
                 }

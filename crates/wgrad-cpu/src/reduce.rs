@@ -186,6 +186,59 @@ impl CpuTensor {
         Ok(Some(out))
     }
 
+    /// Pairwise sums over leading and trailing `axes` of a contiguous
+    /// tensor with a kept block between them (a per-channel bias gradient:
+    /// `[N, C, H, W]` over `(0, 2, 3)`), `None` for any other case. Each
+    /// trailing block is summed in place, then the per-block sums down the
+    /// leading axes, instead of transposing the data into rows first. The
+    /// tree differs from the row-wise path's (both pairwise, as accurate).
+    fn sum_leading_and_trailing(
+        &self,
+        op: &'static str,
+        axes: &[usize],
+    ) -> Result<Option<Vec<f32>>> {
+        let rank = self.rank();
+        let lead = axes
+            .iter()
+            .enumerate()
+            .take_while(|&(i, &a)| a == i)
+            .count();
+        let trail = axes.len() - lead;
+        let split = rank - trail;
+        let shaped = lead > 0
+            && trail > 0
+            && split > lead
+            && axes[lead..]
+                .iter()
+                .enumerate()
+                .all(|(i, &a)| a == split + i);
+        if !shaped {
+            return Ok(None);
+        }
+        let Some(data) = self.contiguous_slice::<f32>()? else {
+            return Ok(None);
+        };
+        let inner: usize = self.shape()[split..].iter().product();
+        let kept: usize = self.shape()[lead..split].iter().product();
+        let rows: usize = self.shape()[..lead].iter().product();
+        if inner == 0 || kept == 0 || rows == 0 {
+            return Ok(None); // the general path handles empty shapes
+        }
+        let blocks = Rows {
+            data: Cow::Borrowed(data),
+            outer: rows * kept,
+            inner,
+        };
+        let partial = blocks.map(op, |r| pairwise_sum(r, &|x| x))?;
+        let mut out = try_zeroed(op, kept)?;
+        let block = (parallel::TASK_ELEMS / rows).max(64).min(kept);
+        parallel::for_each_row(&mut out, block, rows * kept, |i, o| {
+            let cols = i * block..i * block + o.len();
+            pairwise_columns(&partial, kept, 0..rows, cols, o);
+        });
+        Ok(Some(out))
+    }
+
     /// Shared body of sum and mean (`mean` divides by the reduced count).
     fn sum_or_mean(
         &self,
@@ -196,7 +249,11 @@ impl CpuTensor {
     ) -> Result<Self> {
         self.f32_input(op)?;
         let norm = normalize_axes(op, axes, self.rank())?;
-        if let Some(mut out) = self.sum_leading(op, &norm)? {
+        let fast = match self.sum_leading(op, &norm)? {
+            Some(out) => Some(out),
+            None => self.sum_leading_and_trailing(op, &norm)?,
+        };
+        if let Some(mut out) = fast {
             if mean {
                 let n: usize = norm.iter().map(|&a| self.shape()[a]).product();
                 out.iter_mut().for_each(|x| *x /= n as f32);
