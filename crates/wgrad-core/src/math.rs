@@ -73,19 +73,22 @@ pub fn sigmoid(x: f32) -> f32 {
 /// Error function (`torch.erf`): a Taylor series for |x| < 0.5, `1 - erfc`
 /// beyond (Numerical Recipes' `erfcc`, relative error < 1.2e-7). `kernels/common/activation.wgsl`
 /// uses the same formulas, so CPU and GPU erf and GELU agree.
+///
+/// Both branches are computed and one selected, so loops over it (GELU
+/// forward and backward) vectorise; each value is exactly what the
+/// branching form gives.
+#[inline]
 pub fn erf(x: f32) -> f32 {
     // Near 0 the Taylor series (to x^13; the next term is below 5e-10 at
     // |x| = 0.5) keeps full relative precision, which 1 - erfc cannot.
-    if x.abs() < 0.5 {
-        let x2 = x * x;
-        return x
-            * (std::f32::consts::FRAC_2_SQRT_PI
-                + x2 * (-0.376_126_4
-                    + x2 * (0.112_837_92
-                        + x2 * (-0.026_866_17
-                            + x2 * (0.005_223_977_6
-                                + x2 * (-0.000_854_832_5 + x2 * 0.000_120_553_33))))));
-    }
+    let x2 = x * x;
+    let series = x
+        * (std::f32::consts::FRAC_2_SQRT_PI
+            + x2 * (-0.376_126_4
+                + x2 * (0.112_837_92
+                    + x2 * (-0.026_866_17
+                        + x2 * (0.005_223_977_6
+                            + x2 * (-0.000_854_832_5 + x2 * 0.000_120_553_33))))));
     // erfc by Numerical Recipes' Chebyshev fit (relative error < 1.2e-7).
     let z = x.abs();
     let t = 1.0 / (1.0 + 0.5 * z);
@@ -98,7 +101,23 @@ pub fn erf(x: f32) -> f32 {
                             + t * (-1.135_204
                                 + t * (1.488_515_9 + t * (-0.822_152_2 + t * 0.170_872_77))))))));
     let erfc = t * exp(-z * z + poly);
-    if x < 0.0 { erfc - 1.0 } else { 1.0 - erfc }
+    let tail = if x < 0.0 { erfc - 1.0 } else { 1.0 - erfc };
+    if z < 0.5 { series } else { tail }
+}
+
+/// Exact GELU (`torch.nn.functional.gelu`, `approximate="none"`):
+/// `x * Phi(x)`.
+#[inline]
+pub fn gelu(x: f32) -> f32 {
+    0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2))
+}
+
+/// Derivative of [`gelu`]: `Phi(x) + x * phi(x)`.
+#[inline]
+pub fn gelu_derivative(x: f32) -> f32 {
+    let cdf = 0.5 * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2));
+    let pdf = exp(-0.5 * x * x) * FRAC_1_SQRT_2PI;
+    cdf + x * pdf
 }
 
 #[cfg(test)]

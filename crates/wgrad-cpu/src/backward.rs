@@ -30,10 +30,13 @@ impl CpuTensor {
         ) {
             let data = match op {
                 // Written out (the same formula as `UnaryOp::derivative`)
-                // so that ReLU's backward, the hot one, vectorises.
+                // so that ReLU's and GELU's backward, the hot ones, vectorise.
                 UnaryOp::Relu => {
                     parallel::zip_map(gs, xs, 1, |g, x| g * if x > 0.0 { 1.0 } else { 0.0 })
                 }
+                UnaryOp::Gelu => parallel::zip_map(gs, xs, unary_cost(op), |g, x| {
+                    g * wgrad_core::math::gelu_derivative(x)
+                }),
                 op => parallel::zip_map(gs, xs, unary_cost(op), |g, x| g * op.derivative(x)),
             };
             return CpuTensor::from_vec(data.during(OP)?, self.shape());

@@ -43,7 +43,7 @@ macro_rules! dispatch_binary {
 }
 
 /// Runs `$body` with `$f` bound to a closure computing `op.apply(x)`, with
-/// ReLU, negation, exp and sigmoid written out (the same functions
+/// ReLU, negation, exp, sigmoid and GELU written out (the same functions
 /// `UnaryOp::apply` calls) so that their loops vectorise.
 macro_rules! dispatch_unary {
     ($op:expr, $f:ident => $body:expr) => {
@@ -62,6 +62,10 @@ macro_rules! dispatch_unary {
             }
             UnaryOp::Neg => {
                 let $f = |x: f32| -x;
+                $body
+            }
+            UnaryOp::Gelu => {
+                let $f = wgrad_core::math::gelu;
                 $body
             }
             op => {

@@ -2,7 +2,7 @@
 //! semantics and derivatives.
 
 use super::scalar;
-use crate::math::{FRAC_1_SQRT_2PI, erf, exp, sigmoid, sigmoid_derivative};
+use crate::math::{erf, exp, gelu, gelu_derivative, sigmoid, sigmoid_derivative};
 
 /// Elementwise unary math on f32. Parameterised variants carry their parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -248,7 +248,7 @@ impl UnaryOp {
                     x
                 }
             }
-            UnaryOp::Gelu => 0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2)),
+            UnaryOp::Gelu => gelu(x),
             UnaryOp::Silu => x * sigmoid(x),
             UnaryOp::Square => x * x,
             UnaryOp::Recip => 1.0 / x,
@@ -331,11 +331,7 @@ impl UnaryOp {
             }
             // d/dx [x * Phi(x)] = Phi(x) + x * phi(x), Phi through the same erf
             // as the forward pass.
-            UnaryOp::Gelu => {
-                let cdf = 0.5 * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2));
-                let pdf = exp(-0.5 * x * x) * FRAC_1_SQRT_2PI;
-                cdf + x * pdf
-            }
+            UnaryOp::Gelu => gelu_derivative(x),
             // d/dx [x * s(x)] = s(x) + x * s'(x).
             UnaryOp::Silu => scalar::silu_derivative(x),
             UnaryOp::Square => 2.0 * x,
