@@ -17,8 +17,10 @@ use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, IxDyn, ShapeBuilder};
 use wgrad_core::shape::{check_rank, numel};
 use wgrad_core::{DType, Element, Error, Layout, Result};
 
-use crate::alloc::{checked_len, try_copy, try_vec, try_zeroed};
+use crate::alloc::{self, During, checked_len, try_copy, try_vec, try_zeroed};
 use crate::buffer_cache;
+use crate::parallel;
+use rayon::prelude::*;
 
 /// The flat storage of a tensor, one variant per dtype.
 #[derive(Clone)]
@@ -387,6 +389,9 @@ fn strided_copy<T: Element>(op: &'static str, data: &[T], layout: &Layout) -> Re
     if last >= data.len() {
         return Err(outside(layout));
     }
+    if parallel::worth_splitting(n) {
+        return parallel_strided_copy(op, data, layout, n, last);
+    }
     let mut coords = vec![0usize; outer_shape.len()];
     let mut base = layout.offset();
     loop {
@@ -407,6 +412,55 @@ fn strided_copy<T: Element>(op: &'static str, data: &[T], layout: &Layout) -> Re
             coords[d] = 0;
         }
     }
+}
+
+/// [`strided_copy`] of a large view over threads: each task takes a run
+/// of whole innermost rows, finds its first row's offset from the row
+/// index, then steps the odometer as the serial loop does. `last` is the
+/// largest offset touched, already checked against `data`.
+fn parallel_strided_copy<T: Element>(
+    op: &'static str,
+    data: &[T],
+    layout: &Layout,
+    n: usize,
+    last: usize,
+) -> Result<Vec<T>> {
+    let shape = layout.shape();
+    let strides = layout.strides();
+    let rank = shape.len();
+    let (inner, step) = (shape[rank - 1], strides[rank - 1]);
+    let (outer_shape, outer_strides) = (&shape[..rank - 1], &strides[..rank - 1]);
+    let mut out = alloc::for_overwrite_with(n, data[last]).during(op)?;
+    let rows_per_task = (parallel::TASK_ELEMS / inner).max(1);
+    out.par_chunks_mut(rows_per_task * inner)
+        .enumerate()
+        .for_each(|(task, chunk)| {
+            // Coordinates and offset of the task's first row.
+            let mut coords = vec![0usize; outer_shape.len()];
+            let mut rest = task * rows_per_task;
+            let mut base = layout.offset();
+            for d in (0..outer_shape.len()).rev() {
+                coords[d] = rest % outer_shape[d];
+                rest /= outer_shape[d];
+                base += coords[d] * outer_strides[d];
+            }
+            for row in chunk.chunks_mut(inner) {
+                for (i, o) in row.iter_mut().enumerate() {
+                    *o = data[base + i * step];
+                }
+                for d in (0..outer_shape.len()).rev() {
+                    coords[d] += 1;
+                    base += outer_strides[d];
+                    if coords[d] < outer_shape[d] {
+                        break;
+                    }
+                    base -= coords[d] * outer_strides[d];
+                    coords[d] = 0;
+                }
+            }
+        });
+    parallel::keep_warm();
+    Ok(out)
 }
 
 /// Error for a layout that reaches outside its storage (a bug).

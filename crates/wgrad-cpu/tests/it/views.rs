@@ -134,3 +134,34 @@ fn concat_errors() {
     ));
     assert!(CpuTensor::concat(&[], 0).is_err());
 }
+
+#[test]
+fn large_strided_views_copy_over_threads_in_order() {
+    // Above the parallel threshold (about 1M elements): the copy is split
+    // into runs of rows, each starting its odometer from its row index.
+    let (a, b, c) = (37, 211, 157);
+    let x = iota(&[a, b, c]);
+    let xs = f(&x);
+    let y = x.permute(&[2, 0, 1]).unwrap().contiguous().unwrap();
+    let ys = f(&y);
+    for (k, &v) in ys.iter().enumerate() {
+        let (ic, rest) = (k / (a * b), k % (a * b));
+        let (ia, ib) = (rest / b, rest % b);
+        assert_eq!(v, xs[(ia * b + ib) * c + ic], "at {k}");
+    }
+    // A narrowed, stepped view with a non-unit innermost stride.
+    let z = x
+        .transpose(0, 2)
+        .unwrap()
+        .narrow(1, 3, 200)
+        .unwrap()
+        .contiguous()
+        .unwrap();
+    assert_eq!(z.shape(), [c, 200, a]);
+    let zs = f(&z);
+    for (k, &v) in zs.iter().enumerate() {
+        let (ic, rest) = (k / (200 * a), k % (200 * a));
+        let (ib, ia) = (rest / a + 3, rest % a);
+        assert_eq!(v, xs[(ia * b + ib) * c + ic], "at {k}");
+    }
+}
