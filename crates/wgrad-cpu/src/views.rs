@@ -2,11 +2,13 @@
 //! `reshape` of non-contiguous tensors and `concat`, which do copy.
 
 use bytemuck::Zeroable;
-use ndarray::{ArrayViewD, Axis, Slice};
+use ndarray::{ArrayViewD, ArrayViewMutD, Axis, IxDyn, Slice};
 use wgrad_core::shape::infer_reshape;
 use wgrad_core::{Element, Error, Layout, Result, checks};
 
-use crate::tensor::CpuTensor;
+use crate::alloc::{self, During, checked_len};
+use crate::parallel;
+use crate::tensor::{CpuTensor, internal};
 
 impl CpuTensor {
     /// Reshape with at most one `-1`; a view when the tensor is contiguous,
@@ -68,24 +70,52 @@ impl CpuTensor {
 }
 
 /// Copies each tensor into its slab of a fresh output of `shape` along
-/// `axis`.
+/// `axis`. With `outer` the product of the dims before `axis` and `inner`
+/// of those after, output row `o` (of `outer`) is every input's row `o`
+/// (`len_i * inner` elements) in turn: when every input is dense, rows copy
+/// as whole slices and large outputs split their rows over threads; other
+/// inputs are read through strided views (never copied first).
 fn concat_typed<T: Element + Zeroable>(
     tensors: &[&CpuTensor],
     axis: usize,
     shape: &[usize],
 ) -> Result<CpuTensor> {
     const OP: &str = "concat";
+    let n = checked_len(OP, shape)?;
+    let mut out = alloc::for_overwrite::<T>(n).during(OP)?;
+    let inner: usize = shape[axis + 1..].iter().product();
+    let dense = tensors
+        .iter()
+        .map(|t| {
+            Ok(t.contiguous_slice::<T>()?
+                .map(|s| (s, t.shape()[axis] * inner)))
+        })
+        .collect::<Result<Option<Vec<_>>>>()?;
+    if let Some(parts) = dense {
+        let row: usize = parts.iter().map(|(_, block)| block).sum();
+        if row > 0 {
+            parallel::for_each_row(&mut out, row, n, |o, dst| {
+                let mut at = 0;
+                for (src, block) in &parts {
+                    dst[at..at + block].copy_from_slice(&src[o * block..(o + 1) * block]);
+                    at += block;
+                }
+            });
+        }
+        return CpuTensor::from_vec(out, shape);
+    }
     let views = tensors
         .iter()
         .map(|t| t.view::<T>())
         .collect::<Result<Vec<ArrayViewD<'_, T>>>>()?;
-    CpuTensor::build(OP, shape, |mut out| {
-        let mut start = 0;
-        for v in &views {
-            let len = v.len_of(Axis(axis));
-            out.slice_axis_mut(Axis(axis), Slice::from(start..start + len))
-                .assign(v);
-            start += len;
-        }
-    })
+    let mut array = ArrayViewMutD::from_shape(IxDyn(shape), &mut out).map_err(internal)?;
+    let mut start = 0;
+    for v in &views {
+        let len = v.len_of(Axis(axis));
+        array
+            .slice_axis_mut(Axis(axis), Slice::from(start..start + len))
+            .assign(v);
+        start += len;
+    }
+    CpuTensor::from_vec(out, shape)
 }

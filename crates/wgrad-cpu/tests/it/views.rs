@@ -165,3 +165,30 @@ fn large_strided_views_copy_over_threads_in_order() {
         assert_eq!(v, xs[(ia * b + ib) * c + ic], "at {k}");
     }
 }
+
+#[test]
+fn large_concats_copy_rows_over_threads() {
+    // Over 1M elements, first with one input a transposed (strided) view.
+    let a = iota(&[300, 2000]);
+    let b = iota(&[1500, 300]).transpose(0, 1).unwrap();
+    let y = CpuTensor::concat(&[&a, &b], 1).unwrap();
+    assert_eq!(y.shape(), [300, 3500]);
+    let ys = f(&y);
+    for r in [0, 1, 157, 299] {
+        for c in [0, 1999, 2000, 2001, 3499] {
+            let want = if c < 2000 {
+                (r * 2000 + c) as f32
+            } else {
+                ((c - 2000) * 300 + r) as f32
+            };
+            assert_eq!(ys[r * 3500 + c], want, "({r}, {c})");
+        }
+    }
+    assert_eq!(
+        f(&y.narrow(1, 0, 2000).unwrap().contiguous().unwrap()),
+        f(&a)
+    );
+    // All inputs dense: whole rows copied over threads, the same result.
+    let dense = CpuTensor::concat(&[&a, &b.contiguous().unwrap()], 1).unwrap();
+    assert_eq!(f(&dense), ys);
+}
