@@ -7,8 +7,8 @@
 //! Tolerances (max of `|wgrad - torch| / max(1, |torch|)`): 1e-5 for
 //! elementwise ops, views, indexing and creation; 1e-4 for reductions
 //! (logsumexp, prod, std, norm, max/min_dim and tensor-bound clamp, whose
-//! bound gradients are sums, included), softmax, matmul and losses (their
-//! sums run in another order than PyTorch's). Integer outputs (masks, arg*, casts) must match exactly.
+//! bound gradients are sums, included), softmax, matmul, linear and losses
+//! (their sums run in another order than PyTorch's). Integer outputs (masks, arg*, casts) must match exactly.
 
 use crate::common::{Fixture, array, check_close, gpu, report};
 use serde_json::Value;
@@ -50,6 +50,7 @@ const REDUCING_OPS: &[&str] = &[
     "log_softmax",
     "matmul",
     "matmul_t",
+    "linear",
     "cross_entropy",
     "nll_loss",
     "mse_loss",
@@ -112,6 +113,7 @@ const OP_SET: &[&str] = &[
     "log_softmax",
     "matmul",
     "matmul_t",
+    "linear",
     "index_select",
     "gather",
     "one_hot",
@@ -361,6 +363,8 @@ fn apply(op: &str, args: &Value, x: &[Tensor], device: &Device) -> Result<Tensor
         // matmul
         "matmul" => x[0].matmul(&x[1]),
         "matmul_t" => x[0].matmul_t(&x[1], bool_arg(args, "trans_a"), bool_arg(args, "trans_b")),
+        // F.linear(x, weight, bias?), as a port writes it.
+        "linear" => wgrad::nn::linear(&x[0], &x[1], x.get(2)),
         // indexing
         "index_select" => x[0].index_select(axis(), &x[1]),
         "gather" => x[0].gather(axis(), &x[1]),

@@ -22,6 +22,7 @@ mod hardening;
 mod inplace;
 mod int_ops;
 mod layer_norm;
+mod linear;
 mod math_ops;
 mod misc;
 mod pytorch_md;
