@@ -300,3 +300,62 @@ fn bad_arguments_are_errors_naming_the_shapes() {
     let w = GpuTensor::zeros(&gpu, &[4, 5], DType::F32).unwrap();
     assert_eq!(cpu_msg, x.linear(&w, None).unwrap_err().to_string());
 }
+
+/// Times `linear` (bias in the product's store) against `matmul_t` then
+/// `add` (a second pass over the output), per call in microseconds, at
+/// precision "highest" and "medium" (the tensor cores, where the device
+/// has them). `cargo test --release -p wgrad-gpu --test it bench_linear
+/// -- --ignored --nocapture`.
+#[test]
+#[ignore = "benchmark"]
+fn bench_linear() {
+    use wgrad_core::precision::set_float32_matmul_precision;
+    let Some(gpu) = shared_gpu() else { return };
+    println!("adapter: {}", gpu.label());
+    // (name, x shape, out features)
+    let cases: &[(&str, &[usize], usize)] = &[
+        ("W1 fc1", &[128, 784], 256),
+        ("W2 fc1", &[1024, 784], 1024),
+        ("T2 qkv", &[32, 256, 384], 1152),
+        ("T2 mlp", &[32, 256, 384], 1536),
+        ("4096^3", &[4096, 4096], 4096),
+    ];
+    let time = |run: &dyn Fn()| {
+        run();
+        gpu.synchronize().unwrap();
+        let start = std::time::Instant::now();
+        run();
+        gpu.synchronize().unwrap();
+        let iters = ((0.2 / start.elapsed().as_secs_f64()) as u32).clamp(3, 200);
+        let start = std::time::Instant::now();
+        for _ in 0..iters {
+            run();
+        }
+        gpu.synchronize().unwrap();
+        start.elapsed().as_secs_f64() / f64::from(iters) * 1e6
+    };
+    println!(
+        "{:<8} {:>9} {:>16} {:>16}",
+        "case", "precision", "linear us", "matmul+add us"
+    );
+    for precision in ["highest", "medium"] {
+        set_float32_matmul_precision(precision).unwrap();
+        for &(name, sx, n) in cases {
+            let k = sx[sx.len() - 1];
+            let (_, x) = pair(&gpu, sx, 1);
+            let (_, w) = pair(&gpu, &[n, k], 2);
+            let (_, b) = pair(&gpu, &[n], 3);
+            // Alternated and the best of three each, so that neither side
+            // pays for the GPU's clocks ramping up.
+            let (mut fused, mut split) = (f64::INFINITY, f64::INFINITY);
+            for _ in 0..3 {
+                fused = fused.min(time(&|| drop(x.linear(&w, Some(&b)).unwrap())));
+                split = split.min(time(&|| {
+                    drop(x.matmul_t(&w, false, true).unwrap().add(&b).unwrap())
+                }));
+            }
+            println!("{name:<8} {precision:>9} {fused:>16.1} {split:>16.1}");
+        }
+    }
+    set_float32_matmul_precision("highest").unwrap();
+}

@@ -98,3 +98,61 @@ fn coop_kernel_multiplies_f16_operands_exactly_or_is_refused() {
         }
     }
 }
+
+/// `linear` on the tensor cores: the bias is added to the finished f32
+/// accumulators (through a replicated bias tile) before either store, or
+/// once in the split-K sum, so it equals the coop `matmul_t` then `add`
+/// bit for bit, and the CPU's linear of the f16-rounded operands (bias
+/// unrounded) to f32 summation order.
+#[test]
+fn coop_linear_adds_the_bias_in_the_epilogue() {
+    let Some(gpu) = shared_gpu() else { return };
+    if !gpu.has_f16_tensor_cores() {
+        let x = GpuTensor::zeros(&gpu, &[4, 4], DType::F32).unwrap();
+        assert!(x.linear_variant(&x, None, "coop", 0).is_err());
+        return;
+    }
+    // (x shape, out features): edge tiles; whole aligned tiles (the direct
+    // store); rows folded from a batch; long K.
+    let cases: &[(&[usize], usize)] = &[
+        (&[263, 301], 131),
+        (&[256, 64], 512),
+        (&[3, 260, 256], 250),
+        (&[128, 2048], 256),
+    ];
+    for (i, &(sx, n)) in cases.iter().enumerate() {
+        let k = sx[sx.len() - 1];
+        let seed = 300 + 10 * i as u64;
+        let (_, round_x, gx) = operands(&gpu, sx, seed);
+        let (_, round_w, gw) = operands(&gpu, &[n, k], seed + 1);
+        let (cb, _, gb) = operands(&gpu, &[n], seed + 2);
+        // A strided bias view (every other element, from an offset).
+        let (cl, _, gl) = operands(&gpu, &[2 * n + 1], seed + 3);
+        let cs = cl.narrow_step(0, 1, n, 2).unwrap();
+        let gs = gl.narrow_step(0, 1, n, 2).unwrap();
+        for (cbias, gbias, kind) in [(&cb, &gb, "bias"), (&cs, &gs, "strided bias")] {
+            let want = round_x.linear(&round_w, Some(cbias)).unwrap();
+            for splits in [0, 1, 3] {
+                let what = format!("{sx:?} x W[{n}, {k}] {kind} splits={splits}");
+                let got = gx.linear_variant(&gw, Some(gbias), "coop", splits).unwrap();
+                let rel = rel_norm_err(&got, &want);
+                assert!(rel < 1e-5, "{what}: relative error {rel}");
+                let plain = gx
+                    .reshape(&[-1, k as isize])
+                    .unwrap()
+                    .matmul_t_variant(&gw, false, true, "coop", splits)
+                    .unwrap()
+                    .add(gbias)
+                    .unwrap();
+                let (a, b) = (
+                    got.to_vec_blocking::<f32>().unwrap(),
+                    plain.to_vec_blocking::<f32>().unwrap(),
+                );
+                assert!(
+                    a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()),
+                    "{what}: differs from matmul_t then add"
+                );
+            }
+        }
+    }
+}
