@@ -77,11 +77,15 @@ fn in_window(g: &Pool2dGeometry, win: &Windows, oh: usize, ow: usize, at: i32) -
     let (h0, h1) = win.rows[oh];
     let (w0, w1) = win.cols[ow];
     let at = i64::from(at);
-    for ih in (h0..h1).step_by(dh) {
+    // Plain loops and a guarded remainder: `step_by` and `%` would each
+    // cost a division per output, the bulk of this loop's time.
+    let mut ih = h0;
+    while ih < h1 {
         let iw = at - ih * w;
         if w0 <= iw && iw < w1 {
-            return ((iw - w0) % dw as i64 == 0).then_some(at as usize);
+            return (dw == 1 || (iw - w0) % dw as i64 == 0).then_some(at as usize);
         }
+        ih += dh as i64;
     }
     None
 }
@@ -99,11 +103,14 @@ fn max_plane(g: &Pool2dGeometry, win: &Windows, x: &[f32], vals: &mut [f32], idx
             .zip(&mut vals[out.clone()])
             .zip(&mut idx[out])
         {
+            let (h0, h1, w0, w1) = (h0 as usize, h1 as usize, w0 as usize, w1 as usize);
             let mut best = f32::NEG_INFINITY;
-            let mut at = h0 as usize * w + w0 as usize;
-            for ih in (h0 as usize..h1 as usize).step_by(dh) {
-                for iw in (w0 as usize..w1 as usize).step_by(dw) {
-                    let flat = ih * w + iw;
+            let mut at = h0 * w + w0;
+            // Plain `while` loops: `step_by` divides to count its steps.
+            let mut ih = h0;
+            while ih < h1 {
+                let mut flat = ih * w + w0;
+                while flat < ih * w + w1 {
                     let v = x[flat];
                     // Written as selects, not a branch: on data where the
                     // winner moves at random, a branch mispredicts half the
@@ -111,7 +118,9 @@ fn max_plane(g: &Pool2dGeometry, win: &Windows, x: &[f32], vals: &mut [f32], idx
                     let take = v > best || v.is_nan();
                     best = if take { v } else { best };
                     at = if take { flat } else { at };
+                    flat += dw;
                 }
+                ih += dh;
             }
             *v = best;
             // The geometry check keeps planes (and so `at`) below 2^31.
