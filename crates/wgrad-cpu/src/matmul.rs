@@ -69,7 +69,7 @@ impl CpuTensor {
     /// The bias is copied into the output rows first and the GEMM
     /// accumulates onto them (beta = 1), so no second pass reads the
     /// output. matrixmultiply adds each K block's product to what the
-    /// output holds: for K within one block (a few hundred) the result is
+    /// output holds: for K within one block (256 for f32) the result is
     /// the finished dot product plus the bias, rounded once, bit-identical
     /// to `matmul` then `add`; for longer K the bias joins the sum before
     /// the later blocks, so the two agree to f32 rounding, not bit for bit.
