@@ -149,10 +149,12 @@ impl MultiheadAttention {
     fn project(&self, x: &Tensor, which: usize) -> Result<Tensor> {
         let e = self.embed_dim();
         let w = self.in_proj_weight.narrow(0, which * e, e)?;
-        let mut y = x.matmul_t(&w, false, true)?;
-        if let Some(b) = &self.in_proj_bias {
-            y = y.add(&b.narrow(0, which * e, e)?)?;
-        }
+        let b = match &self.in_proj_bias {
+            Some(b) => Some(b.narrow(0, which * e, e)?),
+            None => None,
+        };
+        // F.linear, as PyTorch's in-projection: the bias rides in the product.
+        let y = x.linear(&w, b.as_ref())?;
         let (n, t) = (x.shape()[0], x.shape()[1]);
         let h = self.num_heads;
         y.reshape(&[n as isize, t as isize, h as isize, (e / h) as isize])?
