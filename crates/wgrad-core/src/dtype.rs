@@ -71,8 +71,9 @@ impl fmt::Display for DType {
     }
 }
 
-/// Rust element types that can live in a tensor.
-pub trait Element: Copy + Send + Sync + 'static + fmt::Debug + PartialEq {
+/// Rust element types that can live in a tensor: plain old data
+/// (`bytemuck::Pod`), so any buffer of them may start zeroed.
+pub trait Element: bytemuck::Pod + Send + Sync + fmt::Debug + PartialEq {
     /// The dtype tag matching `Self`.
     const DTYPE: DType;
 }

@@ -113,21 +113,6 @@ pub(crate) fn for_overwrite<T: Zeroable + Copy + Send + 'static>(
     fresh_zeroed(len)
 }
 
-/// [`for_overwrite`] for types without an all-zero value at hand: elements
-/// a recycled buffer lacks, and all of a fresh one, are `fill`.
-pub(crate) fn for_overwrite_with<T: Copy + Send + 'static>(
-    len: usize,
-    fill: T,
-) -> Result<Vec<T>, AllocError> {
-    let mut v = match buffer_cache::take::<T>(len) {
-        Some(v) => v,
-        None => reserve(len)?,
-    };
-    v.truncate(len);
-    v.resize(len, fill);
-    Ok(v)
-}
-
 /// A new zeroed allocation of `len` elements with its size class's
 /// capacity (the slack stays unwritten and untouched).
 fn fresh_zeroed<T: Zeroable + Send + 'static>(len: usize) -> Result<Vec<T>, AllocError> {

@@ -95,7 +95,55 @@ impl CpuTensor {
         expect_dtype(OP, index, DType::I32)?;
         let a = checks::index_add::index_add(OP, axis, self.shape(), index.shape(), src.shape())?;
         let picks = index.dense::<i32>(OP)?;
+        if let Some(out) = self.index_add_rows(a, &picks, src)? {
+            return CpuTensor::from_vec(out, self.shape());
+        }
         self.accumulate(OP, a, src.shape(), src, |coords| picks[coords[a]])
+    }
+
+    /// [`index_add`](Self::index_add) of a dense `src` as whole-row adds
+    /// (an embedding's backward: rows of `src` into the picked rows of the
+    /// weight gradient), in the row-major order of the general loop, so the
+    /// sums are the same bit for bit. `None` when `src` is not dense.
+    fn index_add_rows(
+        &self,
+        axis: usize,
+        picks: &[i32],
+        src: &CpuTensor,
+    ) -> Result<Option<Vec<f32>>> {
+        const OP: &str = "index_add";
+        let Some(src) = src.contiguous_slice::<f32>()? else {
+            return Ok(None);
+        };
+        let size = self.shape()[axis];
+        let len = picks.len();
+        let outer: usize = self.shape()[..axis].iter().product();
+        let inner: usize = self.shape()[axis + 1..].iter().product();
+        let mut out = self.to_vec_for::<f32>(OP)?;
+        if src.is_empty() {
+            return Ok(Some(out)); // nothing added, so no index is read
+        }
+        // Every target is checked before anything is added, as the general loop does.
+        if let Some(&bad) = picks
+            .iter()
+            .find(|&&p| usize::try_from(p).map_or(true, |u| u >= size))
+        {
+            return Err(Error::IndexOutOfRange {
+                op: OP,
+                index: i64::from(bad),
+                size,
+            });
+        }
+        for o in 0..outer {
+            for (i, &p) in picks.iter().enumerate() {
+                let dst = &mut out[(o * size + p as usize) * inner..][..inner];
+                let row = &src[(o * len + i) * inner..][..inner];
+                for (d, &x) in dst.iter_mut().zip(row) {
+                    *d += x;
+                }
+            }
+        }
+        Ok(Some(out))
     }
 
     /// `torch.Tensor.scatter_add`: a copy of `self` (the base) where, for

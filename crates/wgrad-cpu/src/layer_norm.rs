@@ -7,12 +7,14 @@
 //! uses the saved mean and rstd:
 //! `dx = rstd * (g - mean(g) - xhat * mean(g * xhat))` with `g = dy * weight`
 //! and `xhat = (x - mean) * rstd`; `dweight = sum over rows of dy * xhat`,
-//! `dbias = sum over rows of dy`.
+//! `dbias = sum over rows of dy`, summed in fixed blocks of rows (see
+//! [`column_sums`]).
 
 use rayon::prelude::*;
 use wgrad_core::checks::layer_norm::{LayerNormGeometry, OP};
 use wgrad_core::{DType, Result};
 
+use crate::alloc::{self, During};
 use crate::parallel;
 use crate::tensor::{CpuTensor, expect_dtype};
 
@@ -51,6 +53,42 @@ where
     }
 }
 
+/// Column sums over `rows` rows of `cols` values, where `add_row(r, acc)`
+/// adds row `r`'s terms into `acc`: running sums within fixed blocks of
+/// [`ROWS_PER_TASK`] rows (over threads when large), then the block sums in
+/// order, so the result does not depend on the thread count.
+fn column_sums(
+    rows: usize,
+    cols: usize,
+    add_row: impl Fn(usize, &mut [f32]) + Sync,
+) -> Result<Vec<f32>> {
+    let blocks = rows.div_ceil(ROWS_PER_TASK);
+    let block_sums = |b: usize| -> Result<Vec<f32>> {
+        let mut acc = alloc::try_zeroed::<f32>(OP, cols)?;
+        for r in b * ROWS_PER_TASK..((b + 1) * ROWS_PER_TASK).min(rows) {
+            add_row(r, &mut acc);
+        }
+        Ok(acc)
+    };
+    let partials: Vec<Vec<f32>> = if parallel::worth_splitting(rows * cols * 2) {
+        let p = (0..blocks)
+            .into_par_iter()
+            .map(block_sums)
+            .collect::<Result<_>>()?;
+        parallel::keep_warm();
+        p
+    } else {
+        (0..blocks).map(block_sums).collect::<Result<_>>()?
+    };
+    let mut out = alloc::try_zeroed::<f32>(OP, cols)?;
+    for p in &partials {
+        for (o, &v) in out.iter_mut().zip(p) {
+            *o += v;
+        }
+    }
+    Ok(out)
+}
+
 impl CpuTensor {
     /// `layer_norm` forward: the output and each row's mean and rstd
     /// (shape `[rows]`).
@@ -66,11 +104,11 @@ impl CpuTensor {
         let w = weight.map(|w| w.dense::<f32>(OP)).transpose()?;
         let b = bias.map(|b| b.dense::<f32>(OP)).transpose()?;
         // An empty row's mean and variance are 0 / 0, as in PyTorch (and on the GPU).
-        let mut stats = vec![f32::NAN; 2 * g.rows];
-        let mut y = vec![0f32; x.len()];
+        let mut stats = alloc::try_filled(OP, 2 * g.rows, f32::NAN)?;
+        let mut y = alloc::try_zeroed::<f32>(OP, x.len())?;
         if cols > 0 {
-            for (r, row) in x.chunks(cols).enumerate() {
-                let (mean, rstd) = mean_rstd(row, g.eps);
+            let pairs = parallel::map_rows(&x, cols, 4, |row| mean_rstd(row, g.eps)).during(OP)?;
+            for (r, (mean, rstd)) in pairs.into_iter().enumerate() {
                 stats[r] = mean;
                 stats[g.rows + r] = rstd;
             }
@@ -118,7 +156,7 @@ impl CpuTensor {
         let rstd = rstd.dense::<f32>(OP)?;
         let shape = x.shape();
         let dx = if needs[0] {
-            let mut dx = vec![0f32; xs.len()];
+            let mut dx = alloc::try_zeroed::<f32>(OP, xs.len())?;
             if cols > 0 {
                 let n = cols as f32;
                 let (mean, rstd, dy) = (&mean, &rstd, &dy);
@@ -143,25 +181,25 @@ impl CpuTensor {
             None
         };
         let param_shape = &shape[shape.len() - g.normalized_rank..];
-        let column_sums = |f: &dyn Fn(usize, usize) -> f32| -> Result<CpuTensor> {
-            let mut acc = vec![0f32; cols];
-            for r in 0..g.rows {
-                for (j, a) in acc.iter_mut().enumerate() {
-                    *a += f(r, j);
-                }
-            }
-            CpuTensor::from_vec(acc, param_shape)
-        };
         let dw = if needs[1] {
-            Some(column_sums(&|r, j| {
-                let i = r * cols + j;
-                dy[i] * (xs[i] - mean[r]) * rstd[r]
-            })?)
+            let sums = column_sums(g.rows, cols, |r, acc| {
+                let (m, s) = (mean[r], rstd[r]);
+                let (dyr, xr) = (&dy[r * cols..][..cols], &xs[r * cols..][..cols]);
+                for ((a, &d), &v) in acc.iter_mut().zip(dyr).zip(xr) {
+                    *a += d * (v - m) * s;
+                }
+            })?;
+            Some(CpuTensor::from_vec(sums, param_shape)?)
         } else {
             None
         };
         let db = if needs[2] {
-            Some(column_sums(&|r, j| dy[r * cols + j])?)
+            let sums = column_sums(g.rows, cols, |r, acc| {
+                for (a, &d) in acc.iter_mut().zip(&dy[r * cols..][..cols]) {
+                    *a += d;
+                }
+            })?;
+            Some(CpuTensor::from_vec(sums, param_shape)?)
         } else {
             None
         };

@@ -390,7 +390,7 @@ fn strided_copy<T: Element>(op: &'static str, data: &[T], layout: &Layout) -> Re
         return Err(outside(layout));
     }
     if parallel::worth_splitting(n) {
-        return parallel_strided_copy(op, data, layout, n, last);
+        return parallel_strided_copy(op, data, layout, n);
     }
     let mut coords = vec![0usize; outer_shape.len()];
     let mut base = layout.offset();
@@ -416,21 +416,20 @@ fn strided_copy<T: Element>(op: &'static str, data: &[T], layout: &Layout) -> Re
 
 /// [`strided_copy`] of a large view over threads: each task takes a run
 /// of whole innermost rows, finds its first row's offset from the row
-/// index, then steps the odometer as the serial loop does. `last` is the
-/// largest offset touched, already checked against `data`.
+/// index, then steps the odometer as the serial loop does. The caller has
+/// checked that the largest offset touched is inside `data`.
 fn parallel_strided_copy<T: Element>(
     op: &'static str,
     data: &[T],
     layout: &Layout,
     n: usize,
-    last: usize,
 ) -> Result<Vec<T>> {
     let shape = layout.shape();
     let strides = layout.strides();
     let rank = shape.len();
     let (inner, step) = (shape[rank - 1], strides[rank - 1]);
     let (outer_shape, outer_strides) = (&shape[..rank - 1], &strides[..rank - 1]);
-    let mut out = alloc::for_overwrite_with(n, data[last]).during(op)?;
+    let mut out = alloc::for_overwrite::<T>(n).during(op)?;
     let rows_per_task = (parallel::TASK_ELEMS / inner).max(1);
     out.par_chunks_mut(rows_per_task * inner)
         .enumerate()
