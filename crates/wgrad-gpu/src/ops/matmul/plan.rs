@@ -12,6 +12,10 @@ use crate::GpuTensor;
 /// Workgroups that keep a large GPU busy (e.g. 2 per SM on a 132-SM H200).
 /// Products with fewer than half as many output tiles are split along K.
 const FILL_GROUPS: usize = 256;
+
+/// The least K per split for which a split 128 x 128 product beats the
+/// 64 x 64 kernel (see `plan`).
+const LONG_SPLIT_K: usize = 256;
 /// Least K per split: shorter chunks spend more on the partial sums than the
 /// extra parallelism gains.
 const MIN_SPLIT_K: usize = 128;
@@ -117,6 +121,25 @@ pub(super) fn plan(
     // 1024] run at 16-22 TFLOP/s unsplit on 64 x 64 tiles against 13-20
     // with 128 x 128 tiles split 4-5 ways plus the partial sums' pass).
     let padded = |t: usize| m.next_multiple_of(t) * n.next_multiple_of(t);
+    // Long-K products with small outputs (weight gradients: [out, in] over
+    // K = batch x tokens, T2's [1152, 384] over 8192), whose 64 x 64 tiles
+    // alone leave the GPU part idle: the 128 kernel split until it fills the
+    // GPU, with at least LONG_SPLIT_K per split, beats the 64 kernel split
+    // fewer ways or not at all (H100, T2: those products as a batch of
+    // 128 x 128 tiles plus a sum took 14.2 ms of matmul per step; on 64 x 64
+    // tiles, split 3 ways or unsplit on 144 workgroups, 17.6).
+    let big_tiles_fill = || {
+        let big = tiles((128, 128));
+        let splits = FILL_GROUPS
+            .div_ceil(big)
+            .min(k / MIN_SPLIT_K)
+            .min(max_splits)
+            .max(1);
+        big >= FILL_GROUPS
+            || (tiles((64, 64)) < FILL_GROUPS
+                && big * splits >= FILL_GROUPS
+                && k / splits >= LONG_SPLIT_K)
+    };
     let kernel = if let Some(kernel) = force_kernel {
         kernel
     } else if coop
@@ -128,7 +151,7 @@ pub(super) fn plan(
         // most half the work (so not for skinny outputs such as N = 10,
         // nor the small MLP's products, which stay f32).
         Kernel::Coop
-    } else if big_ok && 4 * padded(128) <= 5 * padded(64) && tiles((128, 128)) >= FILL_GROUPS {
+    } else if big_ok && 4 * padded(128) <= 5 * padded(64) && big_tiles_fill() {
         Kernel::Tile128
     } else {
         SMALL
@@ -166,6 +189,13 @@ mod tests {
         assert_eq!(auto(2, 1024, 640, 512), (64, 1));
         assert_eq!(auto(1, 130, 140, 1000), (64, 7));
         assert_eq!(auto(3, 260, 250, 256), (64, 2));
+        // Long K, small output (T2's weight gradients): 128 x 128 tiles split
+        // until they fill the GPU.
+        assert_eq!(auto(1, 1152, 384, 8192), (128, 10));
+        assert_eq!(auto(1, 1024, 384, 8192), (128, 11));
+        assert_eq!(auto(1, 1536, 384, 8192), (128, 8));
+        assert_eq!(auto(1, 384, 1536, 8192), (128, 8));
+        assert_eq!(auto(1, 384, 384, 8192), (128, 29));
         // No 128 kernel without its workgroup memory; splits capped by memory.
         assert_eq!(pick([1, 4096, 4096, 4096], false, 1, None), (64, 1));
         assert_eq!(pick([1, 512, 512, 4096], true, 2, None), (64, 2));
