@@ -12,7 +12,7 @@ use wgrad_core::checks::matmul::MatmulShape;
 use wgrad_core::shape::check_rank;
 use wgrad_core::{DType, Result, checks};
 
-use crate::alloc::{checked_len, try_zeroed};
+use crate::alloc::{self, During, checked_len, try_zeroed};
 use crate::parallel;
 use crate::tensor::{CpuTensor, expect_dtype, internal};
 
@@ -56,7 +56,7 @@ impl CpuTensor {
         };
         check_rank(op, &shapes.out)?;
         let len = checked_len(op, &shapes.batched(shapes.m, shapes.n))?;
-        let mut data = try_zeroed(op, len)?;
+        let mut data = output(op, len, shapes.k)?;
         products(&a, &b, &shapes, &mut data, 0.0)?;
         CpuTensor::from_vec(data, &shapes.out)
     }
@@ -86,21 +86,35 @@ impl CpuTensor {
         let b = weight.with_layout(weight.layout.transpose(-1, -2)?);
         let shapes = checks::matmul::matmul(OP, a.shape(), b.shape())?;
         check_rank(OP, &shapes.out)?;
-        let mut data = try_zeroed(OP, checked_len(OP, &shapes.out)?)?;
-        let beta = match bias {
+        let len = checked_len(OP, &shapes.out)?;
+        let (mut data, beta) = match bias {
             Some(bias) => {
+                // Every row is overwritten with the bias, over threads when large.
                 let row = bias.expand(&[shape.n])?.to_vec_for::<f32>(OP)?;
+                let mut data = alloc::for_overwrite::<f32>(len).during(OP)?;
                 if !row.is_empty() {
-                    for out_row in data.chunks_exact_mut(row.len()) {
-                        out_row.copy_from_slice(&row);
-                    }
+                    parallel::for_each_row(&mut data, row.len(), len, |_, out_row| {
+                        out_row.copy_from_slice(&row)
+                    });
                 }
-                1.0
+                (data, 1.0)
             }
-            None => 0.0,
+            None => (output(OP, len, shapes.k)?, 0.0),
         };
         products(&a, &b, &shapes, &mut data, beta)?;
         CpuTensor::from_vec(data, &shape.out)
+    }
+}
+
+/// The buffer of a `len`-element product over `k` terms with beta = 0:
+/// the GEMM writes every element without reading it (matrixmultiply and
+/// ndarray's fallback both initialise C when beta is zero), so a recycled
+/// buffer needs no zero fill; an empty sum (K = 0) is the zeros it leaves.
+fn output(op: &'static str, len: usize, k: usize) -> Result<Vec<f32>> {
+    if k == 0 {
+        try_zeroed(op, len)
+    } else {
+        alloc::for_overwrite(len).during(op)
     }
 }
 

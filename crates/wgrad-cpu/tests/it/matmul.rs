@@ -152,3 +152,29 @@ fn large_products_split_across_threads_match_reference() {
         crate::assert_close(&f(&got_t), &want, 1e-4);
     }
 }
+
+#[test]
+fn recycled_output_buffers_never_leak_old_values() {
+    // Outputs this large (1 MiB) come back from the buffer cache when
+    // freed; the next product of the class must not see what they held.
+    let n = 512;
+    let nan = CpuTensor::full(&[n, n], f64::NAN, DType::F32).unwrap();
+    let eye: Vec<f32> = (0..n * n)
+        .map(|i| if i % (n + 1) == 0 { 1.0 } else { 0.0 })
+        .collect();
+    let eye = t(&eye, &[n, n]);
+    let x = CpuTensor::rand(&[n, n], -1.0, 1.0, 7).unwrap();
+    let bias = CpuTensor::rand(&[n], -1.0, 1.0, 8).unwrap();
+    for _ in 0..3 {
+        drop(nan.matmul(&eye).unwrap()); // a NaN output, freed into the cache
+        assert_eq!(f(&x.matmul(&eye).unwrap()), f(&x));
+        drop(nan.linear(&eye, Some(&bias)).unwrap());
+        let y = f(&x.linear(&eye, Some(&bias)).unwrap());
+        let (xs, bs) = (f(&x), f(&bias));
+        for (i, &v) in y.iter().enumerate() {
+            assert_eq!(v, xs[i] + bs[i % n], "at {i}");
+        }
+        drop(nan.linear(&eye, None).unwrap());
+        assert_eq!(f(&x.linear(&eye, None).unwrap()), xs);
+    }
+}
