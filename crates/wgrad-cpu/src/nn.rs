@@ -13,6 +13,7 @@ use wgrad_core::math::exp;
 use wgrad_core::{DType, Error, Result, checks};
 
 use crate::alloc::{try_vec, try_zeroed};
+use crate::parallel;
 use crate::softmax::{lane_max, sum_exp_shifted};
 use crate::tensor::{CpuTensor, expect_dtype};
 
@@ -32,12 +33,8 @@ impl CpuTensor {
         const OP: &str = "cross_entropy";
         let (n, c) = check_inputs(OP, self, target, label_smoothing)?;
         let targets = checked_targets(OP, target, c, ignore_index)?;
-        let logits = self.as_f32()?;
-        let mut out = try_zeroed(OP, n)?;
-        for (row, (o, t)) in out.iter_mut().zip(&targets).enumerate() {
-            let Some(t) = *t else { continue };
-            let lane = dense_row(OP, &logits, row)?;
-            let (m, log_total) = max_and_log_sum_exp(&lane);
+        let row_loss = |lane: &[f32], t: usize| {
+            let (m, log_total) = max_and_log_sum_exp(lane);
             let logp = |x: f32| (x - m) - log_total;
             let mut loss = -(1.0 - label_smoothing) * logp(lane[t]);
             // Skipped at 0 so a -inf logit (a masked class) cannot turn the
@@ -46,7 +43,22 @@ impl CpuTensor {
                 let sum_logp: f32 = lane.iter().map(|&x| logp(x)).sum();
                 loss -= label_smoothing / c as f32 * sum_logp;
             }
-            *o = loss;
+            loss
+        };
+        let mut out = try_zeroed(OP, n)?;
+        if let Some(data) = self.contiguous_slice::<f32>()? {
+            // Dense logits: rows over threads when large.
+            parallel::for_each_row(&mut out, 1, n * c * parallel::HEAVY, |row, o| {
+                if let Some(t) = targets[row] {
+                    o[0] = row_loss(&data[row * c..(row + 1) * c], t);
+                }
+            });
+            return CpuTensor::from_vec(out, &[n]);
+        }
+        let logits = self.as_f32()?;
+        for (row, (o, t)) in out.iter_mut().zip(&targets).enumerate() {
+            let Some(t) = *t else { continue };
+            *o = row_loss(&dense_row(OP, &logits, row)?, t);
         }
         CpuTensor::from_vec(out, &[n])
     }
@@ -67,20 +79,32 @@ impl CpuTensor {
         expect_dtype(OP, grad, DType::F32)?;
         checks::loss::cross_entropy_grad(OP, n, grad.shape())?;
         let targets = checked_targets(OP, target, c, ignore_index)?;
-        let logits = self.as_f32()?;
         let grads = grad.dense::<f32>(OP)?;
         let uniform = label_smoothing / c.max(1) as f32;
-        let mut out = try_zeroed(OP, n * c)?;
-        for (row, (dst, t)) in out.chunks_mut(c.max(1)).zip(&targets).enumerate() {
-            let Some(t) = *t else { continue };
-            let lane = dense_row(OP, &logits, row)?;
-            let (m, log_total) = max_and_log_sum_exp(&lane);
+        let row_grad = |lane: &[f32], t: usize, g: f32, dst: &mut [f32]| {
+            let (m, log_total) = max_and_log_sum_exp(lane);
             let total = exp(log_total);
-            let g = grads[row];
             for (k, (d, &x)) in dst.iter_mut().zip(lane.iter()).enumerate() {
                 let hit = if k == t { 1.0 - label_smoothing } else { 0.0 };
                 *d = g * (exp(x - m) / total - hit - uniform);
             }
+        };
+        let mut out = try_zeroed(OP, n * c)?;
+        if let Some(data) = self.contiguous_slice::<f32>()?
+            && c > 0
+        {
+            // Dense logits: rows over threads when large (ignored rows stay 0).
+            parallel::for_each_row(&mut out, c, n * c * parallel::HEAVY, |row, dst| {
+                if let Some(t) = targets[row] {
+                    row_grad(&data[row * c..(row + 1) * c], t, grads[row], dst);
+                }
+            });
+            return CpuTensor::from_vec(out, &[n, c]);
+        }
+        let logits = self.as_f32()?;
+        for (row, (dst, t)) in out.chunks_mut(c.max(1)).zip(&targets).enumerate() {
+            let Some(t) = *t else { continue };
+            row_grad(&dense_row(OP, &logits, row)?, t, grads[row], dst);
         }
         CpuTensor::from_vec(out, &[n, c])
     }
