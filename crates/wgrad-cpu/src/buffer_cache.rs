@@ -14,9 +14,11 @@
 //! allocator, and a tensor's storage gives its vector back with [`give`]
 //! when the last tensor sharing it is dropped. Only buffers of at least
 //! [`MIN_CACHED_BYTES`] are cached; smaller ones are cheap for malloc.
-//! Free buffers are capped at the peak bytes of live tensor storage (as
-//! the GPU pool caps them at its peak live bytes), so the cache at most
-//! doubles a workload's peak; [`empty_cache`] frees them all.
+//! Free buffers are capped at twice the peak bytes of live tensor storage,
+//! as the GPU pool caps its own, so the cache at most triples a workload's
+//! peak (measured on the GPT step: twice the peak kept 0.5 s more of its
+//! 4 s in the cache than once the peak, for 2% more resident memory);
+//! [`empty_cache`] frees them all.
 //! A cached buffer keeps its old contents (and length): `alloc::reserve`
 //! clears it, `alloc::zeroed` writes its zeros, and `alloc::for_overwrite`
 //! hands the old values out to an op that writes every element anyway.
@@ -120,7 +122,7 @@ pub(crate) fn give<T: Send + 'static>(storage: &mut Arc<Vec<T>>) {
     let mut guard = cache();
     let cache = guard.get_or_insert_with(Cache::default);
     cache.live_bytes = cache.live_bytes.saturating_sub(bytes);
-    if cache.free_bytes + bytes > cache.peak_live_bytes {
+    if cache.free_bytes + bytes > 2 * cache.peak_live_bytes {
         return; // over the cap: the system allocator gets it back
     }
     cache.free_bytes += bytes;
@@ -211,6 +213,6 @@ mod tests {
         give(&mut lone);
         let guard = cache();
         let c = guard.as_ref().unwrap();
-        assert!(c.free_bytes <= c.peak_live_bytes.max(before));
+        assert!(c.free_bytes <= (2 * c.peak_live_bytes).max(before));
     }
 }
