@@ -179,7 +179,11 @@ fn main() -> anyhow::Result<()> {
         println!("autocast: {dtype}");
     }
     let mut rows = Vec::new();
-    for mut w in workloads::all(&args.device, args.quick)? {
+    for mut w in workloads::all(
+        &args.device,
+        args.quick,
+        workloads::Only(args.only.as_deref()),
+    )? {
         if args
             .only
             .as_ref()

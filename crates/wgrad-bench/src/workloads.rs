@@ -13,11 +13,59 @@ fn random(shape: &[usize], seed: u64, device: &Device) -> Result<Tensor> {
 }
 
 /// Every workload at full size, or small sizes with `quick` (CI smoke runs, lavapipe).
-pub fn all(device: &Device, quick: bool) -> Result<Vec<Workload>> {
+pub fn all(device: &Device, quick: bool, only: Only<'_>) -> Result<Vec<Workload>> {
     let elems = if quick { 1 << 20 } else { 64 << 20 };
     let label = if quick { "1M" } else { "64M" };
     let mut out = Vec::new();
+    // Inputs are made only for the workloads asked for: the 64M-element
+    // ones alone took seconds on the CPU.
+    let elementwise = ["add", "exp", "sum"].map(|op| format!("{op} {label} f32"));
+    if elementwise.iter().any(|n| only.wants(n)) {
+        out.extend(elementwise_ops(device, elems, label)?);
+    }
+    let (rows, cols) = if quick { (512, 512) } else { (8192, 4096) };
+    if only.wants(&format!("softmax {rows}x{cols}")) {
+        let m = random(&[rows, cols], 3, device)?;
+        out.push(Workload {
+            name: format!("softmax {rows}x{cols}"),
+            amount: 2.0 * 4.0 * (rows * cols) as f64,
+            unit: "GB/s",
+            iters: 20,
+            run: Box::new(move || m.softmax(-1).map(drop)),
+        });
+    }
+    let sizes: &[usize] = if quick { &[256] } else { &[1024, 2048, 4096] };
+    for &n in sizes.iter().filter(|n| only.wants(&format!("matmul {n}"))) {
+        let x = random(&[n, n], 4, device)?;
+        let y = random(&[n, n], 5, device)?;
+        out.push(Workload {
+            name: format!("matmul {n}"),
+            amount: 2.0 * (n as f64).powi(3),
+            unit: "TFLOP/s",
+            iters: if n >= 4096 { 5 } else { 10 },
+            run: Box::new(move || x.matmul(&y).map(drop)),
+        });
+    }
+    out.extend(convolutions(device, quick, only)?);
+    out.extend(attention(device, quick, only)?);
+    out.extend(training(device, quick, only)?);
+    Ok(out)
+}
 
+/// Which workloads a run asks for (`--only SUBSTRING`): all when `None`.
+#[derive(Clone, Copy)]
+pub struct Only<'a>(pub Option<&'a str>);
+
+impl Only<'_> {
+    /// Whether the workload called `name` is asked for.
+    pub fn wants(&self, name: &str) -> bool {
+        self.0.is_none_or(|o| name.contains(o))
+    }
+}
+
+/// add, exp and sum over `elems` f32 values.
+fn elementwise_ops(device: &Device, elems: usize, label: &str) -> Result<Vec<Workload>> {
+    let mut out = Vec::new();
     let a = random(&[elems], 1, device)?;
     let b = random(&[elems], 2, device)?;
     {
@@ -50,30 +98,6 @@ pub fn all(device: &Device, quick: bool) -> Result<Vec<Workload>> {
             run: Box::new(move || a.sum_all().map(drop)),
         });
     }
-    let (rows, cols) = if quick { (512, 512) } else { (8192, 4096) };
-    let m = random(&[rows, cols], 3, device)?;
-    out.push(Workload {
-        name: format!("softmax {rows}x{cols}"),
-        amount: 2.0 * 4.0 * (rows * cols) as f64,
-        unit: "GB/s",
-        iters: 20,
-        run: Box::new(move || m.softmax(-1).map(drop)),
-    });
-    let sizes: &[usize] = if quick { &[256] } else { &[1024, 2048, 4096] };
-    for &n in sizes {
-        let x = random(&[n, n], 4, device)?;
-        let y = random(&[n, n], 5, device)?;
-        out.push(Workload {
-            name: format!("matmul {n}"),
-            amount: 2.0 * (n as f64).powi(3),
-            unit: "TFLOP/s",
-            iters: if n >= 4096 { 5 } else { 10 },
-            run: Box::new(move || x.matmul(&y).map(drop)),
-        });
-    }
-    out.extend(convolutions(device, quick)?);
-    out.push(attention(device, quick)?);
-    out.extend(training(device, quick)?);
     Ok(out)
 }
 
@@ -81,18 +105,22 @@ pub fn all(device: &Device, quick: bool) -> Result<Vec<Workload>> {
 /// T 1024, head dim 64; quick: B 1, H 2, T 128), rated with
 /// FlashAttention's convention: 4·B·H·T²·D FLOPs forward, halved for the
 /// causal mask, times 3.5 for forward + backward.
-pub fn attention(device: &Device, quick: bool) -> Result<Workload> {
+pub fn attention(device: &Device, quick: bool, only: Only<'_>) -> Result<Option<Workload>> {
     let (b, h, t, d) = if quick {
         (1, 2, 128, 64)
     } else {
         (8, 8, 1024, 64)
     };
+    let name = format!("attention b{b} h{h} t{t} d{d} causal fwd+bwd");
+    if !only.wants(&name) {
+        return Ok(None);
+    }
     let q = random(&[b, h, t, d], 31, device)?.with_requires_grad(true)?;
     let k = random(&[b, h, t, d], 32, device)?.with_requires_grad(true)?;
     let v = random(&[b, h, t, d], 33, device)?.with_requires_grad(true)?;
     let upstream = random(&[b, h, t, d], 34, device)?;
-    Ok(Workload {
-        name: format!("attention b{b} h{h} t{t} d{d} causal fwd+bwd"),
+    Ok(Some(Workload {
+        name,
         amount: 3.5 * 4.0 * (b * h * t * t * d) as f64 / 2.0,
         unit: "TFLOP/s",
         iters: 10,
@@ -103,7 +131,7 @@ pub fn attention(device: &Device, quick: bool) -> Result<Workload> {
             let y = q.scaled_dot_product_attention(&k, &v, None, 0.0, true, None)?;
             y.backward_with_options(Some(&upstream), Default::default())
         }),
-    })
+    }))
 }
 
 /// ResNet conv shapes (batch 32) as `(name, channels in, channels out,
@@ -118,10 +146,14 @@ const CONV_SHAPES: [(&str, usize, usize, usize, usize, usize); 5] = [
 
 /// conv2d forward + both gradients (input and weight) at ResNet shapes:
 /// 3x the forward's FLOPs per iteration, reported in TFLOP/s.
-pub fn convolutions(device: &Device, quick: bool) -> Result<Vec<Workload>> {
+pub fn convolutions(device: &Device, quick: bool, only: Only<'_>) -> Result<Vec<Workload>> {
     let batch = if quick { 2 } else { 32 };
     let mut out = Vec::new();
     for (name, cin, cout, size, k, stride) in CONV_SHAPES {
+        let name = format!("{name} fwd+bwd");
+        if !only.wants(&name) {
+            continue;
+        }
         let size = if quick { size / 4 } else { size };
         let x = random(&[batch, cin, size, size], 21, device)?.with_requires_grad(true)?;
         let w = random(&[cout, cin, k, k], 22, device)?.with_requires_grad(true)?;
@@ -134,7 +166,7 @@ pub fn convolutions(device: &Device, quick: bool) -> Result<Vec<Workload>> {
         let flops = 2.0 * (batch * cout * out_size * out_size * cin * k * k) as f64;
         let upstream = random(&[batch, cout, out_size, out_size], 23, device)?;
         out.push(Workload {
-            name: format!("{name} fwd+bwd"),
+            name,
             amount: 3.0 * flops,
             unit: "TFLOP/s",
             iters: 10,
@@ -319,24 +351,33 @@ pub fn gpt_step(device: &Device, quick: bool) -> Result<Workload> {
 }
 
 /// W1 (784-256-256-10, batch 128) and W2 (784-1024-1024-10, batch 1024), both modes.
-pub fn training(device: &Device, quick: bool) -> Result<Vec<Workload>> {
+pub fn training(device: &Device, quick: bool, only: Only<'_>) -> Result<Vec<Workload>> {
     let w2_batch = if quick { 128 } else { 1024 };
     let mut out = Vec::new();
     for batch in if quick { vec![8] } else { vec![64, 128] } {
-        out.push(cnn_step(batch, device)?);
+        if only.wants(&format!("cnn step b{batch}")) {
+            out.push(cnn_step(batch, device)?);
+        }
     }
-    out.push(gpt_step(device, quick)?);
+    if only.wants("T2 gpt step") {
+        out.push(gpt_step(device, quick)?);
+    }
+    let mode = |sync: bool| if sync { "sync" } else { "async" };
     for sync in [false, true] {
-        out.push(mlp_step("W1", &[784, 256, 256, 10], 128, sync, device)?);
+        if only.wants(&format!("W1 {}", mode(sync))) {
+            out.push(mlp_step("W1", &[784, 256, 256, 10], 128, sync, device)?);
+        }
     }
     for sync in [false, true] {
-        out.push(mlp_step(
-            "W2",
-            &[784, 1024, 1024, 10],
-            w2_batch,
-            sync,
-            device,
-        )?);
+        if only.wants(&format!("W2 {}", mode(sync))) {
+            out.push(mlp_step(
+                "W2",
+                &[784, 1024, 1024, 10],
+                w2_batch,
+                sync,
+                device,
+            )?);
+        }
     }
     Ok(out)
 }
