@@ -78,6 +78,19 @@ fn pairwise_columns(
     }
 }
 
+/// The [`pairwise_columns`] sum of every column of the row-major `[rows,
+/// width]` matrix `data` (`width` > 0), in column blocks of roughly one
+/// task's worth of input each, over threads when large.
+fn column_sums(op: &'static str, data: &[f32], rows: usize, width: usize) -> Result<Vec<f32>> {
+    let mut out = try_zeroed(op, width)?;
+    let block = (parallel::TASK_ELEMS / rows.max(1)).max(64).min(width);
+    parallel::for_each_row(&mut out, block, rows * width, |i, o| {
+        let cols = i * block..i * block + o.len();
+        pairwise_columns(data, width, 0..rows, cols, o);
+    });
+    Ok(out)
+}
+
 /// A tensor regrouped so each output element owns one contiguous row.
 struct Rows<'a> {
     data: Cow<'a, [f32]>,
@@ -176,14 +189,7 @@ impl CpuTensor {
         if width == 0 {
             return Ok(Some(Vec::new()));
         }
-        let mut out = try_zeroed(op, width)?;
-        // Column blocks of roughly one task's worth of input each.
-        let block = (parallel::TASK_ELEMS / rows.max(1)).max(64).min(width);
-        parallel::for_each_row(&mut out, block, rows * width, |i, o| {
-            let cols = i * block..i * block + o.len();
-            pairwise_columns(data, width, 0..rows, cols, o);
-        });
-        Ok(Some(out))
+        column_sums(op, data, rows, width).map(Some)
     }
 
     /// Pairwise sums over leading and trailing `axes` of a contiguous
@@ -230,13 +236,7 @@ impl CpuTensor {
             inner,
         };
         let partial = blocks.map(op, |r| pairwise_sum(r, &|x| x))?;
-        let mut out = try_zeroed(op, kept)?;
-        let block = (parallel::TASK_ELEMS / rows).max(64).min(kept);
-        parallel::for_each_row(&mut out, block, rows * kept, |i, o| {
-            let cols = i * block..i * block + o.len();
-            pairwise_columns(&partial, kept, 0..rows, cols, o);
-        });
-        Ok(Some(out))
+        column_sums(op, &partial, rows, kept).map(Some)
     }
 
     /// Shared body of sum and mean (`mean` divides by the reduced count).

@@ -362,22 +362,20 @@ impl CpuTensor {
 
 /// Gathers a strided view into a row-major vector. The innermost dim is a
 /// plain strided loop and only the outer dims step an odometer, which is
-/// several times faster than ndarray's generic element iterator.
+/// several times faster than ndarray's generic element iterator; large
+/// views split their rows over threads (see [`gather_rows`]).
 fn strided_copy<T: Element>(op: &'static str, data: &[T], layout: &Layout) -> Result<Vec<T>> {
     let shape = layout.shape();
     let strides = layout.strides();
     let n = layout.numel();
-    let mut out = try_vec(op, n)?;
     if n == 0 {
-        return Ok(out);
+        return try_vec(op, 0);
     }
-    let Some((&inner, outer_shape)) = shape.split_last() else {
+    let Some(&inner) = shape.last() else {
         // Rank 0: the single element at the offset.
         let x = data.get(layout.offset()).ok_or_else(|| outside(layout))?;
-        out.push(*x);
-        return Ok(out);
+        return try_copy(op, std::slice::from_ref(x));
     };
-    let step = strides[shape.len() - 1];
     // Every touched offset is at most the last element's; checking it once
     // up front keeps the loops free of fallible code.
     let last = layout.offset()
@@ -389,77 +387,51 @@ fn strided_copy<T: Element>(op: &'static str, data: &[T], layout: &Layout) -> Re
     if last >= data.len() {
         return Err(outside(layout));
     }
+    let mut out = alloc::for_overwrite::<T>(n).during(op)?;
     if parallel::worth_splitting(n) {
-        return parallel_strided_copy(op, data, layout, n);
+        let rows_per_task = (parallel::TASK_ELEMS / inner).max(1);
+        out.par_chunks_mut(rows_per_task * inner)
+            .enumerate()
+            .for_each(|(task, chunk)| gather_rows(data, layout, task * rows_per_task, chunk));
+        parallel::keep_warm();
+    } else {
+        gather_rows(data, layout, 0, &mut out);
     }
-    let mut coords = vec![0usize; outer_shape.len()];
-    let mut base = layout.offset();
-    loop {
-        out.extend((0..inner).map(|i| data[base + i * step]));
-        // Advance the odometer over the outer dims, last fastest.
-        let mut d = outer_shape.len();
-        loop {
-            if d == 0 {
-                return Ok(out);
-            }
-            d -= 1;
-            coords[d] += 1;
-            base += strides[d];
-            if coords[d] < outer_shape[d] {
-                break;
-            }
-            base -= coords[d] * strides[d];
-            coords[d] = 0;
-        }
-    }
+    Ok(out)
 }
 
-/// [`strided_copy`] of a large view over threads: each task takes a run
-/// of whole innermost rows, finds its first row's offset from the row
-/// index, then steps the odometer as the serial loop does. The caller has
-/// checked that the largest offset touched is inside `data`.
-fn parallel_strided_copy<T: Element>(
-    op: &'static str,
-    data: &[T],
-    layout: &Layout,
-    n: usize,
-) -> Result<Vec<T>> {
-    let shape = layout.shape();
-    let strides = layout.strides();
+/// Fills `out` (whole innermost rows) with the view's rows from row
+/// `first_row` on (rows counted over the outer dims in row-major order):
+/// the first row's offset is worked out from its index, then the outer
+/// dims step an odometer, last fastest. The caller has checked that every
+/// offset touched is inside `data`.
+fn gather_rows<T: Element>(data: &[T], layout: &Layout, first_row: usize, out: &mut [T]) {
+    let (shape, strides) = (layout.shape(), layout.strides());
     let rank = shape.len();
     let (inner, step) = (shape[rank - 1], strides[rank - 1]);
     let (outer_shape, outer_strides) = (&shape[..rank - 1], &strides[..rank - 1]);
-    let mut out = alloc::for_overwrite::<T>(n).during(op)?;
-    let rows_per_task = (parallel::TASK_ELEMS / inner).max(1);
-    out.par_chunks_mut(rows_per_task * inner)
-        .enumerate()
-        .for_each(|(task, chunk)| {
-            // Coordinates and offset of the task's first row.
-            let mut coords = vec![0usize; outer_shape.len()];
-            let mut rest = task * rows_per_task;
-            let mut base = layout.offset();
-            for d in (0..outer_shape.len()).rev() {
-                coords[d] = rest % outer_shape[d];
-                rest /= outer_shape[d];
-                base += coords[d] * outer_strides[d];
+    let mut coords = vec![0usize; outer_shape.len()];
+    let mut rest = first_row;
+    let mut base = layout.offset();
+    for d in (0..outer_shape.len()).rev() {
+        coords[d] = rest % outer_shape[d];
+        rest /= outer_shape[d];
+        base += coords[d] * outer_strides[d];
+    }
+    for row in out.chunks_mut(inner) {
+        for (i, o) in row.iter_mut().enumerate() {
+            *o = data[base + i * step];
+        }
+        for d in (0..outer_shape.len()).rev() {
+            coords[d] += 1;
+            base += outer_strides[d];
+            if coords[d] < outer_shape[d] {
+                break;
             }
-            for row in chunk.chunks_mut(inner) {
-                for (i, o) in row.iter_mut().enumerate() {
-                    *o = data[base + i * step];
-                }
-                for d in (0..outer_shape.len()).rev() {
-                    coords[d] += 1;
-                    base += outer_strides[d];
-                    if coords[d] < outer_shape[d] {
-                        break;
-                    }
-                    base -= coords[d] * outer_strides[d];
-                    coords[d] = 0;
-                }
-            }
-        });
-    parallel::keep_warm();
-    Ok(out)
+            base -= coords[d] * outer_strides[d];
+            coords[d] = 0;
+        }
+    }
 }
 
 /// Error for a layout that reaches outside its storage (a bug).

@@ -100,15 +100,19 @@ pub(super) fn plan(
 ) -> Plan {
     let (force_kernel, force_splits) = force.unwrap_or((None, 0));
     let tiles = |(tm, tn): (usize, usize)| count * m.div_ceil(tm) * n.div_ceil(tn);
+    // The K splits that bring `tiles` workgroups up to a full GPU.
+    let filling_splits = |tiles: usize| {
+        FILL_GROUPS
+            .div_ceil(tiles)
+            .min(k / MIN_SPLIT_K)
+            .min(max_splits)
+            .max(1)
+    };
     let splits_for = |t: (usize, usize)| {
         if force_splits != 0 {
             force_splits
         } else if 2 * tiles(t) <= FILL_GROUPS {
-            FILL_GROUPS
-                .div_ceil(tiles(t))
-                .min(k / MIN_SPLIT_K)
-                .min(max_splits)
-                .max(1)
+            filling_splits(tiles(t))
         } else {
             1
         }
@@ -130,11 +134,7 @@ pub(super) fn plan(
     // tiles, split 3 ways or unsplit on 144 workgroups, 17.6).
     let big_tiles_fill = || {
         let big = tiles((128, 128));
-        let splits = FILL_GROUPS
-            .div_ceil(big)
-            .min(k / MIN_SPLIT_K)
-            .min(max_splits)
-            .max(1);
+        let splits = filling_splits(big);
         big >= FILL_GROUPS
             || (tiles((64, 64)) < FILL_GROUPS
                 && big * splits >= FILL_GROUPS
