@@ -17,7 +17,7 @@ use ndarray::{ArrayView2, ArrayViewMut2};
 use rayon::prelude::*;
 use wgrad_core::checks::attention::{AttentionGeometry, MaskKind, OP, dropout_keep};
 use wgrad_core::shape::{broadcast_strides, contiguous_strides};
-use wgrad_core::{DType, Error, Result};
+use wgrad_core::{DType, Error, Result, math};
 
 use crate::alloc::{checked_len, try_zeroed};
 use crate::parallel;
@@ -125,8 +125,22 @@ fn item_offsets(batch: &[usize], strides: &[usize]) -> Vec<usize> {
     offsets
 }
 
-/// Scores of query rows `r0..r0 + rows` of `item`, biased, in `s`
-/// (`rows x S`): `scale * q . k + bias`, -inf where masked or causal.
+/// The keys query rows `r0..r0 + rows` can see at all: under a causal mask
+/// none past the block's last row (its later keys are -inf in every row
+/// and get exactly zero weight), so the block's products and loops stop
+/// there, as PyTorch's flash kernels skip the masked key blocks.
+fn visible_keys(g: &AttentionGeometry, r0: usize, rows: usize) -> usize {
+    if g.is_causal {
+        g.kv_len.min(r0 + rows)
+    } else {
+        g.kv_len
+    }
+}
+
+/// Scores of query rows `r0..r0 + rows` of `item` against its first `cols`
+/// keys, biased, in `s` (`rows x cols`): `scale * q . k + bias`, -inf where
+/// masked or causal.
+#[allow(clippy::too_many_arguments)]
 fn biased_scores(
     g: &AttentionGeometry,
     mask: &Mask,
@@ -134,21 +148,26 @@ fn biased_scores(
     q: ArrayView2<f32>,
     k: ArrayView2<f32>,
     r0: usize,
+    cols: usize,
     s: &mut [f32],
 ) -> Result<()> {
     let rows = q.nrows();
-    if g.kv_len == 0 {
+    if cols == 0 {
         return Ok(());
     }
-    let mut sm = ArrayViewMut2::from_shape((rows, g.kv_len), s).map_err(internal)?;
-    general_mat_mul(g.scale, &q, &k.t(), 0.0, &mut sm);
-    for (r, row) in s.chunks_mut(g.kv_len).enumerate() {
-        for (j, x) in row.iter_mut().enumerate() {
-            *x = if g.causal_allows(r0 + r, j) {
-                *x + mask.bias(item, r0 + r, j)
-            } else {
-                f32::NEG_INFINITY
-            };
+    let mut sm = ArrayViewMut2::from_shape((rows, cols), s).map_err(internal)?;
+    let keys = k.slice(ndarray::s![..cols, ..]);
+    general_mat_mul(g.scale, &q, &keys.t(), 0.0, &mut sm);
+    for (r, row) in s.chunks_mut(cols).enumerate() {
+        let i = r0 + r;
+        if g.is_causal && i + 1 < cols {
+            row[i + 1..].fill(f32::NEG_INFINITY);
+        }
+        if !matches!(mask.data, MaskData::None) {
+            let seen = if g.is_causal { (i + 1).min(cols) } else { cols };
+            for (j, x) in row[..seen].iter_mut().enumerate() {
+                *x += mask.bias(item, i, j);
+            }
         }
     }
     Ok(())
@@ -243,32 +262,37 @@ impl CpuTensor {
                 let mut p = try_zeroed::<f32>(OP, ROW_BLOCK.min(l) * s)?;
                 for r0 in (0..l).step_by(ROW_BLOCK) {
                     let rows = ROW_BLOCK.min(l - r0);
-                    let p = &mut p[..rows * s];
+                    let cols = visible_keys(g, r0, rows);
+                    let mut ob =
+                        ArrayViewMut2::from_shape((rows, ev), &mut o[r0 * ev..(r0 + rows) * ev])
+                            .map_err(internal)?;
+                    if cols == 0 {
+                        // No key at all: zero outputs, -inf log-sum-exps.
+                        lse[r0..r0 + rows].fill(f32::NEG_INFINITY);
+                        ob.fill(0.0);
+                        continue;
+                    }
+                    let p = &mut p[..rows * cols];
                     let qb = qm.slice(ndarray::s![r0..r0 + rows, ..]);
-                    biased_scores(g, &mask, item, qb, km, r0, p)?;
+                    biased_scores(g, &mask, item, qb, km, r0, cols, p)?;
                     for r in 0..rows {
-                        let row = &mut p[r * s..(r + 1) * s];
+                        let row = &mut p[r * cols..(r + 1) * cols];
                         let m = row_max(row);
                         if m == f32::NEG_INFINITY {
                             row.fill(0.0);
                             lse[r0 + r] = f32::NEG_INFINITY;
                             continue;
                         }
-                        let mut sum = 0.0f32;
-                        for x in row.iter_mut() {
-                            *x = (*x - m).exp();
-                            sum += *x;
-                        }
+                        row.iter_mut().for_each(|x| *x = math::exp(*x - m));
+                        let sum = row.iter().sum::<f32>();
                         lse[r0 + r] = m + sum.ln();
                         let inv = 1.0 / sum;
                         row.iter_mut().for_each(|x| *x *= inv);
                         apply_dropout(g, item, r0 + r, row);
                     }
-                    let pm = ArrayView2::from_shape((rows, s), &*p).map_err(internal)?;
-                    let mut ob =
-                        ArrayViewMut2::from_shape((rows, ev), &mut o[r0 * ev..(r0 + rows) * ev])
-                            .map_err(internal)?;
-                    general_mat_mul(1.0, &pm, &vm, 0.0, &mut ob);
+                    let pm = ArrayView2::from_shape((rows, cols), &*p).map_err(internal)?;
+                    let values = vm.slice(ndarray::s![..cols, ..]);
+                    general_mat_mul(1.0, &pm, &values, 0.0, &mut ob);
                 }
                 Ok(())
             })?;
@@ -331,46 +355,66 @@ impl CpuTensor {
                     (try_zeroed::<f32>(OP, block)?, try_zeroed::<f32>(OP, block)?);
                 for r0 in (0..l).step_by(ROW_BLOCK) {
                     let rows = ROW_BLOCK.min(l - r0);
-                    let (p, dp) = (&mut p[..rows * s], &mut dp[..rows * s]);
+                    let cols = visible_keys(g, r0, rows);
+                    let mut dqb =
+                        ArrayViewMut2::from_shape((rows, e), &mut dqi[r0 * e..(r0 + rows) * e])
+                            .map_err(internal)?;
+                    if cols == 0 {
+                        dqb.fill(0.0);
+                        continue;
+                    }
+                    let (p, dp) = (&mut p[..rows * cols], &mut dp[..rows * cols]);
                     let rs = ndarray::s![r0..r0 + rows, ..];
-                    biased_scores(g, &mask, item, qm.slice(rs), km, r0, p)?;
+                    let ks = ndarray::s![..cols, ..];
+                    let (keys, values) = (km.slice(ks), vm.slice(ks));
+                    biased_scores(g, &mask, item, qm.slice(rs), km, r0, cols, p)?;
                     // dP = dO . V^T, before dropout's mask and scale.
                     let mut dpm =
-                        ArrayViewMut2::from_shape((rows, s), &mut *dp).map_err(internal)?;
-                    general_mat_mul(1.0, &gm.slice(rs), &vm.t(), 0.0, &mut dpm);
+                        ArrayViewMut2::from_shape((rows, cols), &mut *dp).map_err(internal)?;
+                    general_mat_mul(1.0, &gm.slice(rs), &values.t(), 0.0, &mut dpm);
                     for r in 0..rows {
                         let i = r0 + r;
                         let row_lse = lse[item * l + i];
-                        let (prow, dprow) =
-                            (&mut p[r * s..(r + 1) * s], &mut dp[r * s..(r + 1) * s]);
+                        let (prow, dprow) = (
+                            &mut p[r * cols..(r + 1) * cols],
+                            &mut dp[r * cols..(r + 1) * cols],
+                        );
                         if row_lse == f32::NEG_INFINITY {
                             prow.fill(0.0);
                             dprow.fill(0.0);
                             continue;
                         }
                         let delta: f32 = (0..ev).map(|c| gm[[i, c]] * om[[i, c]]).sum();
-                        for j in 0..s {
-                            let pij = (prow[j] - row_lse).exp();
-                            let keep = g.dropout_p <= 0.0 || dropout_keep(g, item, i, j);
-                            let (pd, dpij) = if keep {
+                        if g.dropout_p <= 0.0 {
+                            // prow becomes the weight (for dV), dprow the
+                            // score gradient dS.
+                            for (x, d) in prow.iter_mut().zip(dprow.iter_mut()) {
+                                let pij = math::exp(*x - row_lse);
+                                *x = pij;
+                                *d = pij * (*d - delta);
+                            }
+                            continue;
+                        }
+                        for j in 0..cols {
+                            let pij = math::exp(prow[j] - row_lse);
+                            let (pd, dpij) = if dropout_keep(g, item, i, j) {
                                 (pij * keep_scale, dprow[j] * keep_scale)
                             } else {
                                 (0.0, 0.0)
                             };
                             // prow becomes the dropped-out weight (for dV),
                             // dprow the score gradient dS.
-                            prow[j] = if g.dropout_p > 0.0 { pd } else { pij };
+                            prow[j] = pd;
                             dprow[j] = pij * (dpij - delta);
                         }
                     }
-                    let pm = ArrayView2::from_shape((rows, s), &*p).map_err(internal)?;
-                    let dsm = ArrayView2::from_shape((rows, s), &*dp).map_err(internal)?;
-                    general_mat_mul(1.0, &pm.t(), &gm.slice(rs), 1.0, &mut dvm);
-                    general_mat_mul(g.scale, &dsm.t(), &qm.slice(rs), 1.0, &mut dkm);
-                    let mut dqb =
-                        ArrayViewMut2::from_shape((rows, e), &mut dqi[r0 * e..(r0 + rows) * e])
-                            .map_err(internal)?;
-                    general_mat_mul(g.scale, &dsm, &km, 0.0, &mut dqb);
+                    let pm = ArrayView2::from_shape((rows, cols), &*p).map_err(internal)?;
+                    let dsm = ArrayView2::from_shape((rows, cols), &*dp).map_err(internal)?;
+                    let mut dv_seen = dvm.slice_mut(ks);
+                    general_mat_mul(1.0, &pm.t(), &gm.slice(rs), 1.0, &mut dv_seen);
+                    let mut dk_seen = dkm.slice_mut(ks);
+                    general_mat_mul(g.scale, &dsm.t(), &qm.slice(rs), 1.0, &mut dk_seen);
+                    general_mat_mul(g.scale, &dsm, &keys, 0.0, &mut dqb);
                 }
                 Ok(())
             })?;

@@ -50,15 +50,64 @@ impl Tensor {
             let _plain = AutocastGuard::disabled();
             return x.linear(&w, b.as_ref());
         }
-        let bias_shape = bias.map(Tensor::shape);
-        checks::matmul::linear(OP, &self.shape(), &weight.shape(), bias_shape.as_deref())?;
         checks::matmul::linear_dtypes(OP, self.dtype(), weight.dtype(), bias.map(Tensor::dtype))?;
+        let bias_shape = bias.map(Tensor::shape);
+        if weight.rank() != 2 || bias_shape.as_ref().is_some_and(|b| b.len() > 1) {
+            return self.linear_composite(weight, bias);
+        }
+        checks::matmul::linear(OP, &self.shape(), &weight.shape(), bias_shape.as_deref())?;
         let out = self
             .storage()
             .linear(&weight.storage(), bias.map(Tensor::storage).as_ref())?;
         let mut inputs = vec![self, weight];
         inputs.extend(bias);
         Ok(Tensor::record(out, Op::Linear, &inputs))
+    }
+
+    /// The calls the fused node does not take, as ATen's `linear` writes
+    /// them: a 1-D weight (`x @ weight`, the last dim contracted away) or a
+    /// bias of rank 2 or more. `matmul(x, weight^T)` and then the bias
+    /// added in place, so the bias must broadcast to the product's shape
+    /// without enlarging it (PyTorch's `output.add_(bias)`).
+    fn linear_composite(&self, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
+        let weight_t = match weight.rank() {
+            1 => weight.clone(),
+            2 => weight.t()?,
+            _ => {
+                return Err(wgrad_core::Error::invalid(
+                    OP,
+                    format!(
+                        "weight must be 1-D or 2-D [out_features, in_features], got shape {:?}",
+                        weight.shape()
+                    ),
+                ));
+            }
+        };
+        let product = self.matmul(&weight_t).map_err(|e| {
+            wgrad_core::Error::invalid(
+                OP,
+                format!(
+                    "input {:?} and weight {:?} cannot be multiplied: {e}",
+                    self.shape(),
+                    weight.shape()
+                ),
+            )
+        })?;
+        let Some(bias) = bias else {
+            return Ok(product);
+        };
+        let out_shape = product.shape();
+        let broadcast = wgrad_core::shape::broadcast_shapes(OP, &out_shape, &bias.shape());
+        if broadcast.as_deref().ok() != Some(out_shape.as_slice()) {
+            return Err(wgrad_core::Error::invalid(
+                OP,
+                format!(
+                    "bias of shape {:?} does not broadcast to the output's shape {out_shape:?}",
+                    bias.shape()
+                ),
+            ));
+        }
+        product.add(bias)
     }
 }
 

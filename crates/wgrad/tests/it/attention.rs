@@ -92,6 +92,16 @@ const CASES: &[Case] = &[
         mask: &[],
         scale: None,
     },
+    // Causal with more queries than keys, over several row blocks: the
+    // blocks past the last key see every key (the CPU's visible-key cut).
+    Case {
+        q: &[1, 150, 8],
+        k: &[1, 90, 8],
+        v: &[1, 90, 6],
+        masking: Masking::Causal,
+        mask: &[],
+        scale: None,
+    },
     Case {
         q: &[1, 130, 72],
         k: &[1, 150, 72],

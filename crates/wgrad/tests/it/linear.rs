@@ -210,6 +210,51 @@ fn autocast_lowers_all_three_operands() {
     }
 }
 
+/// The calls ATen's `linear` takes outside addmm: a 1-D weight contracts
+/// the last dim away, a rank-2 bias broadcasts over the product; values
+/// and gradients as `x @ w^T + b` written out, on every device.
+#[test]
+fn one_dim_weights_and_two_dim_biases_follow_aten() {
+    let mut devices = vec![Device::Cpu];
+    devices.extend(gpu());
+    for dev in &devices {
+        let x = Tensor::from_vec(vec![1.0f32, -2.0, 0.5, 3.0, 0.25, -1.0], &[2, 3], dev).unwrap();
+        let w1 = Tensor::from_vec(vec![0.5f32, 1.5, -2.0], &[3], dev).unwrap();
+        x.requires_grad_(true).unwrap();
+        w1.requires_grad_(true).unwrap();
+        let y = x.linear(&w1, None).unwrap();
+        assert_eq!(y.shape(), [2]);
+        assert_eq!(y.to_vec_f32().unwrap(), [-3.5, 3.875]);
+        y.sum(&[], false).unwrap().backward().unwrap();
+        assert_eq!(w1.grad().unwrap().to_vec_f32().unwrap(), [4.0, -1.75, -0.5]);
+        assert_eq!(
+            x.grad().unwrap().to_vec_f32().unwrap(),
+            [0.5, 1.5, -2.0, 0.5, 1.5, -2.0]
+        );
+        // A 1-D weight with a 0-d bias.
+        let b0 = Tensor::from_vec(vec![1.0f32], &[], dev).unwrap();
+        let y = x.linear(&w1, Some(&b0)).unwrap();
+        assert_eq!(y.to_vec_f32().unwrap(), [-2.5, 4.875]);
+        // A [rows, out] bias: one value per output element.
+        let w = Tensor::from_vec(vec![1.0f32, 0.0, 0.0, 0.0, 1.0, 0.0], &[2, 3], dev).unwrap();
+        let b2 = Tensor::from_vec(vec![10.0f32, 20.0, 30.0, 40.0], &[2, 2], dev).unwrap();
+        b2.requires_grad_(true).unwrap();
+        let y = x.linear(&w, Some(&b2)).unwrap();
+        assert_eq!(y.to_vec_f32().unwrap(), [11.0, 18.0, 33.0, 40.25]);
+        y.sum(&[], false).unwrap().backward().unwrap();
+        assert_eq!(b2.grad().unwrap().to_vec_f32().unwrap(), [1.0; 4]);
+        // A [1, out] bias over a 3-D input.
+        let b1 = Tensor::from_vec(vec![1.0f32, 2.0], &[1, 2], dev).unwrap();
+        let y = x
+            .reshape(&[1, 2, 3])
+            .unwrap()
+            .linear(&w, Some(&b1))
+            .unwrap();
+        assert_eq!(y.shape(), [1, 2, 2]);
+        assert_eq!(y.to_vec_f32().unwrap(), [2.0, 0.0, 4.0, 2.25]);
+    }
+}
+
 #[test]
 fn bad_calls_are_errors_naming_linear_and_the_shapes() {
     let cpu = Device::Cpu;
@@ -226,7 +271,19 @@ fn bad_calls_are_errors_naming_linear_and_the_shapes() {
         msg.contains("bias must have shape [4]") && msg.contains("[5]"),
         "{msg}"
     );
-    assert!(err(x.linear(&t(&[3]), None)).contains("weight must be 2-D"));
+    assert!(err(x.linear(&t(&[4, 3, 1]), None)).contains("weight must be 1-D or 2-D"));
+    // A bias of rank 2 is added in place after the product, as ATen's
+    // `output.add_(bias)`: it may not enlarge the output.
+    let msg = err(x.linear(&t(&[4, 3]), Some(&t(&[5, 2, 4]))));
+    assert!(
+        msg.starts_with("linear:") && msg.contains("[5, 2, 4]") && msg.contains("[2, 4]"),
+        "{msg}"
+    );
+    let msg = err(x.linear(&t(&[2]), None));
+    assert!(
+        msg.starts_with("linear:") && msg.contains("[2, 3]"),
+        "{msg}"
+    );
     assert!(err(t(&[]).linear(&t(&[4, 3]), None)).contains("0-d"));
     let w16 = t(&[4, 3]).cast(DType::F16).unwrap();
     let msg = err(x.linear(&w16, None));
