@@ -10,7 +10,7 @@
 //! recomputes the probabilities from it (as the GPU kernels do) and
 //! accumulates the key and value gradients over the row blocks.
 
-use std::borrow::Cow;
+use crate::dense::Dense;
 
 use ndarray::linalg::general_mat_mul;
 use ndarray::{ArrayView2, ArrayViewMut2};
@@ -29,7 +29,7 @@ const ROW_BLOCK: usize = 64;
 /// One of q, k, v (or an output gradient) as a dense row-major copy and
 /// the element offset of every batch item's `[rows, cols]` matrix.
 struct Operand<'a> {
-    data: Cow<'a, [f32]>,
+    data: Dense<'a, f32>,
     items: Vec<usize>,
     rows: usize,
     cols: usize,
@@ -61,8 +61,8 @@ impl<'a> Operand<'a> {
 /// The mask, dense, with its strides broadcast to `[batch..., L, S]`.
 enum MaskData<'a> {
     None,
-    Boolean(Cow<'a, [u32]>),
-    Additive(Cow<'a, [f32]>),
+    Boolean(Dense<'a, u32>),
+    Additive(Dense<'a, f32>),
 }
 
 struct Mask<'a> {

@@ -122,18 +122,37 @@ pub(crate) fn give<T: Send + 'static>(storage: &mut Arc<Vec<T>>) {
     let mut guard = cache();
     let cache = guard.get_or_insert_with(Cache::default);
     cache.live_bytes = cache.live_bytes.saturating_sub(bytes);
-    if cache.free_bytes + bytes > 2 * cache.peak_live_bytes {
-        return; // over the cap: the system allocator gets it back
+    cache.keep(vec);
+}
+
+/// Caches a class-sized vector that served only inside an op (a scratch
+/// copy taken with [`take`] or allocated by class; never [`adopt`]ed, so
+/// the live count does not change), when the cache has room; any other
+/// vector is simply freed.
+pub(crate) fn recycle<T: Send + 'static>(vec: Vec<T>) {
+    let capacity = vec.capacity();
+    if class_len::<T>(capacity) != Some(capacity) {
+        return;
     }
-    cache.free_bytes += bytes;
-    cache
-        .free
-        .entry((TypeId::of::<T>(), capacity))
-        .or_default()
-        .push(Box::new(vec));
+    cache().get_or_insert_with(Cache::default).keep(vec);
 }
 
 impl Cache {
+    /// Keeps a free class-sized vector unless that would pass the cap of
+    /// twice the peak live bytes (then the system allocator gets it back).
+    fn keep<T: Send + 'static>(&mut self, vec: Vec<T>) {
+        let capacity = vec.capacity();
+        let bytes = capacity * size_of::<T>();
+        if self.free_bytes + bytes > 2 * self.peak_live_bytes {
+            return;
+        }
+        self.free_bytes += bytes;
+        self.free
+            .entry((TypeId::of::<T>(), capacity))
+            .or_default()
+            .push(Box::new(vec));
+    }
+
     fn note_live(&mut self, bytes: usize) {
         self.live_bytes += bytes;
         self.peak_live_bytes = self.peak_live_bytes.max(self.live_bytes);
@@ -214,5 +233,24 @@ mod tests {
         let guard = cache();
         let c = guard.as_ref().unwrap();
         assert!(c.free_bytes <= (2 * c.peak_live_bytes).max(before));
+    }
+
+    #[test]
+    fn a_dense_scratch_copy_goes_back_to_the_cache() {
+        // A class no other test asks for (i32 storage of ~10.7 MiB). A live
+        // tensor of the class first, so that the cap has room for it.
+        let len = class_len::<i32>(2_800_001).unwrap();
+        let live = Arc::new(vec![1i32; len]);
+        adopt(&*live);
+        let scratch = vec![3i32; len];
+        let ptr = scratch.as_ptr();
+        drop(crate::dense::Dense::copied(scratch));
+        let again = take::<i32>(len).expect("the scratch copy was cached");
+        assert_eq!(again.as_ptr(), ptr);
+        // A borrowed read gives nothing back, and a vector of no class is
+        // freed, not cached.
+        drop(crate::dense::Dense::borrowed(&live[..]));
+        recycle(vec![0i32; 100]);
+        assert!(take::<i32>(100).is_none());
     }
 }

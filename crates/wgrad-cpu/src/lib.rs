@@ -42,6 +42,7 @@ mod backward;
 mod buffer_cache;
 mod conv;
 mod creation;
+mod dense;
 mod elementwise;
 mod indexing;
 mod int_ops;

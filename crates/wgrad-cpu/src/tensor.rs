@@ -8,7 +8,6 @@
 //! from the layout and always produce fresh contiguous tensors.
 
 use std::any::Any;
-use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
@@ -19,6 +18,7 @@ use wgrad_core::{DType, Element, Error, Layout, Result};
 
 use crate::alloc::{self, During, checked_len, try_copy, try_vec, try_zeroed};
 use crate::buffer_cache;
+use crate::dense::Dense;
 use crate::parallel;
 use rayon::prelude::*;
 
@@ -333,10 +333,10 @@ impl CpuTensor {
     /// The elements in row-major order, borrowed when the view is
     /// contiguous and copied otherwise. `DTypeMismatch` (or, for the copy,
     /// `OutOfMemory`) naming `op` if `T` is not the tensor's dtype.
-    pub(crate) fn dense<T: Element>(&self, op: &'static str) -> Result<Cow<'_, [T]>> {
+    pub(crate) fn dense<T: Element>(&self, op: &'static str) -> Result<Dense<'_, T>> {
         match self.contiguous_slice::<T>()? {
-            Some(s) => Ok(Cow::Borrowed(s)),
-            None => Ok(Cow::Owned(self.to_vec_for::<T>(op)?)),
+            Some(s) => Ok(Dense::borrowed(s)),
+            None => Ok(Dense::copied(self.to_vec_for::<T>(op)?)),
         }
     }
 
