@@ -1,6 +1,6 @@
 //! Broadcasting binary arithmetic.
 
-use wgrad_core::{BinaryOp, DType, Result, shape};
+use wgrad_core::{BinaryOp, DType, Layout, Result, shape};
 use wgrad_kernels::families;
 
 use crate::GpuTensor;
@@ -27,12 +27,23 @@ impl GpuTensor {
         }
         let (shape, views) = coalesce(name, &out_shape, &[&a, &b])?;
         let p = BinaryParams::new(name, &shape, &views[0], &views[1])?;
+        let (spec, threads) = if dense_in_fours(&shape, &views) {
+            (
+                &families::elementwise::BINARY_VEC4,
+                (out.numel() as u64 / 4).div_ceil(families::elementwise::VEC4_PER_THREAD),
+            )
+        } else {
+            (
+                &families::elementwise::BINARY,
+                (out.numel() as u64).div_ceil(families::elementwise::ELEMENTS_PER_THREAD),
+            )
+        };
         self.kernels().dispatch_1d(
-            &families::elementwise::BINARY,
+            spec,
             &[("OP", f64::from(op.code()))],
             &[&self.buffer, &other.buffer, &out.buffer],
             &p,
-            (out.numel() as u64).div_ceil(families::elementwise::ELEMENTS_PER_THREAD),
+            threads,
         )?;
         Ok(out)
     }
@@ -124,4 +135,17 @@ impl GpuTensor {
     pub fn minimum(&self, other: &GpuTensor) -> Result<GpuTensor> {
         self.binary(other, BinaryOp::Minimum)
     }
+}
+
+/// Whether coalesced operand views (see [`coalesce`]) are dense runs of
+/// the same elements as the output, starting at multiples of 4 elements,
+/// with a length that is a multiple of 4: what `BINARY_VEC4` reads.
+fn dense_in_fours(shape: &[usize], views: &[Layout]) -> bool {
+    let [numel] = *shape else {
+        return false;
+    };
+    numel.is_multiple_of(4)
+        && views
+            .iter()
+            .all(|v| v.strides() == [1] && v.offset().is_multiple_of(4))
 }

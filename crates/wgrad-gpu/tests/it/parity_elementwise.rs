@@ -645,6 +645,30 @@ fn full_tiles_match_cpu() {
     }
 }
 
+/// The dense path of `binary` (`BINARY_VEC4`: 16-byte loads when both
+/// operands are dense, of one shape, at offsets and a length that are
+/// multiples of 4) against the CPU for every op, special values included:
+/// full tiles and a partial one, offsets of 4 elements on either side, and
+/// the calls that stay on the strided kernel (an offset of 2, a length of
+/// 3075).
+#[test]
+fn dense_binary_in_fours_matches_cpu() {
+    let Some(gpu) = shared_gpu() else { return };
+    // 3078 * 4 elements: three full tiles of 1024 vectors and 6 more.
+    let long: &[usize] = &[3078, 4];
+    let cases: &[(&[usize], View, View)] = &[
+        (long, View::Plain, View::Plain),
+        (long, View::Narrowed, View::Plain),
+        (long, View::Plain, View::Narrowed),
+        (&[1537, 2], View::Narrowed, View::Plain),
+        (&[1025, 3], View::Plain, View::Plain),
+        (&[1, 4], View::Plain, View::Plain),
+    ];
+    for (k, &(shape, va, vb)) in cases.iter().enumerate() {
+        check_binary(&gpu, (shape, va), (shape, vb), 7000 + k as u64);
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Fixed cases: edge values, exactness claims, the recording model, errors.
 // ---------------------------------------------------------------------------

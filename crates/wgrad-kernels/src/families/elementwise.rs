@@ -36,6 +36,23 @@ pub static BINARY: KernelSpec = KernelSpec {
     selector: Some(Selector::Binary),
 };
 
+/// Vectors of four f32 elements each thread of [`BINARY_VEC4`] handles
+/// (its WGSL `VPT`): dispatch `(numel / 4).div_ceil(VEC4_PER_THREAD)` threads.
+pub const VEC4_PER_THREAD: u64 = 4;
+
+/// [`BINARY`] over dense, same-shape operands whose offsets and element
+/// count are multiples of 4: 16-byte loads and stores, the same results.
+/// Override `OP`; immediates as [`BINARY`] (numel and the two offsets read).
+pub static BINARY_VEC4: KernelSpec = KernelSpec {
+    file: "elementwise/binary_vec4.wgsl",
+    entry: "binary_vec4",
+    bindings: &[Read, Read, ReadWrite],
+    immediate_bytes: 88,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: Some(Selector::Binary),
+};
+
 /// [`BINARY`] where an operand or the output is F16/BF16, in one pass:
 /// operands read in their own dtype (f32 words or packed halves), `apply` in
 /// f32, the result rounded once to the 16-bit output. Overrides `OP`,
@@ -197,6 +214,7 @@ pub static BINARY_SCALAR_I32: KernelSpec = KernelSpec {
 pub static ALL: &[&KernelSpec] = &[
     &FILL,
     &BINARY,
+    &BINARY_VEC4,
     &BINARY_HALF,
     &BINARY_HALF_TO_F32,
     &UNARY,
