@@ -241,3 +241,43 @@ fn unary_half(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
         }
     }
 }
+
+// Entry `unary_vec4`: a dense input (the host coalesced it to rank 1 with
+// stride 1) whose offset and element count are multiples of 4, read and
+// written four elements per 16-byte access (as elementwise/binary_vec4.wgsl);
+// `apply` per component, so the same bits as `unary`. VPT vectors per
+// thread; ceil(numel / 4 / VPT) threads.
+@group(0) @binding(0) var<storage, read> x_vec4: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read_write> out_vec4: array<vec4<f32>>;
+
+const VPT: u32 = 4u;
+const VEC_TILE: u32 = 1024u; // 256 * VPT
+
+fn apply4(v: vec4<f32>) -> vec4<f32> {
+    return vec4<f32>(apply(v.x), apply(v.y), apply(v.z), apply(v.w));
+}
+
+@compute @workgroup_size(256)
+fn unary_vec4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let n = p.numel / 4u;
+    let xo = p.offset / 4u;
+    let tile = (wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y) * VEC_TILE;
+    let i = tile + lid;
+    if tile + VEC_TILE <= n {
+        let v0 = x_vec4[xo + i];
+        let v1 = x_vec4[xo + i + 256u];
+        let v2 = x_vec4[xo + i + 512u];
+        let v3 = x_vec4[xo + i + 768u];
+        out_vec4[i] = apply4(v0);
+        out_vec4[i + 256u] = apply4(v1);
+        out_vec4[i + 512u] = apply4(v2);
+        out_vec4[i + 768u] = apply4(v3);
+        return;
+    }
+    for (var k = 0u; k < VPT; k++) {
+        let j = i + k * 256u;
+        if j < n {
+            out_vec4[j] = apply4(x_vec4[xo + j]);
+        }
+    }
+}

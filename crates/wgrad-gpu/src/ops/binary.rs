@@ -1,11 +1,11 @@
 //! Broadcasting binary arithmetic.
 
-use wgrad_core::{BinaryOp, DType, Layout, Result, shape};
+use wgrad_core::{BinaryOp, DType, Result, shape};
 use wgrad_kernels::families;
 
 use crate::GpuTensor;
 use crate::ops::cast::code;
-use crate::ops::unary::coalesce;
+use crate::ops::unary::{coalesce, dense_in_fours};
 use crate::params::BinaryParams;
 
 impl GpuTensor {
@@ -135,17 +135,4 @@ impl GpuTensor {
     pub fn minimum(&self, other: &GpuTensor) -> Result<GpuTensor> {
         self.binary(other, BinaryOp::Minimum)
     }
-}
-
-/// Whether coalesced operand views (see [`coalesce`]) are dense runs of
-/// the same elements as the output, starting at multiples of 4 elements,
-/// with a length that is a multiple of 4: what `BINARY_VEC4` reads.
-fn dense_in_fours(shape: &[usize], views: &[Layout]) -> bool {
-    let [numel] = *shape else {
-        return false;
-    };
-    numel.is_multiple_of(4)
-        && views
-            .iter()
-            .all(|v| v.strides() == [1] && v.offset().is_multiple_of(4))
 }

@@ -51,6 +51,19 @@ pub(crate) fn coalesce(
     Ok((merged, views))
 }
 
+/// Whether coalesced operand views (see [`coalesce`]) are dense runs of
+/// the same elements as the output, starting at multiples of 4 elements,
+/// with a length that is a multiple of 4: what the `*_VEC4` kernels read.
+pub(crate) fn dense_in_fours(shape: &[usize], views: &[Layout]) -> bool {
+    let [numel] = *shape else {
+        return false;
+    };
+    numel.is_multiple_of(4)
+        && views
+            .iter()
+            .all(|v| v.strides() == [1] && v.offset().is_multiple_of(4))
+}
+
 impl GpuTensor {
     /// Applies `op` to every element; F32 only. Reads strided views in
     /// place (no copy); the result is contiguous.
@@ -66,12 +79,23 @@ impl GpuTensor {
         }
         let (shape, views) = coalesce(name, self.shape(), &[&self.layout])?;
         let p = UnaryParams::new(name, &shape, &views[0], op.params())?;
+        let (spec, threads) = if dense_in_fours(&shape, &views) {
+            (
+                &families::elementwise::UNARY_VEC4,
+                (out.numel() as u64 / 4).div_ceil(families::elementwise::VEC4_PER_THREAD),
+            )
+        } else {
+            (
+                &families::elementwise::UNARY,
+                (out.numel() as u64).div_ceil(families::elementwise::ELEMENTS_PER_THREAD),
+            )
+        };
         self.kernels().dispatch_1d(
-            &families::elementwise::UNARY,
+            spec,
             &[("OP", f64::from(op.code()))],
             &[&self.buffer, &out.buffer],
             &p,
-            (out.numel() as u64).div_ceil(families::elementwise::ELEMENTS_PER_THREAD),
+            threads,
         )?;
         Ok(out)
     }

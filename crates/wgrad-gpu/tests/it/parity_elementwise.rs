@@ -645,14 +645,15 @@ fn full_tiles_match_cpu() {
     }
 }
 
-/// The dense path of `binary` (`BINARY_VEC4`: 16-byte loads when both
-/// operands are dense, of one shape, at offsets and a length that are
-/// multiples of 4) against the CPU for every op, special values included:
+/// The dense paths of `binary` and `unary` (`BINARY_VEC4`, `UNARY_VEC4`:
+/// 16-byte loads when the operands are dense, of one shape, at offsets and
+/// a length that are multiples of 4) against the CPU for every op, special
+/// values included:
 /// full tiles and a partial one, offsets of 4 elements on either side, and
 /// the calls that stay on the strided kernel (an offset of 2, a length of
 /// 3075).
 #[test]
-fn dense_binary_in_fours_matches_cpu() {
+fn dense_elementwise_in_fours_matches_cpu() {
     let Some(gpu) = shared_gpu() else { return };
     // 3078 * 4 elements: three full tiles of 1024 vectors and 6 more.
     let long: &[usize] = &[3078, 4];
@@ -666,6 +667,7 @@ fn dense_binary_in_fours_matches_cpu() {
     ];
     for (k, &(shape, va, vb)) in cases.iter().enumerate() {
         check_binary(&gpu, (shape, va), (shape, vb), 7000 + k as u64);
+        check_unary(&gpu, shape, va, 8.0, 7100 + k as u64);
     }
 }
 

@@ -94,6 +94,19 @@ pub static UNARY: KernelSpec = KernelSpec {
     selector: Some(Selector::Unary),
 };
 
+/// [`UNARY`] over a dense input whose offset and element count are
+/// multiples of 4: 16-byte loads and stores, [`VEC4_PER_THREAD`] vectors a
+/// thread, the same results. Immediates as [`UNARY`].
+pub static UNARY_VEC4: KernelSpec = KernelSpec {
+    file: "elementwise/unary.wgsl",
+    entry: "unary_vec4",
+    bindings: &[Read, ReadWrite],
+    immediate_bytes: 68,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: Some(Selector::Unary),
+};
+
 /// [`UNARY`] on an F16/BF16 tensor in one pass (override `KIND`: 3 f16,
 /// 4 bf16; the output has the input's dtype): elements widened exactly,
 /// `apply` in f32, rounded once. [`HALF_WORDS_PER_THREAD`] output words per
@@ -218,6 +231,7 @@ pub static ALL: &[&KernelSpec] = &[
     &BINARY_HALF,
     &BINARY_HALF_TO_F32,
     &UNARY,
+    &UNARY_VEC4,
     &UNARY_HALF,
     &BINARY_SCALAR,
     &COMPARE,
