@@ -160,10 +160,11 @@ fn profiler_times_each_kernel() {
     }
     let _ = y.matmul(&x).unwrap();
     let report = gpu.profile_report().unwrap();
+    // Dense same-shape adds run on the 16-byte kernel.
     let binary = report
         .iter()
-        .find(|k| k.kernel == "binary")
-        .expect("binary timed");
+        .find(|k| k.kernel == "binary_vec4")
+        .expect("binary_vec4 timed");
     assert_eq!(binary.dispatches, 10);
     assert!(
         report
