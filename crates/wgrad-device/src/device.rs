@@ -179,13 +179,31 @@ impl GpuDevice {
     }
 
     /// The process-wide default GPU, opened on first use (like `cuda`).
+    ///
+    /// A failure is remembered and returned again on every later call, as
+    /// the same kind of error: no adapter stays `NoAdapter` with its own
+    /// detail (not wrapped in a second copy of the message), any other
+    /// failure to open the device is `Error::Device` with its text.
     pub fn shared() -> Result<Self> {
-        static SHARED: OnceLock<std::result::Result<GpuDevice, String>> = OnceLock::new();
-        match SHARED.get_or_init(|| GpuDevice::new().map_err(|e| e.to_string())) {
+        /// Why opening the shared device failed, kept so it can be rebuilt
+        /// (`Error` holds sources that are not `Clone`).
+        enum Failure {
+            NoAdapter(String),
+            Other(String),
+        }
+        static SHARED: OnceLock<std::result::Result<GpuDevice, Failure>> = OnceLock::new();
+        let opened = SHARED.get_or_init(|| {
+            GpuDevice::new().map_err(|e| match e {
+                Error::NoAdapter { detail } => Failure::NoAdapter(detail),
+                other => Failure::Other(other.to_string()),
+            })
+        });
+        match opened {
             Ok(device) => Ok(device.clone()),
-            Err(message) => Err(Error::NoAdapter {
-                detail: message.clone(),
+            Err(Failure::NoAdapter(detail)) => Err(Error::NoAdapter {
+                detail: detail.clone(),
             }),
+            Err(Failure::Other(message)) => Err(Error::Device(message.clone())),
         }
     }
 
