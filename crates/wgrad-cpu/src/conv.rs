@@ -28,7 +28,7 @@ use rayon::prelude::*;
 use wgrad_core::checks::conv::{Conv2dArgs, Conv2dGeometry};
 use wgrad_core::{DType, Error, Result, checks};
 
-use crate::alloc::{AllocError, checked_len, try_vec, try_zeroed, zeroed};
+use crate::alloc::{self, AllocError, During, checked_len, try_vec, try_zeroed, zeroed};
 use crate::parallel;
 use crate::tensor::{CpuTensor, expect_dtype, internal};
 
@@ -220,7 +220,9 @@ impl CpuTensor {
         }
         let x = self.dense::<f32>(OP)?;
         let w = weight.dense::<f32>(OP)?;
-        let mut out = try_zeroed::<f32>(OP, checked_len(OP, &shape)?)?;
+        // Every element is written by a GEMM with beta = 0 (which never
+        // reads its output): no zero fill.
+        let mut out = alloc::for_overwrite::<f32>(checked_len(OP, &shape)?).during(OP)?;
         let pointwise = p.is_pointwise();
         let rows = if pointwise { p.oh } else { p.band(p.k) };
         let bands = p.oh.div_ceil(rows);

@@ -387,3 +387,37 @@ fn bad_operands_are_errors() {
     };
     assert!(CpuTensor::conv2d_weight_grad(&x, &gy, &bad).is_err());
 }
+
+/// conv2d's output skips the zero fill (its GEMMs never read it): a buffer
+/// the cache hands back full of NaN must not show through, with groups,
+/// padding, row bands and the 1x1 path.
+#[test]
+fn conv2d_outputs_never_leak_a_recycled_buffers_values() {
+    let d = Conv2dArgs::default();
+    let geometries = [
+        (
+            [16, 8, 32, 32],
+            [16, 8, 3, 3],
+            args([1, 1], [[1, 1], [1, 1]], [1, 1], 1),
+        ),
+        (
+            [16, 8, 64, 64],
+            [16, 4, 3, 3],
+            args([2, 2], [[0, 0], [0, 0]], [1, 1], 2),
+        ),
+        ([16, 16, 32, 32], [16, 16, 1, 1], d),
+    ];
+    for (x_shape, w_shape, a) in geometries {
+        let (x, w) = (tensor(x_shape, 3, false), tensor(w_shape, 4, true));
+        let want = x.conv2d(&w, &a).unwrap().to_vec::<f32>().unwrap();
+        let out_shape = conv::conv2d("conv2d", &x_shape, &w_shape, &a)
+            .unwrap()
+            .output_shape();
+        for _ in 0..2 {
+            // A NaN tensor of the output's size (1 MiB or so: cached),
+            // dropped into the cache just before the conv.
+            drop(CpuTensor::full(&out_shape, f64::NAN, DType::F32).unwrap());
+            assert_eq!(x.conv2d(&w, &a).unwrap().to_vec::<f32>().unwrap(), want);
+        }
+    }
+}
