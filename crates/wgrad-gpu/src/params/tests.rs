@@ -38,11 +38,16 @@ fn cases() -> Vec<Case> {
         FillParams => [elementwise::FILL],
         BinaryParams => [
             elementwise::BINARY,
+            elementwise::BINARY_VEC4,
             elementwise::BINARY_I32,
             elementwise::BINARY_HALF,
             elementwise::BINARY_HALF_TO_F32,
         ],
-        UnaryParams => [elementwise::UNARY, elementwise::UNARY_HALF],
+        UnaryParams => [
+            elementwise::UNARY,
+            elementwise::UNARY_VEC4,
+            elementwise::UNARY_HALF,
+        ],
         ScalarParams => [elementwise::BINARY_SCALAR, elementwise::BINARY_SCALAR_I32],
         CompareParams => [elementwise::COMPARE],
         WhereParams => [elementwise::WHERE_COND],
