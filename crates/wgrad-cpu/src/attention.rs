@@ -21,6 +21,7 @@ use wgrad_core::{DType, Error, Result, math};
 
 use crate::alloc::{checked_len, try_zeroed};
 use crate::parallel;
+use crate::softmax::{lane_max, lane_sum};
 use crate::tensor::{CpuTensor, expect_dtype, internal};
 
 /// Query rows whose scores are held at once.
@@ -173,14 +174,6 @@ fn biased_scores(
     Ok(())
 }
 
-/// The largest element, NaN winning (so a NaN score poisons its row).
-fn row_max(row: &[f32]) -> f32 {
-    row.iter().fold(
-        f32::NEG_INFINITY,
-        |m, &x| if x > m || x.is_nan() { x } else { m },
-    )
-}
-
 /// Multiplies every kept weight by `1 / (1 - p)` and zeroes the dropped.
 fn apply_dropout(g: &AttentionGeometry, item: usize, i: usize, row: &mut [f32]) {
     if g.dropout_p <= 0.0 {
@@ -277,14 +270,14 @@ impl CpuTensor {
                     biased_scores(g, &mask, item, qb, km, r0, cols, p)?;
                     for r in 0..rows {
                         let row = &mut p[r * cols..(r + 1) * cols];
-                        let m = row_max(row);
+                        let m = lane_max(row);
                         if m == f32::NEG_INFINITY {
                             row.fill(0.0);
                             lse[r0 + r] = f32::NEG_INFINITY;
                             continue;
                         }
                         row.iter_mut().for_each(|x| *x = math::exp(*x - m));
-                        let sum = row.iter().sum::<f32>();
+                        let sum = lane_sum(row);
                         lse[r0 + r] = m + sum.ln();
                         let inv = 1.0 / sum;
                         row.iter_mut().for_each(|x| *x *= inv);
