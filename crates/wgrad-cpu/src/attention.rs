@@ -19,7 +19,7 @@ use wgrad_core::checks::attention::{AttentionGeometry, MaskKind, OP, dropout_kee
 use wgrad_core::shape::{broadcast_strides, contiguous_strides};
 use wgrad_core::{DType, Error, Result, math};
 
-use crate::alloc::{checked_len, try_zeroed};
+use crate::alloc::{checked_len, try_zeroed, zeroed};
 use crate::parallel;
 use crate::softmax::{lane_max, lane_sum};
 use crate::tensor::{CpuTensor, expect_dtype, internal};
@@ -201,25 +201,33 @@ fn split_items(mut v: &mut [f32], items: usize, len: usize) -> Vec<&mut [f32]> {
     out
 }
 
-/// Runs `f` for every batch item with its output chunks, over threads when
-/// `work` is large; the first error wins.
+/// Runs `f` for every batch item with its output chunks and a scratch
+/// vector of `scratch_len` floats (one per task, reused by its items:
+/// every item overwrites what it reads of it), over threads when `work`
+/// is large; the first error wins.
 fn for_each_item<T: Send>(
     chunks: Vec<T>,
     work: usize,
-    f: impl Fn(usize, T) -> Result<()> + Sync,
+    scratch_len: usize,
+    f: impl Fn(usize, T, &mut [f32]) -> Result<()> + Sync,
 ) -> Result<()> {
     if chunks.len() > 1 && parallel::worth_splitting(work) {
-        let r = chunks
-            .into_par_iter()
-            .enumerate()
-            .try_for_each(|(i, c)| f(i, c));
+        // Rayon calls `init` once per split of the items, not per item.
+        let r = chunks.into_par_iter().enumerate().try_for_each_init(
+            || zeroed::<f32>(scratch_len),
+            |scratch, (i, c)| match scratch {
+                Ok(scratch) => f(i, c, scratch),
+                Err(e) => Err(e.during(OP)),
+            },
+        );
         parallel::keep_warm();
         r
     } else {
+        let mut scratch = try_zeroed::<f32>(OP, scratch_len)?;
         chunks
             .into_iter()
             .enumerate()
-            .try_for_each(|(i, c)| f(i, c))
+            .try_for_each(|(i, c)| f(i, c, &mut scratch))
     }
 }
 
@@ -250,9 +258,8 @@ impl CpuTensor {
                 .zip(split_items(&mut lse, items, l))
                 .collect();
             let work = g.batch_items() * l * s * (g.head_dim + ev);
-            for_each_item(chunks, work, |item, (o, lse)| {
+            for_each_item(chunks, work, ROW_BLOCK.min(l) * s, |item, (o, lse), p| {
                 let (qm, km, vm) = (qo.matrix(item)?, ko.matrix(item)?, vo.matrix(item)?);
-                let mut p = try_zeroed::<f32>(OP, ROW_BLOCK.min(l) * s)?;
                 for r0 in (0..l).step_by(ROW_BLOCK) {
                     let rows = ROW_BLOCK.min(l - r0);
                     let cols = visible_keys(g, r0, rows);
@@ -338,79 +345,83 @@ impl CpuTensor {
                 .collect();
             let work = g.batch_items() * l * s * (2 * e + 2 * ev);
             let keep_scale = 1.0 / (1.0 - g.dropout_p);
-            for_each_item(chunks, work, |item, ((dqi, dki), dvi)| {
-                let (qm, km, vm) = (qo.matrix(item)?, ko.matrix(item)?, vo.matrix(item)?);
-                let (om, gm) = (oo.matrix(item)?, go.matrix(item)?);
-                let mut dkm = ArrayViewMut2::from_shape((s, e), dki).map_err(internal)?;
-                let mut dvm = ArrayViewMut2::from_shape((s, ev), dvi).map_err(internal)?;
-                let block = ROW_BLOCK.min(l) * s;
-                let (mut p, mut dp) =
-                    (try_zeroed::<f32>(OP, block)?, try_zeroed::<f32>(OP, block)?);
-                for r0 in (0..l).step_by(ROW_BLOCK) {
-                    let rows = ROW_BLOCK.min(l - r0);
-                    let cols = visible_keys(g, r0, rows);
-                    let mut dqb =
-                        ArrayViewMut2::from_shape((rows, e), &mut dqi[r0 * e..(r0 + rows) * e])
-                            .map_err(internal)?;
-                    if cols == 0 {
-                        dqb.fill(0.0);
-                        continue;
-                    }
-                    let (p, dp) = (&mut p[..rows * cols], &mut dp[..rows * cols]);
-                    let rs = ndarray::s![r0..r0 + rows, ..];
-                    let ks = ndarray::s![..cols, ..];
-                    let (keys, values) = (km.slice(ks), vm.slice(ks));
-                    biased_scores(g, &mask, item, qm.slice(rs), km, r0, cols, p)?;
-                    // dP = dO . V^T, before dropout's mask and scale.
-                    let mut dpm =
-                        ArrayViewMut2::from_shape((rows, cols), &mut *dp).map_err(internal)?;
-                    general_mat_mul(1.0, &gm.slice(rs), &values.t(), 0.0, &mut dpm);
-                    for r in 0..rows {
-                        let i = r0 + r;
-                        let row_lse = lse[item * l + i];
-                        let (prow, dprow) = (
-                            &mut p[r * cols..(r + 1) * cols],
-                            &mut dp[r * cols..(r + 1) * cols],
-                        );
-                        if row_lse == f32::NEG_INFINITY {
-                            prow.fill(0.0);
-                            dprow.fill(0.0);
+            let block = ROW_BLOCK.min(l) * s;
+            for_each_item(
+                chunks,
+                work,
+                2 * block,
+                |item, ((dqi, dki), dvi), scratch| {
+                    let (qm, km, vm) = (qo.matrix(item)?, ko.matrix(item)?, vo.matrix(item)?);
+                    let (om, gm) = (oo.matrix(item)?, go.matrix(item)?);
+                    let mut dkm = ArrayViewMut2::from_shape((s, e), dki).map_err(internal)?;
+                    let mut dvm = ArrayViewMut2::from_shape((s, ev), dvi).map_err(internal)?;
+                    let (p, dp) = scratch.split_at_mut(block);
+                    for r0 in (0..l).step_by(ROW_BLOCK) {
+                        let rows = ROW_BLOCK.min(l - r0);
+                        let cols = visible_keys(g, r0, rows);
+                        let mut dqb =
+                            ArrayViewMut2::from_shape((rows, e), &mut dqi[r0 * e..(r0 + rows) * e])
+                                .map_err(internal)?;
+                        if cols == 0 {
+                            dqb.fill(0.0);
                             continue;
                         }
-                        let delta: f32 = (0..ev).map(|c| gm[[i, c]] * om[[i, c]]).sum();
-                        if g.dropout_p <= 0.0 {
-                            // prow becomes the weight (for dV), dprow the
-                            // score gradient dS.
-                            for (x, d) in prow.iter_mut().zip(dprow.iter_mut()) {
-                                let pij = math::exp(*x - row_lse);
-                                *x = pij;
-                                *d = pij * (*d - delta);
+                        let (p, dp) = (&mut p[..rows * cols], &mut dp[..rows * cols]);
+                        let rs = ndarray::s![r0..r0 + rows, ..];
+                        let ks = ndarray::s![..cols, ..];
+                        let (keys, values) = (km.slice(ks), vm.slice(ks));
+                        biased_scores(g, &mask, item, qm.slice(rs), km, r0, cols, p)?;
+                        // dP = dO . V^T, before dropout's mask and scale.
+                        let mut dpm =
+                            ArrayViewMut2::from_shape((rows, cols), &mut *dp).map_err(internal)?;
+                        general_mat_mul(1.0, &gm.slice(rs), &values.t(), 0.0, &mut dpm);
+                        for r in 0..rows {
+                            let i = r0 + r;
+                            let row_lse = lse[item * l + i];
+                            let (prow, dprow) = (
+                                &mut p[r * cols..(r + 1) * cols],
+                                &mut dp[r * cols..(r + 1) * cols],
+                            );
+                            if row_lse == f32::NEG_INFINITY {
+                                prow.fill(0.0);
+                                dprow.fill(0.0);
+                                continue;
                             }
-                            continue;
+                            let delta: f32 = (0..ev).map(|c| gm[[i, c]] * om[[i, c]]).sum();
+                            if g.dropout_p <= 0.0 {
+                                // prow becomes the weight (for dV), dprow the
+                                // score gradient dS.
+                                for (x, d) in prow.iter_mut().zip(dprow.iter_mut()) {
+                                    let pij = math::exp(*x - row_lse);
+                                    *x = pij;
+                                    *d = pij * (*d - delta);
+                                }
+                                continue;
+                            }
+                            for j in 0..cols {
+                                let pij = math::exp(prow[j] - row_lse);
+                                let (pd, dpij) = if dropout_keep(g, item, i, j) {
+                                    (pij * keep_scale, dprow[j] * keep_scale)
+                                } else {
+                                    (0.0, 0.0)
+                                };
+                                // prow becomes the dropped-out weight (for dV),
+                                // dprow the score gradient dS.
+                                prow[j] = pd;
+                                dprow[j] = pij * (dpij - delta);
+                            }
                         }
-                        for j in 0..cols {
-                            let pij = math::exp(prow[j] - row_lse);
-                            let (pd, dpij) = if dropout_keep(g, item, i, j) {
-                                (pij * keep_scale, dprow[j] * keep_scale)
-                            } else {
-                                (0.0, 0.0)
-                            };
-                            // prow becomes the dropped-out weight (for dV),
-                            // dprow the score gradient dS.
-                            prow[j] = pd;
-                            dprow[j] = pij * (dpij - delta);
-                        }
+                        let pm = ArrayView2::from_shape((rows, cols), &*p).map_err(internal)?;
+                        let dsm = ArrayView2::from_shape((rows, cols), &*dp).map_err(internal)?;
+                        let mut dv_seen = dvm.slice_mut(ks);
+                        general_mat_mul(1.0, &pm.t(), &gm.slice(rs), 1.0, &mut dv_seen);
+                        let mut dk_seen = dkm.slice_mut(ks);
+                        general_mat_mul(g.scale, &dsm.t(), &qm.slice(rs), 1.0, &mut dk_seen);
+                        general_mat_mul(g.scale, &dsm, &keys, 0.0, &mut dqb);
                     }
-                    let pm = ArrayView2::from_shape((rows, cols), &*p).map_err(internal)?;
-                    let dsm = ArrayView2::from_shape((rows, cols), &*dp).map_err(internal)?;
-                    let mut dv_seen = dvm.slice_mut(ks);
-                    general_mat_mul(1.0, &pm.t(), &gm.slice(rs), 1.0, &mut dv_seen);
-                    let mut dk_seen = dkm.slice_mut(ks);
-                    general_mat_mul(g.scale, &dsm.t(), &qm.slice(rs), 1.0, &mut dk_seen);
-                    general_mat_mul(g.scale, &dsm, &keys, 0.0, &mut dqb);
-                }
-                Ok(())
-            })?;
+                    Ok(())
+                },
+            )?;
         }
         Ok((
             CpuTensor::from_vec(dq, &dq_shape)?,
