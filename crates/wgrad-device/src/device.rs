@@ -41,11 +41,32 @@ pub(crate) struct Inner {
     pub(crate) stats: Arc<StatCounters>,
     pub(crate) fault: wgpu::Buffer,
     pub(crate) poller: Mutex<mpsc::Sender<wgpu::SubmissionIndex>>,
+    /// The poller thread, joined when the device drops (see `Drop`).
+    pub(crate) poller_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
     pub(crate) uncaptured: Arc<Mutex<Option<String>>>,
     pub(crate) profiler: Mutex<Option<Profiler>>,
 }
 
 static NEXT_ORDINAL: AtomicU64 = AtomicU64::new(0);
+
+impl Drop for Inner {
+    /// Closes the poller's channel and waits for its thread to end, so the
+    /// thread's handle on the wgpu device (possibly the last one, whose
+    /// drop destroys the driver's device) is released before this returns:
+    /// a poller still tearing the device down while the process exits ran
+    /// into the driver's exit handlers (lavapipe: an occasional SIGSEGV at
+    /// the end of a test binary). Not joined from the poller thread itself
+    /// (a map callback there can hold the last `GpuDevice`).
+    fn drop(&mut self) {
+        let (closed, _) = mpsc::channel();
+        drop(std::mem::replace(self.poller.get_mut(), closed));
+        if let Some(thread) = self.poller_thread.get_mut().take()
+            && thread.thread().id() != std::thread::current().id()
+        {
+            let _ = thread.join();
+        }
+    }
+}
 
 impl GpuDevice {
     /// Opens the adapter chosen by `WGRAD_ADAPTER` / `WGPU_BACKEND` (high
@@ -130,7 +151,7 @@ impl GpuDevice {
         });
         let (tx, rx) = mpsc::channel::<wgpu::SubmissionIndex>();
         let poll_device = device.clone();
-        std::thread::Builder::new()
+        let poller_thread = std::thread::Builder::new()
             .name("wgrad-gpu-poller".into())
             .spawn(move || {
                 // Drives map_async callbacks; ends when the GpuDevice is dropped.
@@ -172,6 +193,7 @@ impl GpuDevice {
                 stats,
                 fault,
                 poller: Mutex::new(tx),
+                poller_thread: Mutex::new(Some(poller_thread)),
                 uncaptured,
                 profiler: Mutex::new(None),
             }),
