@@ -10,8 +10,6 @@
 //! recomputes the probabilities from it (as the GPU kernels do) and
 //! accumulates the key and value gradients over the row blocks.
 
-use crate::dense::Dense;
-
 use ndarray::linalg::general_mat_mul;
 use ndarray::{ArrayView2, ArrayViewMut2};
 use rayon::prelude::*;
@@ -20,6 +18,7 @@ use wgrad_core::shape::{broadcast_strides, contiguous_strides};
 use wgrad_core::{DType, Error, Result, math};
 
 use crate::alloc::{checked_len, try_zeroed, zeroed};
+use crate::dense::Dense;
 use crate::parallel;
 use crate::softmax::{lane_max, lane_sum};
 use crate::tensor::{CpuTensor, expect_dtype, internal};

@@ -83,16 +83,18 @@ impl Tensor {
                 ));
             }
         };
-        let product = self.matmul(&weight_t).map_err(|e| {
-            wgrad_core::Error::invalid(
+        // in_features is the weight's last dim, 1-D or 2-D.
+        let (x_shape, w_shape) = (self.shape(), weight.shape());
+        if x_shape.last() != w_shape.last() {
+            return Err(wgrad_core::Error::invalid(
                 OP,
                 format!(
-                    "input {:?} and weight {:?} cannot be multiplied: {e}",
-                    self.shape(),
-                    weight.shape()
+                    "input {x_shape:?} and weight {w_shape:?} cannot be multiplied: the \
+                     input's last dim must equal the weight's in_features (its last dim)"
                 ),
-            )
-        })?;
+            ));
+        }
+        let product = self.matmul(&weight_t)?;
         let Some(bias) = bias else {
             return Ok(product);
         };

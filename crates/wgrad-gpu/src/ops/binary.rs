@@ -5,7 +5,7 @@ use wgrad_kernels::families;
 
 use crate::GpuTensor;
 use crate::ops::cast::code;
-use crate::ops::unary::{coalesce, dense_in_fours};
+use crate::ops::unary::{coalesce, dense_or_strided};
 use crate::params::BinaryParams;
 
 impl GpuTensor {
@@ -27,17 +27,12 @@ impl GpuTensor {
         }
         let (shape, views) = coalesce(name, &out_shape, &[&a, &b])?;
         let p = BinaryParams::new(name, &shape, &views[0], &views[1])?;
-        let (spec, threads) = if dense_in_fours(&shape, &views) {
-            (
-                &families::elementwise::BINARY_VEC4,
-                (out.numel() as u64 / 4).div_ceil(families::elementwise::VEC4_PER_THREAD),
-            )
-        } else {
-            (
-                &families::elementwise::BINARY,
-                (out.numel() as u64).div_ceil(families::elementwise::ELEMENTS_PER_THREAD),
-            )
-        };
+        let (spec, threads) = dense_or_strided(
+            &families::elementwise::BINARY_VEC4,
+            &families::elementwise::BINARY,
+            &shape,
+            &views,
+        );
         self.kernels().dispatch_1d(
             spec,
             &[("OP", f64::from(op.code()))],

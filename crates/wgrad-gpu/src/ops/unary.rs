@@ -2,7 +2,7 @@
 //! coalescing the other elementwise ops share.
 
 use wgrad_core::{DType, Layout, Result, UnaryOp};
-use wgrad_kernels::families;
+use wgrad_kernels::{KernelSpec, families};
 
 use crate::GpuTensor;
 use crate::ops::cast::code;
@@ -51,17 +51,34 @@ pub(crate) fn coalesce(
     Ok((merged, views))
 }
 
-/// Whether coalesced operand views (see [`coalesce`]) are dense runs of
-/// the same elements as the output, starting at multiples of 4 elements,
-/// with a length that is a multiple of 4: what the `*_VEC4` kernels read.
-pub(crate) fn dense_in_fours(shape: &[usize], views: &[Layout]) -> bool {
-    let [numel] = *shape else {
-        return false;
-    };
-    numel.is_multiple_of(4)
+/// The kernel and thread count of an elementwise op over coalesced views
+/// (see [`coalesce`]) of `numel` outputs: `dense` (a `*_VEC4` kernel, four
+/// elements per 16-byte access) when every view is a dense run of the same
+/// elements as the output, starting at a multiple of 4 elements, and
+/// `numel` is a multiple of 4; else `strided`.
+pub(crate) fn dense_or_strided(
+    dense: &'static KernelSpec,
+    strided: &'static KernelSpec,
+    shape: &[usize],
+    views: &[Layout],
+) -> (&'static KernelSpec, u64) {
+    let numel: usize = shape.iter().product();
+    let in_fours = matches!(shape, [_])
+        && numel.is_multiple_of(4)
         && views
             .iter()
-            .all(|v| v.strides() == [1] && v.offset().is_multiple_of(4))
+            .all(|v| v.strides() == [1] && v.offset().is_multiple_of(4));
+    if in_fours {
+        (
+            dense,
+            (numel as u64 / 4).div_ceil(families::elementwise::VEC4_PER_THREAD),
+        )
+    } else {
+        (
+            strided,
+            (numel as u64).div_ceil(families::elementwise::ELEMENTS_PER_THREAD),
+        )
+    }
 }
 
 impl GpuTensor {
@@ -79,17 +96,12 @@ impl GpuTensor {
         }
         let (shape, views) = coalesce(name, self.shape(), &[&self.layout])?;
         let p = UnaryParams::new(name, &shape, &views[0], op.params())?;
-        let (spec, threads) = if dense_in_fours(&shape, &views) {
-            (
-                &families::elementwise::UNARY_VEC4,
-                (out.numel() as u64 / 4).div_ceil(families::elementwise::VEC4_PER_THREAD),
-            )
-        } else {
-            (
-                &families::elementwise::UNARY,
-                (out.numel() as u64).div_ceil(families::elementwise::ELEMENTS_PER_THREAD),
-            )
-        };
+        let (spec, threads) = dense_or_strided(
+            &families::elementwise::UNARY_VEC4,
+            &families::elementwise::UNARY,
+            &shape,
+            &views,
+        );
         self.kernels().dispatch_1d(
             spec,
             &[("OP", f64::from(op.code()))],

@@ -306,6 +306,11 @@ fn bad_calls_are_errors_naming_linear_and_the_shapes() {
         msg.starts_with("linear:") && msg.contains("cpu") && msg.contains("gpu"),
         "{msg}"
     );
+    // The composite path (a 1-D weight) keeps the product's own error.
+    assert!(matches!(
+        x.linear(&Tensor::zeros(&[3], &gpu).unwrap(), None),
+        Err(wgrad::Error::DeviceMismatch { .. })
+    ));
     let xg = Tensor::zeros(&[2, 3], &gpu).unwrap();
     let wg = Tensor::zeros(&[4, 3], &gpu).unwrap();
     let msg = err(xg.linear(&wg, Some(&t(&[4]))));
