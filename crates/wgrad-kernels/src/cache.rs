@@ -8,6 +8,7 @@ use wgrad_device::wgpu;
 use wgrad_device::{GpuBuffer, GpuDevice};
 
 use crate::grid::{WORKGROUP_SIZE, grid_for};
+use crate::runtime_checks;
 use crate::sources;
 use crate::spec::{Access, Elem, KernelSpec};
 
@@ -161,10 +162,13 @@ impl KernelCache {
                 None => {
                     let source = sources::instantiate(spec.file, spec.elem)?;
                     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-                    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                        label: Some(spec.file),
-                        source: wgpu::ShaderSource::Wgsl(source.into()),
-                    });
+                    let module = runtime_checks::create_module(
+                        device,
+                        wgpu::ShaderModuleDescriptor {
+                            label: Some(spec.file),
+                            source: wgpu::ShaderSource::Wgsl(source.into()),
+                        },
+                    );
                     if let Some(e) = pollster_block(scope.pop()) {
                         return Err(Error::Device(format!(
                             "kernels/{} failed to compile: {e}",

@@ -16,9 +16,11 @@
 mod cache;
 pub mod families;
 mod grid;
+mod runtime_checks;
 pub mod sources;
 mod spec;
 
 pub use cache::KernelCache;
 pub use grid::{WORKGROUP_SIZE, grid_for};
+pub use runtime_checks::{SHADER_CHECKS_VAR, checks_forced};
 pub use spec::{Access, Elem, KernelSpec, Selector};

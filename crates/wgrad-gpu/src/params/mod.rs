@@ -77,14 +77,22 @@ macro_rules! immediates {
 }
 pub(crate) use immediates;
 
+/// Largest size or offset the kernels take: 2^31 - 1, not u32::MAX, so
+/// that their strided loops (`for (e = lid; e < n; e += step)`) can never
+/// step past 2^32 and wrap around to a value still below `n` (an endless
+/// loop: kernels are compiled without naga's loop bounding, see
+/// wgrad_kernels' runtime_checks).
+pub(crate) const MAX_INDEX: usize = i32::MAX as usize;
+
 /// Converts a size or offset to the u32 the kernels index with.
 pub(crate) fn to_u32(op: &'static str, what: &str, value: usize) -> Result<u32> {
-    u32::try_from(value).map_err(|_| {
-        Error::invalid(
+    if value > MAX_INDEX {
+        return Err(Error::invalid(
             op,
-            format!("{what} {value} exceeds the GPU's 32-bit indexing"),
-        )
-    })
+            format!("{what} {value} exceeds the GPU's 32-bit indexing (at most {MAX_INDEX})"),
+        ));
+    }
+    Ok(value as u32)
 }
 
 /// `values` (dims or strides) as a zero-padded `array<u32, 6>`.

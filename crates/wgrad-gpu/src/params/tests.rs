@@ -220,3 +220,13 @@ fn strided_pads_and_checks_ranges() {
     assert!(to_u32("t", "offset", usize::MAX).is_err());
     assert!(padded("t", &[1; MAX_RANK + 1]).is_err());
 }
+
+#[test]
+fn sizes_past_two_to_the_31_are_refused_so_kernel_loops_cannot_wrap() {
+    assert_eq!(to_u32("sum", "size", MAX_INDEX).unwrap(), i32::MAX as u32);
+    let err = to_u32("sum", "size", MAX_INDEX + 1)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("sum") && err.contains("2147483648"), "{err}");
+    assert!(to_u32("sum", "size", u32::MAX as usize).is_err());
+}
