@@ -15,6 +15,7 @@ mod creation;
 mod half_compute;
 mod layer_norm;
 mod linear;
+mod masks;
 mod optim_steps;
 mod pool;
 mod sort;
@@ -256,6 +257,9 @@ impl Storage {
     /// `op(self, other)` elementwise with broadcasting (`torch.add`, `mul`,
     /// ...); F32 operands on one device, else a dtype or device mismatch.
     pub fn binary(&self, other: &Storage, op: BinaryOp) -> Result<Storage> {
+        if let Some((a, b)) = masks::unmasked_pair(self, other)? {
+            return a.binary(&b, op);
+        }
         if let (Storage::Gpu(a), Storage::Gpu(b)) = (self, other)
             && (a.dtype().is_half() || b.dtype().is_half())
             && a.dtype().is_float()
@@ -279,12 +283,18 @@ impl Storage {
         scalar: f32,
         scalar_on_left: bool,
     ) -> Result<Storage> {
+        if let Some(x) = masks::unmasked(self, DType::F32)? {
+            return x.binary_scalar(op, scalar, scalar_on_left);
+        }
         let scalar = half_compute::round_scalar(scalar, self.dtype());
         compute_dispatch!(self, t => t.binary_scalar(op, scalar, scalar_on_left))
     }
     /// Elementwise comparison with broadcasting (`torch.eq`, `lt`, ...);
     /// operands both F32 or both I32 on one device; output a U32 0/1 mask.
     pub fn compare(&self, other: &Storage, op: CompareOp) -> Result<Storage> {
+        if let Some((a, b)) = masks::comparable_pair(self, other)? {
+            return a.compare(&b, op);
+        }
         half_compute::binary(
             self,
             other,
@@ -294,6 +304,9 @@ impl Storage {
     /// Compares every element with `scalar`; output a U32 0/1 mask. I32
     /// elements are compared exactly (2 < 2.5 holds).
     pub fn compare_scalar(&self, op: CompareOp, scalar: f32) -> Result<Storage> {
+        if let Some(x) = masks::unmasked(self, DType::I32)? {
+            return x.compare_scalar(op, scalar);
+        }
         let scalar = half_compute::round_scalar(scalar, self.dtype());
         compute_dispatch!(self, t => t.compare_scalar(op, scalar))
     }
@@ -335,6 +348,9 @@ impl Storage {
     /// if `keepdim`; F32 or I32. The sum of nothing is 0.
     /// An I32 tensor sums to I32, wrapping on overflow (PyTorch: int64).
     pub fn sum(&self, axes: &[isize], keepdim: bool) -> Result<Storage> {
+        if let Some(x) = masks::unmasked(self, DType::I32)? {
+            return x.sum(axes, keepdim);
+        }
         if self.dtype() == DType::I32 {
             return compute_dispatch!(self, t => t.sum_i32(axes, keepdim));
         }

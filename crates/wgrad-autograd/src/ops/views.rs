@@ -69,8 +69,12 @@ impl Tensor {
         let out = self.storage().transpose(a, b)?;
         Ok(Tensor::record_view(out, Op::Transpose(a, b), self))
     }
-    /// Transpose of the last two dims.
+    /// Transpose of the last two dims (`torch.Tensor.t`, `.T` of a
+    /// matrix); a 0-d or 1-D tensor comes back as itself, as in PyTorch.
     pub fn t(&self) -> Result<Tensor> {
+        if self.shape().len() < 2 {
+            return Ok(self.clone());
+        }
         self.transpose(-2, -1)
     }
     /// Reorders axes so output axis `i` is input axis `dims[i]`
@@ -120,8 +124,19 @@ impl Tensor {
             Tensor::record(out, Op::Contiguous, &[self])
         })
     }
-    /// Concatenates along `axis` (like `torch.cat`).
+    /// Concatenates along `axis` (like `torch.cat`). As in PyTorch, 1-D
+    /// empty tensors (shape `[0]`, e.g. `torch.tensor([])` starting an
+    /// accumulator) are skipped whatever the others' rank and `axis`.
     pub fn cat(tensors: &[&Tensor], axis: isize) -> Result<Tensor> {
+        let legacy_empty = |t: &&Tensor| t.shape() == [0];
+        if tensors.iter().any(legacy_empty) && !tensors.iter().all(legacy_empty) {
+            let kept: Vec<&Tensor> = tensors
+                .iter()
+                .copied()
+                .filter(|t| !legacy_empty(t))
+                .collect();
+            return Tensor::cat(&kept, axis);
+        }
         let storages: Vec<Storage> = tensors.iter().map(|t| t.storage()).collect();
         let refs: Vec<&Storage> = storages.iter().collect();
         let out = Storage::concat(&refs, axis)?;

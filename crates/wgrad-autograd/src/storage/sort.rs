@@ -37,6 +37,9 @@ impl Storage {
 
     /// Inclusive prefix sums along `axis` (from the end when `reverse`).
     pub fn cumsum(&self, axis: isize, reverse: bool) -> Result<Storage> {
+        if let Some(x) = super::masks::unmasked(self, wgrad_core::DType::I32)? {
+            return x.cumsum(axis, reverse);
+        }
         half_compute::compute([self], |[x]| {
             Ok(match x {
                 Storage::Cpu(x) => Storage::Cpu(x.cumsum(axis, reverse)?),

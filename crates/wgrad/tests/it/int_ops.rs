@@ -208,8 +208,8 @@ fn int_bad_inputs_are_errors() {
         let a = Tensor::from_vec(vec![1i32, 2], &[2], &d).unwrap();
         let e = a.pow(&a).unwrap_err().to_string();
         assert!(e.contains("pow") && e.contains("I32"), "{e}");
-        let m = a.gt_scalar(1.0).unwrap(); // U32 mask
-        let e = a.add(&m).unwrap_err().to_string();
+        let m = a.gt_scalar(1.0).unwrap(); // U32 mask: only mask (op) mask is refused
+        let e = m.add(&m).unwrap_err().to_string();
         assert!(e.contains("add") && e.contains("uint32"), "{e}");
         let b = Tensor::from_vec(vec![1i32, 2, 3], &[3], &d).unwrap();
         let e = a.remainder(&b).unwrap_err().to_string();

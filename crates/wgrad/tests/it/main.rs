@@ -23,6 +23,7 @@ mod inplace;
 mod int_ops;
 mod layer_norm;
 mod linear;
+mod masks;
 mod math_ops;
 mod misc;
 mod pytorch_md;

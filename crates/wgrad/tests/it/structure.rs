@@ -606,3 +606,31 @@ fn causal_attention_mask() {
         assert_eq!(g[1], 0.0);
     }
 }
+
+/// PyTorch's legacy rules: `torch.cat` skips 1-D empty tensors (an
+/// accumulator started as `torch.tensor([])`) whatever the others' rank,
+/// and `t()` of a 0-d or 1-D tensor is the tensor itself.
+#[test]
+fn cat_skips_legacy_empty_tensors_and_t_keeps_vectors() {
+    let mut devices = vec![Device::Cpu];
+    devices.extend(crate::common::gpu());
+    for d in devices {
+        let acc = Tensor::from_vec(Vec::<f32>::new(), &[0], &d).unwrap();
+        let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2], &d).unwrap();
+        for axis in [0, 1, -1] {
+            let y = Tensor::cat(&[&acc, &x, &acc], axis).unwrap();
+            assert_eq!(y.shape().to_vec(), vec![2, 2], "{d:?} axis {axis}");
+            assert_eq!(y.to_vec_f32().unwrap(), [1.0, 2.0, 3.0, 4.0]);
+        }
+        let both = Tensor::cat(&[&acc, &acc], 0).unwrap();
+        assert_eq!(both.shape().to_vec(), vec![0]);
+        // Other empty shapes still have to match.
+        let e = Tensor::from_vec(Vec::<f32>::new(), &[0, 3], &d).unwrap();
+        assert!(Tensor::cat(&[&e, &x], 0).is_err());
+        let v = Tensor::from_vec(vec![1.0f32, 2.0], &[2], &d).unwrap();
+        assert_eq!(v.t().unwrap().shape().to_vec(), vec![2]);
+        let s = Tensor::from_vec(vec![5.0f32], &[], &d).unwrap();
+        assert_eq!(s.t().unwrap().to_vec_f32().unwrap(), [5.0]);
+        assert_eq!(x.t().unwrap().to_vec_f32().unwrap(), [1.0, 3.0, 2.0, 4.0]);
+    }
+}
