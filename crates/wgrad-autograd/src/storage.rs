@@ -13,6 +13,8 @@ mod attention;
 mod conv;
 mod creation;
 mod half_compute;
+mod int_reduce;
+mod int_unary;
 mod layer_norm;
 mod linear;
 mod masks;
@@ -326,8 +328,12 @@ impl Storage {
             }
         })
     }
-    /// Applies `op` (`relu`, `exp`, ...) to every element; F32 only.
+    /// Applies `op` (`relu`, `exp`, ...) to every element; F32, F16/BF16,
+    /// or I32 (int_unary.rs: integer-closed ops stay I32, the rest F32).
     pub fn unary(&self, op: UnaryOp) -> Result<Storage> {
+        if self.dtype() == DType::I32 {
+            return self.unary_i32(op);
+        }
         let op = half_compute::round_bounds(op, self.dtype());
         if let Storage::Gpu(t) = self
             && t.dtype().is_half()
@@ -367,13 +373,19 @@ impl Storage {
         compute_dispatch!(self, t => t.prod(axes, keepdim))
     }
     /// Maximum over `axes` (`&[]` = all; `torch.amax`); NaN propagates,
-    /// an empty reduction is an error.
+    /// an empty reduction is an error. I32 stays I32 (exact).
     pub fn max(&self, axes: &[isize], keepdim: bool) -> Result<Storage> {
+        if self.dtype() == DType::I32 {
+            return self.extreme_i32(axes, keepdim, true);
+        }
         compute_dispatch!(self, t => t.max(axes, keepdim))
     }
     /// Minimum over `axes` (`&[]` = all; `torch.amin`); NaN propagates,
-    /// an empty reduction is an error.
+    /// an empty reduction is an error. I32 stays I32 (exact).
     pub fn min(&self, axes: &[isize], keepdim: bool) -> Result<Storage> {
+        if self.dtype() == DType::I32 {
+            return self.extreme_i32(axes, keepdim, false);
+        }
         compute_dispatch!(self, t => t.min(axes, keepdim))
     }
     /// Variance over `axes`: `sum((x - mean)^2) / max(0, n - correction)`
@@ -384,12 +396,22 @@ impl Storage {
     /// I32 index of the first maximum along `axis` (`torch.argmax`; NaN
     /// counts as the maximum). Axis `0`/`-1` of a 0-d tensor gives 0.
     pub fn argmax(&self, axis: isize, keepdim: bool) -> Result<Storage> {
-        self.along_axis(axis, |s, a| compute_dispatch!(s, t => t.argmax(a, keepdim)))
+        self.along_axis(axis, |s, a| {
+            if s.dtype() == DType::I32 {
+                return s.arg_extreme_i32(a, keepdim, true);
+            }
+            compute_dispatch!(s, t => t.argmax(a, keepdim))
+        })
     }
     /// I32 index of the first minimum along `axis` (`torch.argmin`; NaN
     /// counts as the minimum). Axis `0`/`-1` of a 0-d tensor gives 0.
     pub fn argmin(&self, axis: isize, keepdim: bool) -> Result<Storage> {
-        self.along_axis(axis, |s, a| compute_dispatch!(s, t => t.argmin(a, keepdim)))
+        self.along_axis(axis, |s, a| {
+            if s.dtype() == DType::I32 {
+                return s.arg_extreme_i32(a, keepdim, false);
+            }
+            compute_dispatch!(s, t => t.argmin(a, keepdim))
+        })
     }
     /// `exp(x - max) / sum(exp(x - max))` along `axis` (`torch.softmax`); F32 only.
     pub fn softmax(&self, axis: isize) -> Result<Storage> {

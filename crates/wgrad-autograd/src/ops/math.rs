@@ -293,7 +293,9 @@ impl Tensor {
         keepdim: bool,
         largest: bool,
     ) -> Result<(Tensor, Tensor)> {
-        expect_f32(op, self)?;
+        if self.dtype() != DType::I32 {
+            expect_f32(op, self)?;
+        }
         if self.rank() == 0 {
             // torch accepts dim 0 / -1 of a 0-d tensor: the value, index 0.
             normalize_axis(op, dim, 1)?;

@@ -149,22 +149,13 @@ pub(crate) fn narrow_backward(
 impl Tensor {
     /// `torch.Tensor.masked_fill`: `value` where `mask` is true, `self`
     /// elsewhere. `mask` (U32 as the comparisons make it, or I32 with
-    /// nonzero = true) broadcasts to `self`'s shape; the output has that
-    /// shape and `self`'s dtype. The gradient is 0 where filled.
+    /// nonzero = true) and `self` broadcast together, as in PyTorch's
+    /// out-of-place op (a `[3]` input with a `[2, 3]` mask gives `[2, 3]`);
+    /// the output has `self`'s dtype. The gradient is 0 where filled.
     pub fn masked_fill(&self, mask: &Tensor, value: f64) -> Result<Tensor> {
         const OP: &str = "masked_fill";
         let mask = bool_mask(OP, mask)?;
-        let shape = shape::broadcast_shapes(OP, &self.shape(), &mask.shape())?;
-        if shape[..] != self.shape()[..] {
-            return Err(Error::invalid(
-                OP,
-                format!(
-                    "mask of shape {:?} does not broadcast to the input's shape {:?}",
-                    mask.shape(),
-                    self.shape()
-                ),
-            ));
-        }
+        shape::broadcast_shapes(OP, &self.shape(), &mask.shape())?;
         let fill = Tensor::full(&[], value, self.dtype(), &self.device())?;
         where_any(&mask, &fill, self)
     }

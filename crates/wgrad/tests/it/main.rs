@@ -21,6 +21,7 @@ mod fixtures_transformer;
 mod hardening;
 mod inplace;
 mod int_ops;
+mod int_reductions;
 mod layer_norm;
 mod linear;
 mod masks;
