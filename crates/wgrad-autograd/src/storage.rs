@@ -288,7 +288,13 @@ impl Storage {
         if let Some(x) = masks::unmasked(self, DType::F32)? {
             return x.binary_scalar(op, scalar, scalar_on_left);
         }
-        let scalar = half_compute::round_scalar(scalar, self.dtype());
+        // PyTorch (CPU) rounds a Python number to a 16-bit tensor's dtype
+        // first, except for mul, div and floor_divide, which take it in
+        // float (f16 3 * 0.1 is 0.300048828125, not 0.2998046875).
+        let scalar = match op {
+            BinaryOp::Mul | BinaryOp::Div | BinaryOp::FloorDiv => scalar,
+            _ => half_compute::round_scalar(scalar, self.dtype()),
+        };
         compute_dispatch!(self, t => t.binary_scalar(op, scalar, scalar_on_left))
     }
     /// Elementwise comparison with broadcasting (`torch.eq`, `lt`, ...);

@@ -126,8 +126,24 @@ impl Tensor {
         le le_scalar => Le, gt gt_scalar => Gt, ge ge_scalar => Ge,
     }
 
-    /// `mask ? a : b` elementwise with broadcasting; `mask` is U32.
+    /// `mask ? a : b` elementwise with broadcasting (`torch.where`); `mask`
+    /// is U32. `a` and `b` promote as in PyTorch: two floats as the binary
+    /// ops do, I32 (or a U32 mask) with a float takes the float's dtype,
+    /// two I32 (or two U32) stay as they are.
     pub fn where_cond(mask: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+        let (da, db) = (a.dtype(), b.dtype());
+        if !(da.is_float() && db.is_float()) {
+            if da == db {
+                return crate::ops::structure::where_any(mask, a, b);
+            }
+            // One float: the other side takes its dtype; I32 with U32: I32.
+            let to = match (da.is_float(), db.is_float()) {
+                (true, _) => da,
+                (_, true) => db,
+                _ => DType::I32,
+            };
+            return Tensor::where_cond(mask, &a.cast(to)?, &b.cast(to)?);
+        }
         let mask = mask.storage();
         let out = Storage::where_cond(&mask, &a.storage(), &b.storage())?;
         Ok(Tensor::record(out, Op::Where { mask }, &[a, b]))

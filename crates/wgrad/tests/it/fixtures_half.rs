@@ -616,3 +616,29 @@ fn the_remaining_ops_keep_16_bit_dtypes() {
         }
     }
 }
+
+/// A Python number meets a 16-bit tensor as PyTorch's CPU kernels take it:
+/// rounded to the tensor's dtype for add, sub and remainder, kept in float
+/// for mul, div and floor_divide (values from PyTorch 2.15).
+#[test]
+fn half_scalars_round_where_pytorch_rounds_them() {
+    let mut devices = vec![Device::Cpu];
+    devices.extend(gpu());
+    for d in devices {
+        let x = Tensor::from_vec(vec![3.0f32], &[1], &d)
+            .unwrap()
+            .cast(DType::F16)
+            .unwrap();
+        let got = |y: Tensor| y.cast(DType::F32).unwrap().to_vec_f32().unwrap()[0];
+        assert_eq!(got(x.mul_scalar(0.1).unwrap()), 0.300_048_83, "{d:?}");
+        assert_eq!(got(x.div_scalar(10.0).unwrap()), 0.300_048_83);
+        assert_eq!(got(x.div_floor_scalar(0.1).unwrap()), 29.0);
+        assert_eq!(got(x.remainder_scalar(0.1).unwrap()), 0.000_732_421_9);
+        assert_eq!(got(x.add_scalar(0.1).unwrap()), 3.099_609_4);
+        let b = Tensor::from_vec(vec![3.0f32], &[1], &d)
+            .unwrap()
+            .cast(DType::BF16)
+            .unwrap();
+        assert_eq!(got(b.mul_scalar(0.1).unwrap()), 0.300_781_25);
+    }
+}

@@ -111,3 +111,23 @@ fn mask_with_mask_arithmetic_stays_an_error() {
         assert_eq!(m.to_vec::<u32>().unwrap(), [1, 0]);
     }
 }
+
+/// `torch.where` promotes its value operands: I32 with F32 gives F32, two
+/// I32 stay I32, a mask with I32 gives I32.
+#[test]
+fn where_promotes_its_operands() {
+    for d in devices() {
+        let m = f32s(&[1.0, -1.0, 2.0], &[3], &d).gt_scalar(0.0).unwrap();
+        let i = Tensor::from_vec(vec![7i32, 8, 9], &[3], &d).unwrap();
+        let x = f32s(&[0.5, 1.5, 2.5], &[3], &d);
+        let mixed = Tensor::where_cond(&m, &i, &x).unwrap();
+        assert_eq!(mixed.dtype(), DType::F32);
+        assert_eq!(mixed.to_vec_f32().unwrap(), [7.0, 1.5, 9.0]);
+        let ints = Tensor::where_cond(&m, &i, &i.neg().unwrap()).unwrap();
+        assert_eq!(ints.dtype(), DType::I32);
+        assert_eq!(ints.to_vec::<i32>().unwrap(), [7, -8, 9]);
+        let with_mask = Tensor::where_cond(&m, &m, &i).unwrap();
+        assert_eq!(with_mask.dtype(), DType::I32);
+        assert_eq!(with_mask.to_vec::<i32>().unwrap(), [1, 8, 1]);
+    }
+}
