@@ -16,11 +16,43 @@
 // contiguous in the broadcast batch shape (the caller sums broadcast dims).
 //
 // Bindings: 0 q, 1 k, 2 v, 3 mask, 4 dout (contiguous [items, L, Ev]),
-// 5 stats ((lse, delta) per query row), 6 dq / dk, 7 unused alias / dv.
+// 5 stats ((lse, delta) per query row, from `attention_backward_stats`),
+// 6 dq / dk, 7 unused alias / dv.
 // Immediates: AttentionParams (dq: blocks = ceil(L / 64), chunks =
 // ceil(E / 64); dkdv: blocks = ceil(S / 64), chunks = ceil(max(E, Ev) / 64)).
 
 //! include common/attention.wgsl
+
+// Per query row, (log-sum-exp, delta = dout . out): the `stats` the other
+// passes read, interleaved as vec2s, in one dispatch (it was a product, a
+// row sum and two copies). One workgroup per 16 rows of an item (blocks =
+// ceil(L / 16)), 8 threads per row (thread row group ty, lane tx) striding
+// over its Ev columns, the 8 partial sums met in `row_reduce`.
+// Bindings: 0 the forward's output (contiguous [items, L, Ev]), 1 lse
+// ([items, L]), 4 dout (contiguous), 6 stats (written, [items, L, 2]);
+// the rest aliases.
+@compute @workgroup_size(128)
+fn attention_backward_stats(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) local: u32) {
+    thread_ids(local);
+    let t = tile_of(wid, nwg, false);
+    if t.w == 0u {
+        return;
+    }
+    let i = t.x * 16u + ty;
+    let row = t.z * p.q_len + i;
+    var s = 0.0;
+    if i < p.q_len {
+        let base = row * p.v_dim;
+        for (var c = tx; c < p.v_dim; c += 8u) {
+            s += dout[base + c] * q[base + c];
+        }
+    }
+    let total = row_reduce(vec4<f32>(s, 0.0, 0.0, 0.0), false).x;
+    if tx == 0u && i < p.q_len {
+        out0[2u * row] = k[row];
+        out0[2u * row + 1u] = total;
+    }
+}
 
 // The dk/dv pass holds twice the accumulators (dk and dv) through its pv
 // loops: their steps are loops (unrolled by 4), which costs fewer

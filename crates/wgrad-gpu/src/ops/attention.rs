@@ -19,10 +19,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use wgrad_core::checks::attention::{AttentionGeometry, MaskKind, OP};
 use wgrad_core::shape::broadcast_strides;
-use wgrad_core::{BinaryOp, DType, Error, Layout, Result};
+use wgrad_core::{DType, Error, Layout, Result};
 use wgrad_kernels::KernelSpec;
 use wgrad_kernels::families::attention::{
-    ATTENTION_BACKWARD_DKDV, ATTENTION_BACKWARD_DQ, ATTENTION_BACKWARD_DQ_SAVED, ATTENTION_FORWARD,
+    ATTENTION_BACKWARD_DKDV, ATTENTION_BACKWARD_DQ, ATTENTION_BACKWARD_DQ_SAVED,
+    ATTENTION_BACKWARD_STATS, ATTENTION_FORWARD,
 };
 
 use crate::GpuTensor;
@@ -30,6 +31,8 @@ use crate::params::{AttentionParams, to_u32};
 
 /// Rows of a workgroup's tile and columns of its output chunk.
 const TILE: usize = 64;
+/// Query rows per workgroup of `attention_backward_stats` (8 threads each).
+const STATS_ROWS: usize = 16;
 /// `FLAG_SAVE_DS` of kernels/common/attention.wgsl.
 const FLAG_SAVE_DS: u32 = 16;
 /// The most bytes the attention backward may spend on saved score-gradient
@@ -343,10 +346,17 @@ impl GpuTensor {
         let prep = prepare(g, q, k, v, mask)?;
         let p = prep.params;
         // delta_i = dO_i . O_i, the softmax backward's row term, next to
-        // each row's log-sum-exp: [batch..., L, 2].
-        let delta = grad_out.binary(out, BinaryOp::Mul)?.sum(&[-1], true)?;
-        let stats = GpuTensor::concat(&[&lse.unsqueeze(-1)?, &delta], -1)?;
+        // each row's log-sum-exp: [items, L, 2], one dispatch.
         let dout = grad_out.contiguous()?;
+        let (out, lse) = (out.contiguous()?, lse.contiguous()?);
+        let stats = q.empty_like_device(OP, &[g.batch_items() * g.q_len * 2], DType::F32)?;
+        Self::attention_dispatch(
+            &ATTENTION_BACKWARD_STATS,
+            p,
+            g.q_len.div_ceil(STATS_ROWS),
+            1,
+            [&out, &lse, &out, &out, &dout, &out, &stats, &stats],
+        )?;
         let dq = q.empty_like_device(OP, &g.batched(g.q_len, g.head_dim), DType::F32)?;
         let (qt, kt, vt) = (&prep.q, &prep.k, &prep.v);
         let m = prep.mask.as_ref().unwrap_or(qt);

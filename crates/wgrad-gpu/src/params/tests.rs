@@ -96,6 +96,7 @@ fn cases() -> Vec<Case> {
             attention::ATTENTION_BACKWARD_DQ,
             attention::ATTENTION_BACKWARD_DKDV,
             attention::ATTENTION_BACKWARD_DQ_SAVED,
+            attention::ATTENTION_BACKWARD_STATS,
         ],
         SortParams => [
             sort::SORT_ROWS,

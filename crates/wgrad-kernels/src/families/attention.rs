@@ -1,7 +1,7 @@
 //! `kernels/attention/` kernel specs: fused scaled-dot-product attention
 //! (forward and the two backward passes) in the flash-attention manner.
 //!
-//! All three share one binding layout and one immediate block
+//! All of them share one binding layout and one immediate block
 //! (`AttentionParams`, 120 bytes; see `kernels/common/attention.wgsl`):
 //! q, k, v, mask, dout, stats (per query row: log-sum-exp and the
 //! backward's delta; read), out0, out1 (read_write); the kernels that do
@@ -52,6 +52,19 @@ pub static ATTENTION_BACKWARD_DQ_SAVED: KernelSpec = KernelSpec {
     selector: None,
 };
 
+/// Each query row's (log-sum-exp, delta = dout . out), interleaved: the
+/// `stats` the other backward passes read. Bindings: out (the forward's),
+/// lse, (alias), (alias), dout, (alias), stats, (alias of stats).
+pub static ATTENTION_BACKWARD_STATS: KernelSpec = KernelSpec {
+    file: "attention/attention_backward.wgsl",
+    entry: "attention_backward_stats",
+    bindings: BINDINGS,
+    immediate_bytes: ATTENTION_IMMEDIATES,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
 /// Key and value gradients (with `FLAG_SAVE_DS`: dk then dv in out0, the
 /// score-gradient tiles in out1). Bindings: q, k, v, mask, dout, stats, dk, dv.
 pub static ATTENTION_BACKWARD_DKDV: KernelSpec = KernelSpec {
@@ -70,4 +83,5 @@ pub static ALL: &[&KernelSpec] = &[
     &ATTENTION_BACKWARD_DQ,
     &ATTENTION_BACKWARD_DKDV,
     &ATTENTION_BACKWARD_DQ_SAVED,
+    &ATTENTION_BACKWARD_STATS,
 ];
