@@ -25,30 +25,49 @@
 
 // Per query row, (log-sum-exp, delta = dout . out): the `stats` the other
 // passes read, interleaved as vec2s, in one dispatch (it was a product, a
-// row sum and two copies). One workgroup per 16 rows of an item (blocks =
-// ceil(L / 16)), 8 threads per row (thread row group ty, lane tx) striding
-// over its Ev columns, the 8 partial sums met in `row_reduce`.
+// row sum and two copies). One workgroup per 8 rows of an item (blocks =
+// ceil(L / 8)), 16 threads per row reading neighbouring columns, four
+// independent loads in flight per thread, the 16 partial sums met in
+// `stats_partial` (this entry point does not touch `sm`, so it takes
+// 512 bytes of workgroup memory, not 27 KiB).
 // Bindings: 0 the forward's output (contiguous [items, L, Ev]), 1 lse
 // ([items, L]), 4 dout (contiguous), 6 stats (written, [items, L, 2]);
 // the rest aliases.
+const STATS_LANES: u32 = 16u;
+var<workgroup> stats_partial: array<f32, 128>;
+
 @compute @workgroup_size(128)
 fn attention_backward_stats(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) local: u32) {
-    thread_ids(local);
     let t = tile_of(wid, nwg, false);
     if t.w == 0u {
         return;
     }
-    let i = t.x * 16u + ty;
+    let lane = local % STATS_LANES;
+    let i = t.x * (128u / STATS_LANES) + local / STATS_LANES;
     let row = t.z * p.q_len + i;
-    var s = 0.0;
+    var s = vec4<f32>(0.0);
     if i < p.q_len {
         let base = row * p.v_dim;
-        for (var c = tx; c < p.v_dim; c += 8u) {
-            s += dout[base + c] * q[base + c];
+        let step = 4u * STATS_LANES;
+        for (var c = lane; c < p.v_dim; c += step) {
+            let c1 = min(c + STATS_LANES, p.v_dim - 1u);
+            let c2 = min(c + 2u * STATS_LANES, p.v_dim - 1u);
+            let c3 = min(c + 3u * STATS_LANES, p.v_dim - 1u);
+            // Clamped columns past the row's end read a valid element and
+            // are masked out of the sum.
+            let x = vec4<f32>(dout[base + c], dout[base + c1], dout[base + c2], dout[base + c3]);
+            let y = vec4<f32>(q[base + c], q[base + c1], q[base + c2], q[base + c3]);
+            let keep = vec4<bool>(true, c + STATS_LANES < p.v_dim, c + 2u * STATS_LANES < p.v_dim, c + 3u * STATS_LANES < p.v_dim);
+            s += select(vec4<f32>(0.0), x * y, keep);
         }
     }
-    let total = row_reduce(vec4<f32>(s, 0.0, 0.0, 0.0), false).x;
-    if tx == 0u && i < p.q_len {
+    stats_partial[local] = (s.x + s.y) + (s.z + s.w);
+    workgroupBarrier();
+    if lane == 0u && i < p.q_len {
+        var total = 0.0;
+        for (var l = 0u; l < STATS_LANES; l++) {
+            total += stats_partial[local + l];
+        }
         out0[2u * row] = k[row];
         out0[2u * row + 1u] = total;
     }

@@ -63,7 +63,7 @@ fn fetch(k0: u32) {
     ra1 = load_w(1u, k0);
     ra2 = load_w(2u, k0);
     ra3 = load_w(3u, k0);
-    let kl = tid / TILE;
+    let kl = tid / TILE_N;
     if ALIGNED == 1u {
         let c = k0 % p.cin_g + kl;
         let r = k0 / p.cin_g;
@@ -88,7 +88,7 @@ fn conv2d_main(g: u32, lid: u32) {
     // This workgroup's weight rows and this thread's column (output pixel).
     row0 = t.row0;
     w_group = t.group * p.cout_g * p.k;
-    let px = t.col0 + tid % TILE;
+    let px = t.col0 + tid % TILE_N;
     px_ok = px < p.n;
     let ohw = p.out_h * p.out_w;
     let img = px / ohw;

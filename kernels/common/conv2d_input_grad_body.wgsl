@@ -1,9 +1,11 @@
 // The input gradient's immediates, operand gathers and output stores,
 // shared by conv/conv2d_input_grad.wgsl (64 x 64 tiles, after
-// common/gemm_64.wgsl) and conv/conv2d_input_grad_128.wgsl (128 x 128,
-// after common/gemm_128.wgsl); read conv/conv2d_input_grad.wgsl for
-// the GEMM. The including file declares the entry point, which calls
-// conv2d_input_grad_main.
+// common/gemm_64.wgsl), conv/conv2d_input_grad_128.wgsl (128 x 128,
+// after common/gemm_128.wgsl) and conv/conv2d_input_grad_32.wgsl (32 x
+// 128, after common/gemm_32x128.wgsl); read conv/conv2d_input_grad.wgsl
+// for the GEMM. The including file declares the entry point, which calls
+// conv2d_input_grad_main, and supplies the core's `fetch` (four A and four
+// B values a thread: common/conv2d_input_grad_fetch4.wgsl).
 
 //! include common/conv_tile.wgsl
 
@@ -108,37 +110,6 @@ fn load_dyk(k: u32) -> f32 {
     return load_dy(k, k % p.cout_g, tap(k / p.cout_g));
 }
 
-fn fetch(k0: u32) {
-    let kl = tid / TILE;
-    if ALIGNED == 1u {
-        // The whole step lies within one tap.
-        let o0 = k0 % p.cout_g;
-        let ij = tap(k0 / p.cout_g);
-        let s0 = a_slot(0u);
-        let s1 = a_slot(1u);
-        let s2 = a_slot(2u);
-        let s3 = a_slot(3u);
-        ra0 = load_w(k0 + s0.y, row0 + s0.x, o0 + s0.y, ij);
-        ra1 = load_w(k0 + s1.y, row0 + s1.x, o0 + s1.y, ij);
-        ra2 = load_w(k0 + s2.y, row0 + s2.x, o0 + s2.y, ij);
-        ra3 = load_w(k0 + s3.y, row0 + s3.x, o0 + s3.y, ij);
-        let o = o0 + kl;
-        rb0 = load_dy(k0 + kl, o, ij);
-        rb1 = load_dy(k0 + kl + KSTRIDE, o + KSTRIDE, ij);
-        rb2 = load_dy(k0 + kl + 2u * KSTRIDE, o + 2u * KSTRIDE, ij);
-        rb3 = load_dy(k0 + kl + 3u * KSTRIDE, o + 3u * KSTRIDE, ij);
-    } else {
-        ra0 = load_wk(0u, k0);
-        ra1 = load_wk(1u, k0);
-        ra2 = load_wk(2u, k0);
-        ra3 = load_wk(3u, k0);
-        rb0 = load_dyk(k0 + kl);
-        rb1 = load_dyk(k0 + kl + KSTRIDE);
-        rb2 = load_dyk(k0 + kl + 2u * KSTRIDE);
-        rb3 = load_dyk(k0 + kl + 3u * KSTRIDE);
-    }
-}
-
 // dx offset of phase pixel q (q < p.n) at input channel 0 of its image,
 // plus the pixel's row and column.
 fn dx_pixel(q: u32, c_in: u32) -> u32 {
@@ -158,7 +129,7 @@ fn conv2d_input_grad_main(g: u32, lid: u32) {
     // This workgroup's weight rows and this thread's column (phase pixel).
     row0 = t.row0;
     w_group = t.group * p.cout_g * p.cin_g * p.khkw;
-    let px = t.col0 + tid % TILE;
+    let px = t.col0 + tid % TILE_N;
     px_ok = px < p.n;
     let rc = p.rows * p.cols;
     let img = px / rc;

@@ -1,5 +1,5 @@
 // The workgroup -> output tile mapping of the implicit-GEMM convolutions
-// (TILE comes from the GEMM core they include). Each dispatch runs
+// (TILE_M x TILE_N tiles: the GEMM core they include says). Each dispatch runs
 // `p.conv_groups` independent GEMMs (one per channel group) over K,
 // optionally cut into chunks (split K). Workgroup g = (split * conv_groups + group) * tiles_mn + tile, tiles
 // column-major (M tiles fastest: neighbouring workgroups share the B
@@ -19,5 +19,5 @@ fn conv_tile(g: u32) -> ConvTile {
     let mat = g / p.tiles_mn;
     let t = g % p.tiles_mn;
     let tiles_m = p.tiles_mn / p.tiles_n;
-    return ConvTile((t % tiles_m) * TILE, (t / tiles_m) * TILE, mat % p.conv_groups, mat);
+    return ConvTile((t % tiles_m) * TILE_M, (t / tiles_m) * TILE_N, mat % p.conv_groups, mat);
 }

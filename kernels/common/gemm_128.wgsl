@@ -9,6 +9,8 @@
 
 
 const TILE: u32 = 128u;   // output tile edge
+const TILE_M: u32 = TILE; // output tile rows (common/conv_tile.wgsl)
+const TILE_N: u32 = TILE; // and columns
 const HALF: u32 = 64u;    // distance between a thread's sub-blocks
 const TILE_K: u32 = 8u;   // K step
 const THREADS: u32 = 256u;

@@ -17,6 +17,8 @@
 // with 128 x 128 tiles.
 
 const TILE: u32 = 64u;    // output tile edge
+const TILE_M: u32 = TILE; // output tile rows (common/conv_tile.wgsl)
+const TILE_N: u32 = TILE; // and columns
 const TILE_K: u32 = 16u;  // K step
 const THREADS: u32 = 256u;
 const ROW4: u32 = 17u;    // vec4s per staged k-row (16 + 1 pad)

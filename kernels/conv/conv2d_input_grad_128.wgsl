@@ -8,6 +8,7 @@
 
 //! include common/gemm_128.wgsl
 //! include common/conv2d_input_grad_body.wgsl
+//! include common/conv2d_input_grad_fetch4.wgsl
 
 @compute @workgroup_size(256)
 fn conv2d_input_grad_128(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {

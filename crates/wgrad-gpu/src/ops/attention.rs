@@ -31,8 +31,8 @@ use crate::params::{AttentionParams, to_u32};
 
 /// Rows of a workgroup's tile and columns of its output chunk.
 const TILE: usize = 64;
-/// Query rows per workgroup of `attention_backward_stats` (8 threads each).
-const STATS_ROWS: usize = 16;
+/// Query rows per workgroup of `attention_backward_stats` (16 threads each).
+const STATS_ROWS: usize = 8;
 /// `FLAG_SAVE_DS` of kernels/common/attention.wgsl.
 const FLAG_SAVE_DS: u32 = 16;
 /// The most bytes the attention backward may spend on saved score-gradient

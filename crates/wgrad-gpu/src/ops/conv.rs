@@ -42,6 +42,8 @@ const BIG_FILL_FORWARD: usize = 96;
 /// The same for the input gradient: 196 tiles (128 ch 28x28) run at 21.3
 /// TFLOP/s against 19.9; 98 (256 ch 14x14) at 17.6 against 18.7.
 const BIG_FILL_INPUT_GRAD: usize = 150;
+/// Most input channels per group for the input gradient's 32 x 128 tiles.
+const NARROW_ROWS: usize = 32;
 /// Workgroups that keep a large GPU busy (e.g. 4 per SM on a 132-SM H200).
 const FILL_GROUPS: usize = 512;
 /// Least K per split: shorter chunks spend more on the partial sums than
@@ -275,7 +277,8 @@ impl GpuTensor {
     }
 
     /// [`conv2d_input_grad`](Self::conv2d_input_grad) with the output tile
-    /// forced: 0 (by shape), 64 or 128, for tests and benchmarks.
+    /// forced: 0 (by shape), 64, 128 or 32 (32 x 128 tiles), for tests and
+    /// benchmarks.
     #[doc(hidden)]
     pub fn conv2d_input_grad_tiled(
         grad_out: &GpuTensor,
@@ -329,17 +332,25 @@ impl GpuTensor {
         let (dy_offset, dy_strides) = strided(OP, grad_out)?;
         let a = &g.args;
         let pixels = g.batch * g.input_hw[0] * g.input_hw[1] / (a.stride[0] * a.stride[1]);
-        let tile = pick_tile(
-            OP,
-            grad_out,
-            [a.groups, cin_g, pixels],
-            BIG_FILL_INPUT_GRAD,
-            tile,
-        )?;
-        let (spec, k_step) = if tile == 128 {
-            (&families::conv::CONV2D_INPUT_GRAD_128, 8)
+        // At most 32 input channels per group: 32 x 128 tiles, whose rows a
+        // 64 x 64 tile would leave half empty (H100, the tutorial CNN's
+        // conv2, 32 channels: docs/BENCHMARKS.md, 2026-11-27).
+        let narrow = (tile == 0 && cin_g <= NARROW_ROWS) || tile == NARROW_ROWS;
+        let tile = if narrow {
+            NARROW_ROWS
         } else {
-            (&families::conv::CONV2D_INPUT_GRAD, K_STEP)
+            pick_tile(
+                OP,
+                grad_out,
+                [a.groups, cin_g, pixels],
+                BIG_FILL_INPUT_GRAD,
+                tile,
+            )?
+        };
+        let (spec, k_step, [tile_m, tile_n]) = match tile {
+            128 => (&families::conv::CONV2D_INPUT_GRAD_128, 8, [128, 128]),
+            NARROW_ROWS => (&families::conv::CONV2D_INPUT_GRAD_32, K_STEP, [32, 128]),
+            _ => (&families::conv::CONV2D_INPUT_GRAD, K_STEP, [64, 64]),
         };
         let aligned = flag(cout_g.is_multiple_of(k_step));
         // The kernel's signed row / column arithmetic.
@@ -376,8 +387,8 @@ impl GpuTensor {
                 }
                 let n = g.batch * rows * cols;
                 let k = hp.taps * wp.taps * cout_g;
-                let tiles_n = n.div_ceil(tile);
-                let tiles_mn = tiles_n * cin_g.div_ceil(tile);
+                let tiles_n = n.div_ceil(tile_n);
+                let tiles_mn = tiles_n * cin_g.div_ceil(tile_m);
                 let u = |what: &str, v: usize| params::to_u32(OP, what, v);
                 let imm = ConvInputGradParams {
                     in_h: full.in_h,

@@ -90,7 +90,11 @@ fn cases() -> Vec<Case> {
             conv::CONV2D_WEIGHT_GRAD,
             conv::CONV2D_WEIGHT_GRAD_128,
         ],
-        ConvInputGradParams => [conv::CONV2D_INPUT_GRAD, conv::CONV2D_INPUT_GRAD_128],
+        ConvInputGradParams => [
+            conv::CONV2D_INPUT_GRAD,
+            conv::CONV2D_INPUT_GRAD_128,
+            conv::CONV2D_INPUT_GRAD_32,
+        ],
         AttentionParams => [
             attention::ATTENTION_FORWARD,
             attention::ATTENTION_BACKWARD_DQ,

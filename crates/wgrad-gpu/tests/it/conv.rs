@@ -185,6 +185,15 @@ fn case(input: [usize; 4], weight: [usize; 4], args: Conv2dArgs, views: Views) {
     let gx = upload(&gpu, &x, input, [0, 2, 1, 3], views);
     let gw = upload(&gpu, &w, weight, [0, 1, 3, 2], views);
     let gdy = upload(&gpu, &dy, g.output_shape(), [0, 2, 3, 1], views);
+    // 32: the 32 x 128 input-gradient tiles (any channel count: rows past
+    // 32 take more tiles).
+    let got = GpuTensor::conv2d_input_grad_tiled(&gdy, &gw, &g, 32).unwrap();
+    check(
+        &got,
+        g.input_shape(),
+        &dx,
+        &format!("input grad, tile 32, {what}"),
+    );
     for tile in [0, 64, 128] {
         let got = gx.conv2d_tiled(&gw, &args, tile).unwrap();
         check(

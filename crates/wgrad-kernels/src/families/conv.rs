@@ -64,6 +64,19 @@ pub static CONV2D_INPUT_GRAD_128: KernelSpec = KernelSpec {
     selector: None,
 };
 
+/// Input gradient on 32 x 128 tiles (`common/gemm_32x128.wgsl`), for 32 or
+/// fewer input channels per group; `ALIGNED` when the output channels per
+/// group are a multiple of 16. Same bindings and immediates.
+pub static CONV2D_INPUT_GRAD_32: KernelSpec = KernelSpec {
+    file: "conv/conv2d_input_grad_32.wgsl",
+    entry: "conv2d_input_grad_32",
+    bindings: &[Read, Read, ReadWrite],
+    immediate_bytes: 128,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
 /// Weight gradient, K (the output pixels) split into chunks: bindings input
 /// (read, through strides), grad_out (read, through strides), out
 /// (read_write, `[splits, C_out, C_in/groups * kH * kW]` partial sums, added
@@ -96,6 +109,7 @@ pub static ALL: &[&KernelSpec] = &[
     &CONV2D_128,
     &CONV2D_INPUT_GRAD,
     &CONV2D_INPUT_GRAD_128,
+    &CONV2D_INPUT_GRAD_32,
     &CONV2D_WEIGHT_GRAD,
     &CONV2D_WEIGHT_GRAD_128,
 ];
