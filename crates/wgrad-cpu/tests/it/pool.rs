@@ -466,3 +466,37 @@ fn bad_pools_are_errors() {
     );
     assert!(v.adaptive_avg_pool2d_backward(&[1, 1]).is_err());
 }
+
+/// max_pool2d's values and indices skip the zero fill (every output is
+/// written): buffers the cache hands back full of NaN must not show
+/// through, with padding, dilation, ceil mode and the plain 2x2 case.
+#[test]
+fn max_pool2d_outputs_never_leak_a_recycled_buffers_values() {
+    let cases = [
+        (
+            [16, 16, 64, 64],
+            args([2, 2], [2, 2], [0, 0], [1, 1], false),
+        ),
+        ([16, 16, 63, 61], args([3, 3], [2, 2], [1, 1], [2, 1], true)),
+    ];
+    for (shape, a) in cases {
+        let n: usize = shape.iter().product();
+        let x = CpuTensor::from_vec(data(n, 7), &shape).unwrap();
+        let (want_v, want_i) = x.max_pool2d(&a).unwrap();
+        let (want_v, want_i) = (
+            want_v.to_vec::<f32>().unwrap(),
+            want_i.to_vec::<i32>().unwrap(),
+        );
+        for _ in 0..2 {
+            // NaN tensors of the outputs' size (cached), dropped just before.
+            let out_shape = wgrad_core::checks::pool::max_pool2d("max_pool2d", &shape, &a)
+                .unwrap()
+                .output_shape();
+            drop(CpuTensor::full(&out_shape, f64::NAN, wgrad_core::DType::F32).unwrap());
+            drop(CpuTensor::full(&out_shape, f64::NAN, wgrad_core::DType::F32).unwrap());
+            let (v, i) = x.max_pool2d(&a).unwrap();
+            assert_eq!(v.to_vec::<f32>().unwrap(), want_v);
+            assert_eq!(i.to_vec::<i32>().unwrap(), want_i);
+        }
+    }
+}
