@@ -29,9 +29,8 @@ pub struct AttentionOptions<'a> {
     pub attn_mask: Option<&'a Tensor>,
     /// Average the returned weights over the heads.
     pub average_attn_weights: bool,
-    /// Causal self-attention; with `attn_mask` it is PyTorch's hint that
-    /// the mask is causal (the mask is used), without it the fused kernel's
-    /// causal masking applies.
+    /// PyTorch's hint that `attn_mask` is causal (the mask is used); an
+    /// error without `attn_mask`, as in PyTorch.
     pub is_causal: bool,
 }
 
@@ -212,6 +211,14 @@ impl MultiheadAttention {
                     key.shape(),
                     value.shape()
                 ),
+            ));
+        }
+        if options.is_causal && options.attn_mask.is_none() {
+            // PyTorch's error: the flag is only a hint about the mask.
+            return Err(Error::invalid(
+                OP,
+                "is_causal needs attn_mask: it is a hint that the mask is causal \
+                 (make one with generate_square_subsequent_mask), as in PyTorch",
             ));
         }
         let mask = self.merged_mask(options, n, l, s, unbatched, &q.device())?;

@@ -66,7 +66,8 @@ impl Dropout {
 }
 
 /// Zeroes whole channels: in training each channel of each sample (axis 1
-/// of `[N, C, ..]`, or axis 0 of an unbatched `[C, H, W]`) is dropped with
+/// of `[N, C, H, W]`, or of a 3-D input, which PyTorch 2.x reads as
+/// `[N, C, L]`) is dropped with
 /// probability `p` and the survivors scaled by `1 / (1 - p)`
 /// (`torch.nn.Dropout2d`); the identity in evaluation. Same generator as
 /// [`Dropout`].
@@ -102,15 +103,16 @@ impl Dropout2d {
             return Ok(x.clone());
         }
         let shape = x.shape();
-        // The mask has the sample and channel dims and 1 elsewhere.
+        // The mask has the sample and channel dims and 1 elsewhere. A 3-D
+        // input is [N, C, L], as PyTorch 2.x reads it (with a warning that
+        // this will change to [C, H, W]).
         let kept_dims = match shape.len() {
-            3 => 1,
-            4 => 2,
+            3 | 4 => 2,
             _ => {
                 return Err(Error::invalid(
                     "Dropout2d",
                     format!(
-                        "expected a 3-D [C, H, W] or 4-D [N, C, H, W] input, got shape {shape:?}"
+                        "expected a 3-D [N, C, L] or 4-D [N, C, H, W] input, got shape {shape:?}"
                     ),
                 ));
             }

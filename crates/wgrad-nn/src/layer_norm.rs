@@ -62,6 +62,15 @@ impl LayerNorm {
         })
     }
 
+    /// Keeps the shift only when `bias` (torch's `bias=False` drops it;
+    /// the scale stays): `LayerNorm::new(..)?.with_bias(false)`.
+    pub fn with_bias(mut self, bias: bool) -> Self {
+        if !bias {
+            self.bias = None;
+        }
+        self
+    }
+
     /// The normalised trailing shape.
     pub fn normalized_shape(&self) -> &[usize] {
         &self.normalized_shape

@@ -90,4 +90,5 @@ pub use pool::{AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d, Up
 pub use sequential::Sequential;
 pub use transformer::{
     Activation, LayerMasks, TransformerDecoderLayer, TransformerEncoderLayer, TransformerOptions,
+    generate_square_subsequent_mask,
 };

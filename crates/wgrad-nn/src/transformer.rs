@@ -5,7 +5,7 @@
 //! with PyTorch's parameter names.
 
 use wgrad_autograd::{Device, Tensor};
-use wgrad_core::Result;
+use wgrad_core::{DType, Result};
 
 use crate::Module;
 use crate::attention::{AttentionOptions, MultiheadAttention};
@@ -82,8 +82,17 @@ fn feed_forward(
     linear2.forward(&dropout.forward(&h)?)
 }
 
+/// `nn.Transformer.generate_square_subsequent_mask(size)`: the additive
+/// causal mask `[size, size]`, `-inf` above the diagonal and 0 on and
+/// below it, for `is_causal` layers and `MultiheadAttention`.
+pub fn generate_square_subsequent_mask(size: usize, device: &Device) -> Result<Tensor> {
+    Tensor::full(&[size, size], f64::NEG_INFINITY, DType::F32, device)?.triu(1)
+}
+
+/// A layer's LayerNorm: without a shift under `bias = false`, as PyTorch
+/// passes `bias` to the norms too.
 fn norm(o: &TransformerOptions, device: &Device) -> Result<LayerNorm> {
-    LayerNorm::new(&[o.d_model], o.layer_norm_eps, true, device)
+    Ok(LayerNorm::new(&[o.d_model], o.layer_norm_eps, true, device)?.with_bias(o.bias))
 }
 
 /// Masks of one attention call.
@@ -94,7 +103,7 @@ pub struct LayerMasks<'a> {
     pub mask: Option<&'a Tensor>,
     /// `key_padding_mask` (`[N, S]`; boolean true = padding).
     pub key_padding_mask: Option<&'a Tensor>,
-    /// Causal self-attention (a hint when `mask` is given).
+    /// PyTorch's hint that `mask` is causal; an error without `mask`.
     pub is_causal: bool,
 }
 

@@ -486,3 +486,22 @@ fn pytorch_resnet_state_dict_loads_strictly_and_matches_in_eval_and_train() {
         }
     }
 }
+
+/// `Dropout2d` reads a 3-D input as `[N, C, L]`, as PyTorch 2.x does: each
+/// (sample, channel) row is all dropped or all kept and scaled.
+#[test]
+fn dropout2d_drops_whole_rows_of_a_3d_input() {
+    let d = Device::Cpu;
+    let drop = wgrad::nn::Dropout2d::new(0.5).unwrap();
+    let y = drop
+        .forward(&Tensor::ones(&[4, 8, 16], &d).unwrap())
+        .unwrap();
+    let v = y.to_vec_f32().unwrap();
+    let mut kinds = std::collections::BTreeSet::new();
+    for row in v.chunks(16) {
+        assert!(row.iter().all(|&x| x == row[0]), "{row:?}");
+        assert!(row[0] == 0.0 || row[0] == 2.0, "{row:?}");
+        kinds.insert(row[0] as i32);
+    }
+    assert_eq!(kinds.len(), 2, "32 rows at p = 0.5 keep some and drop some");
+}

@@ -228,3 +228,101 @@ fn transformer_state_dict_keys_are_pytorchs() {
         assert_eq!(ours, theirs, "{name}");
     }
 }
+
+/// `bias=False` reaches the layers' norms too, as in PyTorch: their keys
+/// (from `nn.TransformerEncoderLayer(8, 2, bias=False)` and the decoder
+/// layer in PyTorch 2.15) have no shift anywhere.
+#[test]
+fn layers_without_bias_have_pytorchs_keys() {
+    let o = TransformerOptions {
+        bias: false,
+        ..TransformerOptions::new(8, 2)
+    };
+    let keys = |m: &dyn Module| {
+        let mut k: Vec<String> = m.named_parameters().into_iter().map(|(k, _)| k).collect();
+        k.sort();
+        k
+    };
+    let enc = TransformerEncoderLayer::new(&o, &Device::Cpu).unwrap();
+    assert_eq!(
+        keys(&enc),
+        [
+            "linear1.weight",
+            "linear2.weight",
+            "norm1.weight",
+            "norm2.weight",
+            "self_attn.in_proj_weight",
+            "self_attn.out_proj.weight",
+        ]
+    );
+    let dec = TransformerDecoderLayer::new(&o, &Device::Cpu).unwrap();
+    assert_eq!(
+        keys(&dec),
+        [
+            "linear1.weight",
+            "linear2.weight",
+            "multihead_attn.in_proj_weight",
+            "multihead_attn.out_proj.weight",
+            "norm1.weight",
+            "norm2.weight",
+            "norm3.weight",
+            "self_attn.in_proj_weight",
+            "self_attn.out_proj.weight",
+        ]
+    );
+    // They still run.
+    let x = Tensor::ones(&[3, 1, 8], &Device::Cpu).unwrap();
+    let y = enc.forward_masked(&x, &LayerMasks::default()).unwrap();
+    assert_eq!(y.shape().to_vec(), vec![3, 1, 8]);
+}
+
+/// `is_causal` is PyTorch's hint about `attn_mask`: without a mask it is
+/// PyTorch's error (also with only a key padding mask); with
+/// `generate_square_subsequent_mask` the layer runs as the causal mask says.
+#[test]
+fn is_causal_needs_an_attn_mask_as_in_pytorch() {
+    let d = Device::Cpu;
+    let mha = MultiheadAttention::new(8, 2, 0.0, true, false, &d).unwrap();
+    let x = Tensor::rand_with(&[3, 1, 8], -1.0, 1.0, 11, &d).unwrap();
+    let causal = AttentionOptions {
+        is_causal: true,
+        ..AttentionOptions::default()
+    };
+    let e = mha
+        .forward_attention(&x, &x, &x, &causal)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("is_causal") && e.contains("attn_mask"), "{e}");
+    let pad = Tensor::zeros(&[1, 3], &d).unwrap().gt_scalar(0.5).unwrap();
+    let padded = AttentionOptions {
+        key_padding_mask: Some(&pad),
+        ..causal
+    };
+    assert!(mha.forward_attention(&x, &x, &x, &padded).is_err());
+    let mask = wgrad::nn::generate_square_subsequent_mask(3, &d).unwrap();
+    assert_eq!(
+        mask.to_vec_f32().unwrap(),
+        [
+            0.0,
+            f32::NEG_INFINITY,
+            f32::NEG_INFINITY,
+            0.0,
+            0.0,
+            f32::NEG_INFINITY,
+            0.0,
+            0.0,
+            0.0
+        ]
+    );
+    let hinted = AttentionOptions {
+        attn_mask: Some(&mask),
+        ..causal
+    };
+    let plain = AttentionOptions {
+        attn_mask: Some(&mask),
+        ..AttentionOptions::default()
+    };
+    let (a, _) = mha.forward_attention(&x, &x, &x, &hinted).unwrap();
+    let (b, _) = mha.forward_attention(&x, &x, &x, &plain).unwrap();
+    assert_eq!(a.to_vec_f32().unwrap(), b.to_vec_f32().unwrap());
+}
