@@ -35,6 +35,18 @@ const NORM_EPS: f32 = 1e-6;
 /// # Ok::<(), wgrad_autograd::Error>(())
 /// ```
 pub fn clip_grad_norm_(params: &[Tensor], max_norm: f64, norm_type: f64) -> Result<Tensor> {
+    clip_grad_norm_with(params, max_norm, norm_type, false)
+}
+
+/// [`clip_grad_norm_`] with PyTorch's `error_if_nonfinite`: when set, a
+/// NaN or infinite total norm is an error and no gradient changes. The
+/// check reads the norm back to the host (PyTorch's synchronizes too).
+pub fn clip_grad_norm_with(
+    params: &[Tensor],
+    max_norm: f64,
+    norm_type: f64,
+    error_if_nonfinite: bool,
+) -> Result<Tensor> {
     const OP: &str = "clip_grad_norm_";
     if norm_type.is_nan() || norm_type <= 0.0 {
         return Err(Error::invalid(
@@ -92,6 +104,19 @@ pub fn clip_grad_norm_(params: &[Tensor], max_norm: f64, norm_type: f64) -> Resu
     } else {
         total.binary_scalar(BinaryOp::Pow, (1.0 / norm_type) as f32, false)?
     };
+    if error_if_nonfinite {
+        let value = norm.to_vec::<f32>()?.first().copied().unwrap_or(0.0);
+        if !value.is_finite() {
+            return Err(Error::invalid(
+                OP,
+                format!(
+                    "the total norm of order {norm_type} for gradients from `parameters` is \
+                     non-finite ({value}), so it cannot be clipped; set error_if_nonfinite=false \
+                     to clip anyway"
+                ),
+            ));
+        }
+    }
     let coef = norm
         .binary_scalar(BinaryOp::Add, NORM_EPS, false)?
         .binary_scalar(BinaryOp::Div, max_norm as f32, true)?

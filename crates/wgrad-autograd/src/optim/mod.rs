@@ -44,7 +44,7 @@ mod sgd;
 
 pub use adagrad::{Adagrad, AdagradConfig, AdagradState};
 pub use adam::{Adam, AdamConfig, AdamState, AdamW, AdamWConfig};
-pub use clip::{clip_grad_norm_, clip_grad_value_};
+pub use clip::{clip_grad_norm_, clip_grad_norm_with, clip_grad_value_};
 pub use grad_scaler::{GradScaler, GradScalerConfig};
 pub use group::{GroupConfig, ParamGroup};
 pub use rmsprop::{RmsProp, RmsPropConfig, RmsPropState};

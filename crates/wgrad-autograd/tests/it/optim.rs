@@ -1120,6 +1120,20 @@ fn check_clip_norm(device: &Device) {
             param(&[0.0], device), // no grad: skipped
         ]
     };
+    // error_if_nonfinite: a finite norm clips as before; an infinite one is
+    // an error naming the op, and no gradient changes.
+    let ps = grads();
+    let norm = clip_grad_norm_with(&ps, 6.5, 2.0, true).unwrap();
+    assert_close(&values(&norm), &[13.0], 1e-6, "2-norm, checked");
+    let bad = vec![with_grad(&[0.0, 0.0], &[f32::INFINITY, 1.0], device)];
+    let e = clip_grad_norm_with(&bad, 1.0, 2.0, true)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("clip_grad_norm_") && e.contains("non-finite"),
+        "{e}"
+    );
+    assert_eq!(values(&bad[0].grad().unwrap()), [f32::INFINITY, 1.0]);
     // 2-norm: sqrt(9 + 16 + 144) = 13; coef = 6.5 / (13 + 1e-6).
     let ps = grads();
     let norm = clip_grad_norm_(&ps, 6.5, 2.0).unwrap();

@@ -1,8 +1,8 @@
-//! Binary cross-entropy on logits.
+//! Binary cross-entropy, on probabilities and on logits.
 
 use wgrad_autograd::Tensor;
 use wgrad_autograd::autocast::full_precision;
-use wgrad_core::Result;
+use wgrad_core::{DType, Error, Result};
 
 use super::{Reduction, same_shape};
 
@@ -18,16 +18,122 @@ pub fn binary_cross_entropy_with_logits(
     target: &Tensor,
     reduction: Reduction,
 ) -> Result<Tensor> {
+    binary_cross_entropy_with_logits_with(
+        logits,
+        target,
+        BceOptions {
+            reduction,
+            ..BceOptions::default()
+        },
+    )
+}
+
+/// Options of the binary cross-entropies, with PyTorch's defaults.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BceOptions<'a> {
+    /// How the per-element losses are combined (default `Mean`).
+    pub reduction: Reduction,
+    /// A rescaling weight per element, broadcast to the input (`weight=`).
+    pub weight: Option<&'a Tensor>,
+    /// With logits only: the weight of positive examples, broadcast along
+    /// the last dim (one per class, `pos_weight=`).
+    pub pos_weight: Option<&'a Tensor>,
+}
+
+/// [`binary_cross_entropy_with_logits`] with `weight` and `pos_weight`:
+/// `l = (1 - t) x + (1 + (pw - 1) t) softplus(-x)`, times `weight`, in the
+/// stable form of PyTorch's kernel (`softplus(-x) = log(1 + exp(-|x|)) +
+/// max(-x, 0)`).
+pub fn binary_cross_entropy_with_logits_with(
+    logits: &Tensor,
+    target: &Tensor,
+    options: BceOptions,
+) -> Result<Tensor> {
     // Autocast runs the losses in float32 (a no-op outside a region).
     let (logits, target) = (&full_precision(logits)?, &full_precision(target)?);
     same_shape("binary_cross_entropy_with_logits", logits, target)?;
     let abs = logits.abs()?;
-    let positive_part = logits.add(&abs)?.mul_scalar(0.5)?;
     // exp(-|x|) <= 1, so 1 + exp(-|x|) never overflows; its rounding for
     // large |x| costs at most ~6e-8 absolute.
     let softplus_tail = abs.neg()?.exp()?.add_scalar(1.0)?.log()?;
-    let losses = positive_part
-        .sub(&logits.mul(target)?)?
-        .add(&softplus_tail)?;
-    reduction.apply(losses)
+    let losses = match options.pos_weight {
+        None => {
+            let positive_part = logits.add(&abs)?.mul_scalar(0.5)?;
+            positive_part
+                .sub(&logits.mul(target)?)?
+                .add(&softplus_tail)?
+        }
+        Some(pw) => {
+            let pw = full_precision(pw)?;
+            // max(-x, 0) as (|x| - x) / 2: see above.
+            let negative_part = abs.sub(logits)?.mul_scalar(0.5)?;
+            let softplus_neg = softplus_tail.add(&negative_part)?;
+            let log_weight = pw.sub_scalar(1.0)?.mul(target)?.add_scalar(1.0)?;
+            target
+                .neg()?
+                .add_scalar(1.0)?
+                .mul(logits)?
+                .add(&log_weight.mul(&softplus_neg)?)?
+        }
+    };
+    weighted(losses, options, "binary_cross_entropy_with_logits")
+}
+
+/// `-w [t log(x) + (1 - t) log(1 - x)]` reduced, for probabilities `x`
+/// (`torch.nn.functional.binary_cross_entropy`); each log is clamped at
+/// -100 as in PyTorch, so `x = 0` or `1` gives a finite loss. Inputs
+/// outside [0, 1] give NaN (PyTorch raises; checking would read the
+/// device). `pos_weight` is an error here, as in PyTorch.
+pub fn binary_cross_entropy(
+    input: &Tensor,
+    target: &Tensor,
+    options: BceOptions,
+) -> Result<Tensor> {
+    const OP: &str = "binary_cross_entropy";
+    let (input, target) = (&full_precision(input)?, &full_precision(target)?);
+    same_shape(OP, input, target)?;
+    if options.pos_weight.is_some() {
+        return Err(Error::invalid(
+            OP,
+            "pos_weight applies to binary_cross_entropy_with_logits only",
+        ));
+    }
+    let log_p = clamped_log(input)?;
+    let log_q = clamped_log(&input.neg()?.add_scalar(1.0)?)?;
+    let losses = target
+        .mul(&log_p)?
+        .add(&target.neg()?.add_scalar(1.0)?.mul(&log_q)?)?
+        .neg()?;
+    weighted(losses, options, OP)
+}
+
+/// `max(log(x), -100)`, with a zero gradient (not 0/0) where `x` is 0:
+/// a saturated sigmoid gives exact 0s and 1s. (PyTorch's own backward
+/// gives `(x - t) / 1e-12` there.)
+fn clamped_log(x: &Tensor) -> Result<Tensor> {
+    let positive = x.gt_scalar(0.0)?;
+    let one = Tensor::ones(&[], &x.device())?;
+    let floor = Tensor::full(&[], -100.0, DType::F32, &x.device())?;
+    let log = Tensor::where_cond(&positive, x, &one)?.log()?;
+    Tensor::where_cond(&positive, &log, &floor)?.clamp(Some(-100.0), None)
+}
+
+/// Per-element losses times `options.weight` (which must broadcast to
+/// them without enlarging them), reduced.
+fn weighted(losses: Tensor, options: BceOptions, op: &'static str) -> Result<Tensor> {
+    let losses = match options.weight {
+        None => losses,
+        Some(w) => {
+            let out = losses.mul(&full_precision(w)?)?;
+            if out.shape() != losses.shape() {
+                return Err(Error::ShapeMismatch {
+                    op,
+                    lhs: losses.shape().to_vec(),
+                    rhs: w.shape().to_vec(),
+                });
+            }
+            out
+        }
+    };
+    options.reduction.apply(losses)
 }

@@ -96,6 +96,10 @@ fn reduce_ignoring(
                 .sum_all()?;
             losses.sum_all()?.div(&counted)
         }
+        Reduction::BatchMean => Err(Error::invalid(
+            "cross_entropy",
+            "reduction BatchMean (\"batchmean\") is kl_div's only",
+        )),
     }
 }
 

@@ -33,11 +33,16 @@
 
 mod binary;
 mod classification;
+mod divergence;
 mod regression;
 
-pub use binary::binary_cross_entropy_with_logits;
+pub use binary::{
+    BceOptions, binary_cross_entropy, binary_cross_entropy_with_logits,
+    binary_cross_entropy_with_logits_with,
+};
 pub use classification::{CrossEntropyOptions, cross_entropy, nll_loss, nll_loss_with};
-pub use regression::{l1_loss, mse_loss, smooth_l1_loss};
+pub use divergence::kl_div;
+pub use regression::{huber_loss, l1_loss, mse_loss, smooth_l1_loss};
 
 use wgrad_autograd::Tensor;
 use wgrad_core::{Error, Result};
@@ -52,6 +57,10 @@ pub enum Reduction {
     Mean,
     /// Their sum.
     Sum,
+    /// Their sum divided by the first dim's size (`kl_div`'s
+    /// `"batchmean"`, the mathematically correct KL divergence per sample;
+    /// the sum for a 0-d input).
+    BatchMean,
 }
 
 impl Reduction {
@@ -61,6 +70,10 @@ impl Reduction {
             Reduction::None => Ok(losses),
             Reduction::Mean => losses.mean_all(),
             Reduction::Sum => losses.sum_all(),
+            Reduction::BatchMean => {
+                let batch = losses.shape().first().copied().unwrap_or(1);
+                losses.sum_all()?.div_scalar(batch as f32)
+            }
         }
     }
 }

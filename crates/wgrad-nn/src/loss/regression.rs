@@ -1,4 +1,4 @@
-//! Regression losses: mean squared error, L1, smooth L1.
+//! Regression losses: mean squared error, L1, smooth L1, Huber.
 
 use wgrad_autograd::Tensor;
 use wgrad_autograd::autocast::full_precision;
@@ -48,5 +48,30 @@ pub fn smooth_l1_loss(
     let linear = d.sub_scalar(0.5 * beta)?;
     // Both branches stay finite, so the masked-out one adds a zero gradient.
     let losses = Tensor::where_cond(&d.lt_scalar(beta)?, &quadratic, &linear)?;
+    reduction.apply(losses)
+}
+
+/// Huber loss (`torch.nn.functional.huber_loss`): with `d = |input -
+/// target|`, `0.5 * d^2` where `d < delta` and `delta * (d - 0.5 * delta)`
+/// elsewhere (`delta` times [`smooth_l1_loss`] with `beta = delta`).
+/// torch's default `delta` is 1; it must be positive.
+pub fn huber_loss(
+    input: &Tensor,
+    target: &Tensor,
+    delta: f32,
+    reduction: Reduction,
+) -> Result<Tensor> {
+    let (input, target) = (&full_precision(input)?, &full_precision(target)?);
+    same_shape("huber_loss", input, target)?;
+    if delta.is_nan() || delta <= 0.0 {
+        return Err(Error::invalid(
+            "huber_loss",
+            format!("huber_loss does not support non-positive values for delta, got {delta}"),
+        ));
+    }
+    let d = input.sub(target)?.abs()?;
+    let quadratic = d.square()?.mul_scalar(0.5)?;
+    let linear = d.sub_scalar(0.5 * delta)?.mul_scalar(delta)?;
+    let losses = Tensor::where_cond(&d.lt_scalar(delta)?, &quadratic, &linear)?;
     reduction.apply(losses)
 }

@@ -24,6 +24,7 @@ mod int_ops;
 mod int_reductions;
 mod layer_norm;
 mod linear;
+mod losses;
 mod masks;
 mod math_ops;
 mod misc;

@@ -1,0 +1,194 @@
+//! The losses added for line-for-line ports (huber_loss, kl_div,
+//! binary_cross_entropy, binary_cross_entropy_with_logits with weight and
+//! pos_weight) against values and gradients printed by PyTorch 2.15 for
+//! the same inputs, on the CPU and the GPU.
+
+use wgrad::nn::loss::{
+    BceOptions, Reduction, binary_cross_entropy, binary_cross_entropy_with_logits_with, huber_loss,
+    kl_div,
+};
+use wgrad::{Device, Result, Tensor};
+
+use crate::common::gpu;
+
+fn devices() -> Vec<Device> {
+    let mut d = vec![Device::Cpu];
+    d.extend(gpu());
+    d
+}
+
+fn t(v: &[f32], shape: &[usize], d: &Device) -> Tensor {
+    Tensor::from_vec(v.to_vec(), shape, d).unwrap()
+}
+
+const X: [f32; 6] = [0.2, -1.5, 3.0, 0.9, 0.1, -0.3];
+
+fn close(what: &str, got: &[f32], want: &[f32]) {
+    assert_eq!(got.len(), want.len(), "{what}");
+    for (g, w) in got.iter().zip(want) {
+        assert!(
+            (g - w).abs() <= 2e-6 + 2e-5 * w.abs(),
+            "{what}: {got:?} vs {want:?}"
+        );
+    }
+}
+
+/// The loss of `f(x)` and its gradient with respect to `x`.
+fn loss_and_grad(
+    x: &[f32],
+    d: &Device,
+    f: impl Fn(&Tensor) -> Result<Tensor>,
+) -> (Vec<f32>, Vec<f32>) {
+    let x = t(x, &[2, 3], d);
+    x.requires_grad_(true).unwrap();
+    let loss = f(&x).unwrap();
+    loss.backward().unwrap();
+    (
+        loss.to_vec_f32().unwrap(),
+        x.grad().unwrap().to_vec_f32().unwrap(),
+    )
+}
+
+#[test]
+fn new_losses_match_pytorch() {
+    for d in devices() {
+        let target = t(&[0.0, -1.0, 1.0, 2.0, 0.5, -0.2], &[2, 3], &d);
+        let (l, g) = loss_and_grad(&X, &d, |x| huber_loss(x, &target, 0.5, Reduction::Mean));
+        close("huber", &l, &[0.255]);
+        close(
+            "huber grad",
+            &g,
+            &[
+                0.0333333, -0.0833333, 0.0833333, -0.0833333, -0.0666667, -0.0166667,
+            ],
+        );
+
+        let probs = t(&[0.0, 0.3, 0.7, 0.5, 0.25, 0.25], &[2, 3], &d);
+        let (l, g) = loss_and_grad(&X, &d, |x| {
+            kl_div(&x.log_softmax(-1)?, &probs, Reduction::BatchMean, false)
+        });
+        close("kl batchmean", &l, &[0.4143901]);
+        close(
+            "kl grad",
+            &g,
+            &[
+                0.028365, -0.1448182, 0.1164531, 0.0356289, 0.0033413, -0.0389702,
+            ],
+        );
+        let log_t = t(&[0.2, 0.3, 0.5, 0.5, 0.25, 0.25], &[2, 3], &d)
+            .log()
+            .unwrap();
+        let (l, g) = loss_and_grad(&X, &d, |x| {
+            kl_div(&x.log_softmax(-1)?, &log_t, Reduction::Sum, true)
+        });
+        close("kl log_target", &l, &[0.9699914]);
+        close(
+            "kl log_target grad",
+            &g,
+            &[
+                -0.1432699, -0.2896363, 0.4329063, 0.0712578, 0.0066827, -0.0779405,
+            ],
+        );
+
+        let tb = t(&[0.0, 1.0, 1.0, 1.0, 0.0, 0.3], &[2, 3], &d);
+        let w = t(&[1.0, 2.0, 0.5], &[3], &d);
+        let opts = BceOptions {
+            weight: Some(&w),
+            ..BceOptions::default()
+        };
+        let (l, g) = loss_and_grad(&[0.2, 0.7, 0.99, 0.5, 0.05, 0.6], &d, |p| {
+            binary_cross_entropy(p, &tb, opts)
+        });
+        close("bce", &l, &[0.355763]);
+        close(
+            "bce grad",
+            &g,
+            &[
+                0.2083333, -0.4761905, -0.0841751, -0.3333333, 0.3508772, 0.1041667,
+            ],
+        );
+
+        let pw = t(&[1.5, 0.5, 3.0], &[3], &d);
+        let opts = BceOptions {
+            weight: Some(&w),
+            pos_weight: Some(&pw),
+            ..BceOptions::default()
+        };
+        let (l, g) = loss_and_grad(&[0.2, -1.5, 3.0, 0.9, 0.1, -30.0], &d, |z| {
+            binary_cross_entropy_with_logits_with(z, &tb, opts)
+        });
+        close("bce logits", &l, &[3.0121596]);
+        close(
+            "bce logits grad",
+            &g,
+            &[
+                0.091639, -0.1362624, -0.0118565, -0.0722626, 0.1749931, -0.075,
+            ],
+        );
+
+        // Saturated probabilities: PyTorch's log clamp at -100, and a finite
+        // (zero) gradient where the probability is exactly 0 or 1.
+        let q = t(&[0.0, 1.0, 0.3], &[3], &d);
+        q.requires_grad_(true).unwrap();
+        let none = BceOptions {
+            reduction: Reduction::None,
+            ..BceOptions::default()
+        };
+        let l = binary_cross_entropy(&q, &t(&[1.0, 0.0, 0.0], &[3], &d), none).unwrap();
+        close(
+            "bce saturated",
+            &l.to_vec_f32().unwrap(),
+            &[100.0, 100.0, 0.35667497],
+        );
+        l.sum_all().unwrap().backward().unwrap();
+        assert!(
+            q.grad()
+                .unwrap()
+                .to_vec_f32()
+                .unwrap()
+                .iter()
+                .all(|g| g.is_finite())
+        );
+    }
+}
+
+#[test]
+fn bad_loss_arguments_are_errors() {
+    let d = Device::Cpu;
+    let x = t(&X, &[2, 3], &d);
+    let e = huber_loss(&x, &x, 0.0, Reduction::Mean)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("huber_loss") && e.contains("delta"), "{e}");
+    let e = kl_div(&x, &t(&[0.0; 3], &[3], &d), Reduction::Sum, false)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("kl_div") && e.contains("[2, 3]") && e.contains("[3]"),
+        "{e}"
+    );
+    let pw = t(&[1.0], &[1], &d);
+    let opts = BceOptions {
+        pos_weight: Some(&pw),
+        ..BceOptions::default()
+    };
+    assert!(binary_cross_entropy(&x, &x, opts).is_err());
+    let w = t(&[1.0; 12], &[2, 2, 3], &d);
+    let opts = BceOptions {
+        weight: Some(&w),
+        ..BceOptions::default()
+    };
+    let e = binary_cross_entropy(&x, &x, opts).unwrap_err().to_string();
+    assert!(e.contains("[2, 2, 3]"), "{e}");
+    let e = wgrad::nn::loss::cross_entropy(
+        &x,
+        &Tensor::from_vec(vec![0i32, 1], &[2], &d).unwrap(),
+        wgrad::nn::loss::CrossEntropyOptions {
+            reduction: Reduction::BatchMean,
+            ..Default::default()
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("batchmean"), "{e}");
+}
