@@ -151,6 +151,107 @@ pub fn cross_entropy(
     }
 }
 
+/// [`cross_entropy`] with PyTorch's class `weight` (`[C]`), composed from
+/// log-softmax and gathers rather than the fused kernel. Class-index
+/// targets: sample `i` weighs `w[y_i]`, label smoothing weighs class `c`'s
+/// term by `w_c`, and `Mean` divides by the summed weights of the
+/// targets that are not ignored (PyTorch's weighted mean). Probability
+/// targets: `-sum_c w_c q_c logp_c`, `Mean` over the samples.
+pub fn cross_entropy_weighted(
+    logits: &Tensor,
+    target: &Tensor,
+    weight: &Tensor,
+    options: CrossEntropyOptions,
+) -> Result<Tensor> {
+    const OP: &str = "cross_entropy";
+    let (logits, target, weight) = (
+        &wgrad_autograd::autocast::full_precision(logits)?,
+        &wgrad_autograd::autocast::full_precision(target)?,
+        &wgrad_autograd::autocast::full_precision(weight)?,
+    );
+    let ls = options.label_smoothing;
+    if !(0.0..=1.0).contains(&ls) {
+        return Err(Error::invalid(
+            OP,
+            format!("label_smoothing must be in [0, 1], got {ls}"),
+        ));
+    }
+    let shape = logits.shape();
+    let class_axis = if shape.len() == 1 { 0 } else { 1 };
+    let classes = shape
+        .get(class_axis)
+        .copied()
+        .ok_or_else(|| Error::invalid(OP, "logits must have a class dim, got a 0-d tensor"))?;
+    if weight.shape()[..] != [classes] {
+        return Err(Error::invalid(
+            OP,
+            format!(
+                "weight must be a 1-D tensor of the {classes} classes, got shape {:?}",
+                weight.shape()
+            ),
+        ));
+    }
+    if target.dtype() != DType::I32 {
+        // Probability targets: per-class weights inside the sum.
+        if target.shape() != shape {
+            return Err(Error::ShapeMismatch {
+                op: OP,
+                lhs: shape.to_vec(),
+                rhs: target.shape().to_vec(),
+            });
+        }
+        let q = target
+            .mul_scalar(1.0 - ls)?
+            .add_scalar(ls / classes as f32)?;
+        let mut w_shape = vec![1isize; shape.len()];
+        w_shape[class_axis] = classes as isize;
+        let losses = logits
+            .log_softmax(class_axis as isize)?
+            .mul(&q)?
+            .mul(&weight.reshape(&w_shape)?)?
+            .sum(&[class_axis as isize], false)?
+            .neg()?;
+        return options.reduction.apply(losses);
+    }
+    let (rows, targets, out_shape) = as_rows(OP, logits, target)?;
+    let log_probs = rows.log_softmax(1)?;
+    let (picked, valid, safe) = picked_log_probs(&log_probs, &targets, options.ignore_index)?;
+    let zero = Tensor::zeros(&[], &rows.device())?;
+    let w_y = Tensor::where_cond(&valid, &weight.index_select(0, &safe)?, &zero)?;
+    let mut losses = Tensor::where_cond(&valid, &picked.neg()?.mul(&w_y)?, &zero)?;
+    if ls > 0.0 {
+        let smooth = log_probs
+            .mul(&weight.reshape(&[1, classes as isize])?)?
+            .sum(&[1], false)?
+            .neg()?;
+        let smooth = Tensor::where_cond(&valid, &smooth, &zero)?;
+        losses = losses
+            .mul_scalar(1.0 - ls)?
+            .add(&smooth.mul_scalar(ls / classes as f32)?)?;
+    }
+    match options.reduction {
+        Reduction::Mean => losses.sum_all()?.div(&w_y.sum_all()?),
+        other => reduce_ignoring(losses, &targets, &out_shape, other, options.ignore_index),
+    }
+}
+
+/// `log_probs[i, t_i]` of rows `[M, C]` and I32 targets `[M]`, with the
+/// mask of the targets that are not `ignore_index` and the targets with
+/// the ignored ones pointed at class 0 (so the gather cannot fault; the
+/// caller masks their picks out).
+fn picked_log_probs(
+    log_probs: &Tensor,
+    targets: &Tensor,
+    ignore_index: i32,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let valid = targets.ne_scalar(ignore_index as f32)?;
+    let zero = Tensor::zeros(&[], &log_probs.device())?;
+    // Class ids are exact in f32 (< 2^24), so the round trip loses nothing.
+    let safe = Tensor::where_cond(&valid, &targets.cast(DType::F32)?, &zero)?.cast(DType::I32)?;
+    let picked = log_probs.gather(1, &safe.unsqueeze(1)?)?.squeeze(1)?;
+    Ok((picked, valid, safe))
+}
+
 /// Cross-entropy against class probabilities: `-sum_c q_c * logp_c` with
 /// `q = (1 - ls) * target + ls / C`; `Mean` divides by the number of samples.
 fn soft_target_cross_entropy(
@@ -213,14 +314,10 @@ pub fn nll_loss_with(
         });
     }
     let (rows, targets, shape) = as_rows(OP, log_probs, target)?;
-    let device = rows.device();
-    let valid = targets.ne_scalar(ignore_index as f32)?;
-    let zero = Tensor::zeros(&[], &device)?;
-    // Ignored targets (often -100) would make the gather fault: point them
-    // at class 0 and mask their loss out afterwards. Class ids are exact in
-    // f32 (< 2^24), so the round trip through F32 loses nothing.
-    let safe = Tensor::where_cond(&valid, &targets.cast(DType::F32)?, &zero)?.cast(DType::I32)?;
-    let picked = rows.gather(1, &safe.unsqueeze(1)?)?.squeeze(1)?;
+    // Ignored targets (often -100) would make the gather fault: they are
+    // pointed at class 0 and their loss masked out.
+    let (picked, valid, _) = picked_log_probs(&rows, &targets, ignore_index)?;
+    let zero = Tensor::zeros(&[], &rows.device())?;
     let losses = Tensor::where_cond(&valid, &picked.neg()?, &zero)?;
     reduce_ignoring(losses, &targets, &shape, reduction, ignore_index)
 }

@@ -40,7 +40,9 @@ pub use binary::{
     BceOptions, binary_cross_entropy, binary_cross_entropy_with_logits,
     binary_cross_entropy_with_logits_with,
 };
-pub use classification::{CrossEntropyOptions, cross_entropy, nll_loss, nll_loss_with};
+pub use classification::{
+    CrossEntropyOptions, cross_entropy, cross_entropy_weighted, nll_loss, nll_loss_with,
+};
 pub use divergence::kl_div;
 pub use regression::{huber_loss, l1_loss, mse_loss, smooth_l1_loss};
 

@@ -192,3 +192,106 @@ fn bad_loss_arguments_are_errors() {
     .to_string();
     assert!(e.contains("batchmean"), "{e}");
 }
+
+/// `F.cross_entropy(x, y, weight=w)`: index targets (one ignored) with and
+/// without label smoothing under every reduction, and probability targets,
+/// against PyTorch 2.15's losses (summed) and gradients.
+#[test]
+fn weighted_cross_entropy_matches_pytorch() {
+    use wgrad::nn::loss::{CrossEntropyOptions, cross_entropy_weighted};
+    let x: [f32; 12] = [
+        0.2, -1.5, 3.0, 0.9, 0.1, -0.3, 1.0, 2.0, -1.0, 0.0, 0.5, 0.25,
+    ];
+    let cases: [(f32, Reduction, f32, [f32; 12]); 4] = [
+        (
+            0.0,
+            Reduction::Mean,
+            0.2705394,
+            [
+                0.0212738, 0.0038864, -0.0251601, -0.0535928, 0.0320853, 0.0215074, 0.1297482,
+                -0.1473077, 0.0175595, 0.0, 0.0, 0.0,
+            ],
+        ),
+        (
+            0.0,
+            Reduction::None,
+            1.0821576,
+            [
+                0.0850951, 0.0155455, -0.1006406, -0.2143711, 0.1283413, 0.0860298, 0.518993,
+                -0.5892309, 0.0702381, 0.0, 0.0, 0.0,
+            ],
+        ),
+        (
+            0.2,
+            Reduction::Mean,
+            0.59499,
+            [
+                0.0124677, -0.0295333, 0.0170656, -0.0131237, 0.0094471, 0.0036766, 0.112765,
+                -0.1041539, -0.0086111, 0.0, 0.0, 0.0,
+            ],
+        ),
+        (
+            0.2,
+            Reduction::Sum,
+            2.379_96,
+            [
+                0.0498708, -0.1181333, 0.0682625, -0.0524948, 0.0377885, 0.0147064, 0.4510601,
+                -0.4166155, -0.0344445, 0.0, 0.0, 0.0,
+            ],
+        ),
+    ];
+    for d in devices() {
+        let w = t(&[0.5, 2.0, 1.5], &[3], &d);
+        let y = Tensor::from_vec(vec![2i32, 0, 1, -100], &[4], &d).unwrap();
+        for (ls, reduction, loss, grad) in cases {
+            let xs = t(&x, &[4, 3], &d);
+            xs.requires_grad_(true).unwrap();
+            let opts = CrossEntropyOptions {
+                reduction,
+                label_smoothing: ls,
+                ..Default::default()
+            };
+            let l = cross_entropy_weighted(&xs, &y, &w, opts)
+                .unwrap()
+                .sum_all()
+                .unwrap();
+            l.backward().unwrap();
+            let what = format!("ls {ls} {reduction:?} on {d:?}");
+            close(&what, &l.to_vec_f32().unwrap(), &[loss]);
+            close(&what, &xs.grad().unwrap().to_vec_f32().unwrap(), &grad);
+        }
+        let q = t(
+            &[0.1, 0.2, 0.7, 1.0, 0.0, 0.0, 0.3, 0.3, 0.4, 0.0, 0.5, 0.5],
+            &[4, 3],
+            &d,
+        );
+        let xs = t(&x, &[4, 3], &d);
+        xs.requires_grad_(true).unwrap();
+        let opts = CrossEntropyOptions {
+            label_smoothing: 0.1,
+            ..Default::default()
+        };
+        let l = cross_entropy_weighted(&xs, &q, &w, opts).unwrap();
+        l.backward().unwrap();
+        close(
+            "probability targets",
+            &l.to_vec_f32().unwrap(),
+            &[1.6756473],
+        );
+        close(
+            "probability targets grad",
+            &xs.grad().unwrap().to_vec_f32().unwrap(),
+            &[
+                0.0056207, -0.1028235, 0.0972027, -0.0333582, 0.0207662, 0.012592, 0.0495553,
+                0.0861067, -0.135662, 0.10443, -0.062621, -0.0418091,
+            ],
+        );
+        let e = cross_entropy_weighted(&xs, &y, &t(&[1.0; 4], &[4], &d), Default::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("cross_entropy") && e.contains("weight") && e.contains("[4]"),
+            "{e}"
+        );
+    }
+}
