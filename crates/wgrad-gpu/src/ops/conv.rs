@@ -29,6 +29,8 @@ use wgrad_kernels::{KernelSpec, families};
 use crate::GpuTensor;
 use crate::params::{self, ConvInputGradParams, ConvParams, SumSplitsParams};
 
+use super::conv_phase::Phase;
+
 /// K step of the 64 x 64 kernels (split chunks are multiples of it).
 const K_STEP: usize = 16;
 /// Workgroup memory of the 128 x 128 kernels (2 operands x 2 buffers x 264 vec4).
@@ -534,62 +536,6 @@ impl GpuTensor {
             )?;
         }
         Ok(out)
-    }
-}
-
-/// One stride phase of one axis of the input gradient: the input positions
-/// `h` with `(h + pad) % stride == phase`, and the taps `i` that reach them
-/// (`i * dilation = phase` modulo the stride, an arithmetic progression).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Phase {
-    /// The first such position.
-    first: usize,
-    /// How many there are below the input size.
-    count: usize,
-    /// The first tap (0 when none).
-    tap0: usize,
-    /// How many taps (0: the phase's gradient is 0).
-    taps: usize,
-    /// Between consecutive taps.
-    tap_step: usize,
-    /// `(first + pad - tap0 * dilation) / stride` (exact): the output
-    /// position of the first position through the first tap.
-    base: i32,
-    /// `tap_step * dilation / stride`: output positions per tap step.
-    row_step: usize,
-}
-
-impl Phase {
-    fn new(
-        size: usize,
-        pad: usize,
-        stride: usize,
-        kernel: usize,
-        dilation: usize,
-        phase: usize,
-    ) -> Phase {
-        let first = (phase + stride - pad % stride) % stride;
-        let count = if first < size {
-            (size - first).div_ceil(stride)
-        } else {
-            0
-        };
-        let taps: Vec<usize> = (0..kernel)
-            .filter(|i| i * dilation % stride == phase)
-            .collect();
-        let tap0 = taps.first().copied().unwrap_or(0);
-        let tap_step = if taps.len() > 1 { taps[1] - taps[0] } else { 1 };
-        // Exact when there are taps; sizes were checked to fit i32.
-        let base = ((first + pad) as i64 - (tap0 * dilation) as i64) / stride as i64;
-        Phase {
-            first,
-            count,
-            tap0,
-            taps: taps.len(),
-            tap_step,
-            base: base as i32,
-            row_step: tap_step * dilation / stride,
-        }
     }
 }
 

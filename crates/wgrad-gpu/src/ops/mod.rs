@@ -8,6 +8,7 @@ mod cast;
 mod compare;
 mod concat;
 mod conv;
+mod conv_phase;
 mod indexing;
 mod int_ops;
 mod layer_norm;
