@@ -337,6 +337,18 @@ impl Storage {
     /// Applies `op` (`relu`, `exp`, ...) to every element; F32, F16/BF16,
     /// or I32 (int_unary.rs: integer-closed ops stay I32, the rest F32).
     pub fn unary(&self, op: UnaryOp) -> Result<Storage> {
+        if let UnaryOp::Clamp { min, max } = op
+            && (min.is_some_and(f32::is_nan) || max.is_some_and(f32::is_nan))
+        {
+            // PyTorch: a NaN bound makes every element NaN (the kernels'
+            // max/min would ignore it).
+            let float = if self.dtype().is_float() {
+                self.clone()
+            } else {
+                self.cast(DType::F32)?
+            };
+            return float.binary_scalar(BinaryOp::Add, f32::NAN, false);
+        }
         if self.dtype() == DType::I32 {
             return self.unary_i32(op);
         }

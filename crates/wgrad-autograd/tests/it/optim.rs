@@ -1001,6 +1001,15 @@ fn linear_lr_values() {
     let mut opt = sgd_with_lr(1.0);
     let mut s = LinearLR::new(&mut opt, 1.0, 0.5, 2).unwrap();
     check_schedule(&mut opt, &mut s, &[1.0, 0.75, 0.5, 0.5], "LinearLR decay");
+    // total_iters = 0, which PyTorch accepts: the start factor for good.
+    let mut opt = sgd_with_lr(1.0);
+    let mut s = LinearLR::new(&mut opt, 0.5, 0.8, 0).unwrap();
+    check_schedule(
+        &mut opt,
+        &mut s,
+        &[0.5, 0.5, 0.5, 0.5],
+        "LinearLR total_iters 0",
+    );
 }
 
 #[test]
@@ -1081,10 +1090,6 @@ fn scheduler_arguments_are_validated() {
     ));
     assert!(matches!(
         LinearLR::new(&mut opt, 0.5, 1.5, 5),
-        Err(Error::InvalidArgument { .. })
-    ));
-    assert!(matches!(
-        LinearLR::new(&mut opt, 0.5, 1.0, 0),
         Err(Error::InvalidArgument { .. })
     ));
     let a = ExponentialLR::new(&mut opt, 0.9).unwrap();

@@ -7,7 +7,7 @@
 
 use crate::common::{gpu, max_rel_err};
 use wgrad::gradcheck::{GradcheckOptions, gradcheck};
-use wgrad::{DType, Device, Result, Tensor};
+use wgrad::{DType, Device, Result, Tensor, UnaryOp};
 
 fn f(data: &[f32], shape: &[usize], device: &Device) -> Tensor {
     Tensor::from_vec(data.to_vec(), shape, device).unwrap()
@@ -555,4 +555,42 @@ fn errors_name_the_op_and_the_bad_value() {
         msg(ints.std(&[], 1, false)),
         "std: expected dtype float32, got int32"
     );
+}
+
+/// `torch.clamp` with a NaN bound gives NaN everywhere, with a zero
+/// gradient, on both devices.
+#[test]
+fn clamp_with_a_nan_bound_is_nan() {
+    let mut devices = vec![Device::Cpu];
+    devices.extend(gpu());
+    for d in devices {
+        let x = Tensor::from_vec(vec![1.0f32, -2.0, f32::NAN], &[3], &d).unwrap();
+        x.requires_grad_(true).unwrap();
+        for op in [
+            UnaryOp::Clamp {
+                min: Some(f32::NAN),
+                max: None,
+            },
+            UnaryOp::Clamp {
+                min: Some(0.0),
+                max: Some(f32::NAN),
+            },
+        ] {
+            let y = x.unary(op).unwrap();
+            assert!(
+                y.to_vec_f32().unwrap().iter().all(|v| v.is_nan()),
+                "{op:?} on {d:?}"
+            );
+        }
+        x.unary(UnaryOp::Clamp {
+            min: Some(f32::NAN),
+            max: None,
+        })
+        .unwrap()
+        .sum_all()
+        .unwrap()
+        .backward()
+        .unwrap();
+        assert_eq!(x.grad().unwrap().to_vec_f32().unwrap(), [0.0, 0.0, 0.0]);
+    }
 }

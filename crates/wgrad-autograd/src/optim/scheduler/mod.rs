@@ -401,9 +401,6 @@ impl LinearLR {
                 format!("end_factor must be in [0, 1], got {end_factor}"),
             ));
         }
-        if total_iters == 0 {
-            return Err(Error::invalid("LinearLR", "total_iters must be at least 1"));
-        }
         Ok(construct(opt, |core| LinearLR {
             start_factor,
             end_factor,
@@ -426,6 +423,10 @@ impl LinearLR {
     }
 
     fn closed_form(&self, _group: usize, base_lr: f64) -> f64 {
+        if self.total_iters == 0 {
+            // PyTorch accepts 0: the start factor, kept for good.
+            return base_lr * self.start_factor;
+        }
         let total = self.total_iters as f64;
         let e = self.core.last_epoch.min(self.total_iters as i64) as f64;
         base_lr * (self.start_factor + (self.end_factor - self.start_factor) * e / total)
