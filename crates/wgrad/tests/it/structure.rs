@@ -655,3 +655,43 @@ fn masked_fill_broadcasts_the_input_with_the_mask() {
         assert_eq!(x.grad().unwrap().to_vec_f32().unwrap(), [1.0, 2.0, 1.0]);
     }
 }
+
+/// PyTorch's 0-d cases of `index_select` and `gather` (values from PyTorch
+/// 2.15): a 0-d index is a one-element vector, a 0-d input one element
+/// along axis 0/-1, and the gradient flows back through both.
+#[test]
+fn index_select_and_gather_take_0d_operands() {
+    let mut devices = vec![Device::Cpu];
+    devices.extend(gpu());
+    for d in devices {
+        let x = Tensor::from_vec((0..6).map(|v| v as f32).collect(), &[2, 3], &d).unwrap();
+        let i0 = Tensor::from_vec(vec![1i32], &[], &d).unwrap();
+        let picked = x.index_select(0, &i0).unwrap();
+        assert_eq!(picked.shape().to_vec(), vec![1, 3], "{d:?}");
+        assert_eq!(picked.to_vec_f32().unwrap(), [3.0, 4.0, 5.0]);
+        let s = Tensor::from_vec(vec![5.0f32], &[], &d).unwrap();
+        s.requires_grad_(true).unwrap();
+        let zero = Tensor::from_vec(vec![0i32], &[], &d).unwrap();
+        let y = s.index_select(-1, &zero).unwrap();
+        assert_eq!(y.shape().to_vec(), Vec::<usize>::new());
+        assert_eq!(y.to_vec_f32().unwrap(), [5.0]);
+        let two = Tensor::from_vec(vec![0i32, 0], &[2], &d).unwrap();
+        let e = s.index_select(0, &two).unwrap_err().to_string();
+        assert!(e.contains("index_select") && e.contains("[2]"), "{e}");
+        assert!(s.index_select(1, &zero).is_err());
+        // gather: output takes the index's shape.
+        let g = s.gather(0, &two).unwrap();
+        assert_eq!(g.to_vec_f32().unwrap(), [5.0, 5.0]);
+        g.sum_all().unwrap().backward().unwrap();
+        assert_eq!(s.grad().unwrap().to_vec_f32().unwrap(), [2.0]);
+        let v = Tensor::from_vec(vec![1.0f32, 2.0], &[2], &d).unwrap();
+        let one = Tensor::from_vec(vec![1i32], &[], &d).unwrap();
+        let got = v.gather(0, &one).unwrap();
+        assert_eq!(got.shape().to_vec(), Vec::<usize>::new());
+        assert_eq!(got.to_vec_f32().unwrap(), [2.0]);
+        assert!(
+            x.gather(0, &one).is_err(),
+            "a 0-d index against a 2-D input"
+        );
+    }
+}
