@@ -50,3 +50,33 @@ fn max_pool2d_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workg
     }
     out[i] = sum;
 }
+
+// The plain 2 x 2, stride-2 pooling that tiles its input exactly (no
+// padding or dilation, in = 2 * out on both axes): the windows are
+// disjoint and cover every input element once, so one thread per output
+// (p.numel = outputs here) writes its window's four inputs, the gradient
+// where the index points and 0 elsewhere. Same values, bit for bit, as
+// the gathering kernel above, with a quarter of its index arithmetic.
+@compute @workgroup_size(256)
+fn max_pool2d_backward_2x2(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let o = (wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y) * 256u + lid;
+    if o >= p.numel {
+        return;
+    }
+    let ow = o % p.out_w;
+    let t = o / p.out_w;
+    let oh = t % p.out_h;
+    let plane = t / p.out_h;
+    let n = plane / p.channels;
+    let c = plane % p.channels;
+    let g = grad[p.x_offset + n * p.x_strides[0] + c * p.x_strides[1] + oh * p.x_strides[2] + ow * p.x_strides[3]];
+    let at = indices[p.i_offset + n * p.i_strides[0] + c * p.i_strides[1] + oh * p.i_strides[2] + ow * p.i_strides[3]];
+    let top = 2u * oh * p.in_w + 2u * ow;
+    let base = plane * p.in_h * p.in_w + top;
+    // The gathering kernel's 0 + g turns a -0.0 gradient into +0.0.
+    let v = select(g, 0.0, g == 0.0);
+    out[base] = select(0.0, v, at == i32(top));
+    out[base + 1u] = select(0.0, v, at == i32(top + 1u));
+    out[base + p.in_w] = select(0.0, v, at == i32(top + p.in_w));
+    out[base + p.in_w + 1u] = select(0.0, v, at == i32(top + p.in_w + 1u));
+}

@@ -168,19 +168,27 @@ impl GpuTensor {
             Ok(out) => out,
             Err(done) => return Ok(done),
         };
+        // Disjoint 2 x 2 windows tiling the input: one thread per output.
+        let a = &g.args;
+        let tiled = a.kernel == [2, 2]
+            && a.stride == [2, 2]
+            && a.padding == [0, 0]
+            && a.dilation == [1, 1]
+            && g.input_hw == [2 * g.output_hw[0], 2 * g.output_hw[1]];
+        let (spec, threads) = if tiled {
+            (&families::pool::MAX_POOL2D_BACKWARD_2X2, out.numel() / 4)
+        } else {
+            (&families::pool::MAX_POOL2D_BACKWARD, out.numel())
+        };
         let p = immediates(
             OP,
             &g,
-            out.numel(),
+            threads,
             &self.layout,
             Some(&indices.layout),
             (false, None),
         )?;
-        self.pool_dispatch(
-            &families::pool::MAX_POOL2D_BACKWARD,
-            &[&self.buffer, &indices.buffer, &out.buffer],
-            &p,
-        )?;
+        self.pool_dispatch(spec, &[&self.buffer, &indices.buffer, &out.buffer], &p)?;
         Ok(out)
     }
 

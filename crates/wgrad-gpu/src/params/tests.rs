@@ -79,6 +79,7 @@ fn cases() -> Vec<Case> {
         Pool2dParams => [
             pool::MAX_POOL2D,
             pool::MAX_POOL2D_BACKWARD,
+            pool::MAX_POOL2D_BACKWARD_2X2,
             pool::AVG_POOL2D,
             pool::AVG_POOL2D_BACKWARD,
             pool::ADAPTIVE_AVG_POOL2D,

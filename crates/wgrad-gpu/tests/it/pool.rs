@@ -54,6 +54,10 @@ fn geometries() -> Vec<([usize; 4], Pool2dArgs)> {
         v.push((shape, args([2, 3], [1, 2], [1, 1], [2, 2], ceil)));
     }
     v.push(([1, 1, 4, 4], args([4, 4], [4, 4], [2, 2], [1, 1], false)));
+    // 2 x 2 windows tiling the input exactly: the backward's one-thread-
+    // per-window kernel (and the same with padding, which does not tile).
+    v.push(([2, 3, 8, 6], args([2, 2], [2, 2], [0, 0], [1, 1], false)));
+    v.push(([2, 3, 8, 6], args([2, 2], [2, 2], [1, 1], [1, 1], false)));
     v
 }
 

@@ -38,6 +38,19 @@ pub static MAX_POOL2D_BACKWARD: KernelSpec = KernelSpec {
     selector: None,
 };
 
+/// [`MAX_POOL2D_BACKWARD`] for a plain 2 x 2, stride-2 pooling that tiles
+/// its input exactly: one thread per output writes its disjoint window.
+/// Same bindings; `numel` counts the outputs.
+pub static MAX_POOL2D_BACKWARD_2X2: KernelSpec = KernelSpec {
+    file: "pool/max_pool2d_backward.wgsl",
+    entry: "max_pool2d_backward_2x2",
+    bindings: &[Read, Read, ReadWrite],
+    immediate_bytes: POOL_IMMEDIATES,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
 /// Window averages (PyTorch's divisor rules). Bindings: input (strided), out.
 pub static AVG_POOL2D: KernelSpec = KernelSpec {
     file: "pool/avg_pool2d.wgsl",
@@ -87,6 +100,7 @@ pub static ADAPTIVE_AVG_POOL2D_BACKWARD: KernelSpec = KernelSpec {
 pub static ALL: &[&KernelSpec] = &[
     &MAX_POOL2D,
     &MAX_POOL2D_BACKWARD,
+    &MAX_POOL2D_BACKWARD_2X2,
     &AVG_POOL2D,
     &AVG_POOL2D_BACKWARD,
     &ADAPTIVE_AVG_POOL2D,
