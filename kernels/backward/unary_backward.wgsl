@@ -148,6 +148,35 @@ fn unary_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
     out[i] = grad[at.x] * derivative(x[at.y]);
 }
 
+// `unary_backward_vec4`: dense operands (the host coalesced both to rank 1
+// with stride 1; offsets and numel multiples of 4), read and written four
+// elements per 16-byte access as elementwise/binary_vec4.wgsl does, the
+// same `derivative` per component (so the same bits as `unary_backward`).
+// VPT vectors per thread; ceil(numel / 4 / VPT) threads.
+@group(0) @binding(0) var<storage, read> grad_vec4: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> x_vec4: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> out_vec4: array<vec4<f32>>;
+
+const VPT: u32 = 4u;
+
+fn grad4(g: vec4<f32>, v: vec4<f32>) -> vec4<f32> {
+    return g * vec4<f32>(derivative(v.x), derivative(v.y), derivative(v.z), derivative(v.w));
+}
+
+@compute @workgroup_size(256)
+fn unary_backward_vec4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let n = p.numel / 4u;
+    let go = p.g_offset / 4u;
+    let xo = p.x_offset / 4u;
+    let tile = (wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y) * 256u * VPT;
+    for (var k = 0u; k < VPT; k++) {
+        let j = tile + lid + k * 256u;
+        if j < n {
+            out_vec4[j] = grad4(grad_vec4[go + j], x_vec4[xo + j]);
+        }
+    }
+}
+
 // `unary_backward_half`: the same with the gradient and x both of the 16-bit
 // dtype KIND (3 f16, 4 bf16), in one pass: both widened exactly, the product
 // in f32, rounded once into packed output words (bindings as 32-bit words).

@@ -9,6 +9,7 @@ use wgrad_core::{DType, Layout, Result, UnaryOp, checks};
 use wgrad_kernels::{WORKGROUP_SIZE, families};
 
 use crate::GpuTensor;
+use crate::ops::unary::{coalesce, dense_or_strided};
 use crate::params::{ScatterAddParams, SoftmaxBackwardParams, UnaryBackwardParams};
 
 /// Fault codes raised by the scatter kernel (see `wgrad_device::FaultCode`).
@@ -33,26 +34,41 @@ impl GpuTensor {
         if out.numel() == 0 {
             return Ok(out);
         }
-        let p = UnaryBackwardParams::new(OP, self.shape(), &self.layout, &x.layout, op.params())?;
-        if half {
+        if !half {
+            // Coalesced, dense operands take 16-byte accesses.
+            let (shape, views) = coalesce(OP, self.shape(), &[&self.layout, &x.layout])?;
+            let p = UnaryBackwardParams::new(OP, &shape, &views[0], &views[1], op.params())?;
+            let (spec, threads) = dense_or_strided(
+                &families::backward::UNARY_BACKWARD_VEC4,
+                &families::backward::UNARY_BACKWARD,
+                &shape,
+                &views,
+            );
+            // The strided kernel takes one element a thread.
+            let threads = if std::ptr::eq(spec, &families::backward::UNARY_BACKWARD) {
+                out.numel() as u64
+            } else {
+                threads
+            };
             self.kernels().dispatch_1d(
-                &families::backward::UNARY_BACKWARD_HALF,
-                &[
-                    ("OP", f64::from(op.code())),
-                    ("KIND", crate::ops::cast::code(self.dtype())),
-                ],
+                spec,
+                &[("OP", f64::from(op.code()))],
                 &[&self.buffer, &x.buffer, &out.buffer],
                 &p,
-                (out.numel() as u64).div_ceil(2),
+                threads,
             )?;
             return Ok(out);
         }
+        let p = UnaryBackwardParams::new(OP, self.shape(), &self.layout, &x.layout, op.params())?;
         self.kernels().dispatch_1d(
-            &families::backward::UNARY_BACKWARD,
-            &[("OP", f64::from(op.code()))],
+            &families::backward::UNARY_BACKWARD_HALF,
+            &[
+                ("OP", f64::from(op.code())),
+                ("KIND", crate::ops::cast::code(self.dtype())),
+            ],
             &[&self.buffer, &x.buffer, &out.buffer],
             &p,
-            out.numel() as u64,
+            (out.numel() as u64).div_ceil(2),
         )?;
         Ok(out)
     }

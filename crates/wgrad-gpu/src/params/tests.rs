@@ -65,7 +65,11 @@ fn cases() -> Vec<Case> {
         SoftmaxSplitParams => [reduce::SOFTMAX_PARTIAL, reduce::SOFTMAX_WRITE],
         MatmulParams => [matmul::MATMUL_64, matmul::MATMUL_128, matmul::MATMUL_COOP],
         SumSplitsParams => [matmul::SUM_SPLITS],
-        UnaryBackwardParams => [backward::UNARY_BACKWARD, backward::UNARY_BACKWARD_HALF],
+        UnaryBackwardParams => [
+            backward::UNARY_BACKWARD,
+            backward::UNARY_BACKWARD_VEC4,
+            backward::UNARY_BACKWARD_HALF,
+        ],
         SoftmaxBackwardParams => [backward::SOFTMAX_BACKWARD],
         ScatterAddParams => [backward::SCATTER_ADD],
         SgdParams => [optim::SGD],

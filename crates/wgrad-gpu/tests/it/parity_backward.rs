@@ -186,6 +186,35 @@ proptest! {
     }
 }
 
+/// The dense (16-byte) path: full tiles of 1024 vectors and a tail, views
+/// at an offset (narrowed), a size that is not a multiple of 4 and a
+/// transposed view (both strided), each the same bits as the CPU's for the
+/// piecewise ops and within rounding for GELU.
+#[test]
+fn unary_backward_dense_in_fours_matches_cpu() {
+    let Some(gpu) = shared_gpu() else { return };
+    let cases: &[(&[usize], View, View)] = &[
+        (&[3078, 4], View::Dense, View::Dense),
+        (&[3078, 4], View::Narrowed, View::Dense),
+        (&[1537, 8], View::Dense, View::Narrowed),
+        (&[1025, 3], View::Dense, View::Dense),
+        (&[33, 20], View::Transposed, View::Dense),
+    ];
+    for (k, &(shape, gv, xv)) in cases.iter().enumerate() {
+        let (cg, gg) = pair(&gpu, shape, gv, -2.0, 2.0, 90 + k as u64);
+        let (cx, gx) = pair(&gpu, shape, xv, -3.0, 3.0, 190 + k as u64);
+        for op in [UnaryOp::Relu, UnaryOp::Abs, UnaryOp::Gelu] {
+            let want = cpu_f32(&cg.unary_backward(&cx, op).unwrap());
+            let got = gpu_f32(&gg.unary_backward(&gx, op).unwrap());
+            if op == UnaryOp::Gelu {
+                assert_close(&got, &want, 2e-5, "gelu");
+            } else {
+                assert_eq!(got, want, "{op:?} {shape:?} {gv:?} {xv:?}");
+            }
+        }
+    }
+}
+
 #[test]
 fn unary_backward_every_op_and_kinks_match_cpu() {
     let Some(gpu) = shared_gpu() else { return };

@@ -43,6 +43,19 @@ pub static SCATTER_ADD: KernelSpec = KernelSpec {
     selector: None,
 };
 
+/// [`UNARY_BACKWARD`] over dense operands (rank 1, stride 1, offsets and
+/// length multiples of 4): 16-byte accesses, `elementwise::VEC4_PER_THREAD`
+/// vectors a thread. Same bindings, immediates and override.
+pub static UNARY_BACKWARD_VEC4: KernelSpec = KernelSpec {
+    file: "backward/unary_backward.wgsl",
+    entry: "unary_backward_vec4",
+    bindings: &[Read, Read, ReadWrite],
+    immediate_bytes: 96,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: Some(Selector::Unary),
+};
+
 /// [`UNARY_BACKWARD`] with the gradient and x both F16 or both BF16
 /// (override `KIND`: 3 f16, 4 bf16), in one pass: widened exactly, the
 /// product in f32, rounded once. One output word (two elements) per
@@ -60,6 +73,7 @@ pub static UNARY_BACKWARD_HALF: KernelSpec = KernelSpec {
 /// Every kernel of this family (what the validation test walks).
 pub static ALL: &[&KernelSpec] = &[
     &UNARY_BACKWARD,
+    &UNARY_BACKWARD_VEC4,
     &UNARY_BACKWARD_HALF,
     &SOFTMAX_BACKWARD,
     &SCATTER_ADD,
