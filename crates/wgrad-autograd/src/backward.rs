@@ -236,10 +236,11 @@ fn input_gradients(saved: &Saved, g: &Storage) -> Result<Vec<Option<Storage>>> {
     let inputs = &saved.node.inputs;
     Ok(match &saved.node.op {
         Op::Binary(bop) => {
-            let (ga, gb) = binary_grads(*bop, g, saved)?;
+            let need = [inputs[0].requires_grad(), inputs[1].requires_grad()];
+            let [ga, gb] = binary_grads(*bop, g, saved, need)?;
             vec![
-                Some(ga.sum_to_shape(&shape_of(0))?),
-                Some(gb.sum_to_shape(&shape_of(1))?),
+                ga.map(|ga| ga.sum_to_shape(&shape_of(0))).transpose()?,
+                gb.map(|gb| gb.sum_to_shape(&shape_of(1))).transpose()?,
             ]
         }
         Op::BinaryScalar {
@@ -252,12 +253,18 @@ fn input_gradients(saved: &Saved, g: &Storage) -> Result<Vec<Option<Storage>>> {
         Op::Unary(uop) => vec![Some(g.unary_backward(&x(0)?, *uop)?)],
         Op::Where { mask } => {
             let zero = Storage::full(&[], 0.0, DType::F32, &g.device())?;
-            let ga = Storage::where_cond(mask, g, &zero)?;
-            let gb = Storage::where_cond(mask, &zero, g)?;
-            vec![
-                Some(ga.sum_to_shape(&shape_of(0))?),
-                Some(gb.sum_to_shape(&shape_of(1))?),
-            ]
+            let side = |i: usize, picked: bool| -> Result<Option<Storage>> {
+                if !inputs[i].requires_grad() {
+                    return Ok(None);
+                }
+                let gi = if picked {
+                    Storage::where_cond(mask, g, &zero)?
+                } else {
+                    Storage::where_cond(mask, &zero, g)?
+                };
+                gi.sum_to_shape(&shape_of(i)).map(Some)
+            };
+            vec![side(0, true)?, side(1, false)?]
         }
         Op::Cast { from } => vec![Some(g.cast(*from)?)],
         Op::Reshape | Op::Contiguous => vec![Some(g.reshape(&as_isize(&shape_of(0)))?)],
@@ -466,46 +473,77 @@ fn expand_reduced(
 
 /// The gradients of both operands of `a (op) b`; reads only what the rule
 /// needs (add and sub save nothing, as in PyTorch).
-fn binary_grads(op: BinaryOp, g: &Storage, saved: &Saved) -> Result<(Storage, Storage)> {
+/// The gradients of `a (op) b` for the inputs that need one (`need`): an
+/// input that does not require grad costs no dispatch (PyTorch computes
+/// only the needed ones too; `x * mask`'s mask side, a divisor that is a
+/// count).
+fn binary_grads(
+    op: BinaryOp,
+    g: &Storage,
+    saved: &Saved,
+    need: [bool; 2],
+) -> Result<[Option<Storage>; 2]> {
     use BinaryOp::*;
+    let [need_a, need_b] = need;
+    let when = |cond: bool, f: &dyn Fn() -> Result<Storage>| -> Result<Option<Storage>> {
+        if cond { f().map(Some) } else { Ok(None) }
+    };
     Ok(match op {
-        Add => (g.clone(), g.clone()),
-        Sub => (g.clone(), g.unary(UnaryOp::Neg)?),
-        Mul => (
-            g.binary(&saved.input(1)?, Mul)?,
-            g.binary(&saved.input(0)?, Mul)?,
-        ),
+        Add => [
+            when(need_a, &|| Ok(g.clone()))?,
+            when(need_b, &|| Ok(g.clone()))?,
+        ],
+        Sub => [
+            when(need_a, &|| Ok(g.clone()))?,
+            when(need_b, &|| g.unary(UnaryOp::Neg))?,
+        ],
+        Mul => [
+            when(need_a, &|| g.binary(&saved.input(1)?, Mul))?,
+            when(need_b, &|| g.binary(&saved.input(0)?, Mul))?,
+        ],
         Div => {
-            let (b, out) = (saved.input(1)?, saved.output()?);
-            let ga = g.binary(&b, Div)?;
+            if !need_a && !need_b {
+                return Ok([None, None]);
+            }
+            let ga = g.binary(&saved.input(1)?, Div)?;
             // d(a/b)/db = -a/b^2 = -out/b
-            let gb = ga.binary(&out, Mul)?.unary(UnaryOp::Neg)?;
-            (ga, gb)
+            let gb = when(need_b, &|| {
+                ga.binary(&saved.output()?, Mul)?.unary(UnaryOp::Neg)
+            })?;
+            [need_a.then_some(ga), gb]
         }
         Pow => {
             // d/da = b * a^(b-1); d/db = out * ln(a). Where those formulas
             // give 0 * inf = NaN, torch defines the limits instead: d/da = 0
             // where b == 0, and d/db = 0 where a == 0 and b >= 0.
-            let (a, b, out) = (saved.input(0)?, saved.input(1)?, saved.output()?);
-            let zero = Storage::full(&[], 0.0, DType::F32, &g.device())?;
-            let ga = g.binary(
-                &b.binary(&a.binary(&b.binary_scalar(Sub, 1.0, false)?, Pow)?, Mul)?,
-                Mul,
-            )?;
-            let ga = Storage::where_cond(&b.compare_scalar(CompareOp::Ne, 0.0)?, &ga, &zero)?;
-            let gb = g.binary(&out.binary(&a.unary(UnaryOp::Log)?, Mul)?, Mul)?;
-            // 1 exactly where a == 0 and b >= 0 (a product of 0/1 masks).
-            let limit = a
-                .compare_scalar(CompareOp::Eq, 0.0)?
-                .cast(DType::F32)?
-                .binary(
-                    &b.compare_scalar(CompareOp::Ge, 0.0)?.cast(DType::F32)?,
+            let zero = || Storage::full(&[], 0.0, DType::F32, &g.device());
+            let ga = when(need_a, &|| {
+                let (a, b) = (saved.input(0)?, saved.input(1)?);
+                let ga = g.binary(
+                    &b.binary(&a.binary(&b.binary_scalar(Sub, 1.0, false)?, Pow)?, Mul)?,
                     Mul,
                 )?;
-            let gb = Storage::where_cond(&limit.compare_scalar(CompareOp::Eq, 0.0)?, &gb, &zero)?;
-            (ga, gb)
+                Storage::where_cond(&b.compare_scalar(CompareOp::Ne, 0.0)?, &ga, &zero()?)
+            })?;
+            let gb = when(need_b, &|| {
+                let (a, b, out) = (saved.input(0)?, saved.input(1)?, saved.output()?);
+                let gb = g.binary(&out.binary(&a.unary(UnaryOp::Log)?, Mul)?, Mul)?;
+                // 1 exactly where a == 0 and b >= 0 (a product of 0/1 masks).
+                let limit = a
+                    .compare_scalar(CompareOp::Eq, 0.0)?
+                    .cast(DType::F32)?
+                    .binary(
+                        &b.compare_scalar(CompareOp::Ge, 0.0)?.cast(DType::F32)?,
+                        Mul,
+                    )?;
+                Storage::where_cond(&limit.compare_scalar(CompareOp::Eq, 0.0)?, &gb, &zero()?)
+            })?;
+            [ga, gb]
         }
         Maximum | Minimum => {
+            if !need_a && !need_b {
+                return Ok([None, None]);
+            }
             // The winner takes the gradient; ties split it evenly (as PyTorch does).
             let winner = if op == Maximum {
                 CompareOp::Gt
@@ -519,16 +557,26 @@ fn binary_grads(op: BinaryOp, g: &Storage, saved: &Saved) -> Result<(Storage, St
                 .cast(DType::F32)?
                 .binary_scalar(Mul, 0.5, false)?;
             let share_a = wins_a.binary(&ties, Add)?;
-            let share_b = share_a.binary_scalar(Sub, 1.0, true)?;
-            (g.binary(&share_a, Mul)?, g.binary(&share_b, Mul)?)
+            [
+                when(need_a, &|| g.binary(&share_a, Mul))?,
+                when(need_b, &|| {
+                    g.binary(&share_a.binary_scalar(Sub, 1.0, true)?, Mul)
+                })?,
+            ]
         }
         // Piecewise constant: PyTorch defines a zero gradient.
-        FloorDiv => (g.zeros_like()?, g.zeros_like()?),
+        FloorDiv => [
+            when(need_a, &|| g.zeros_like())?,
+            when(need_b, &|| g.zeros_like())?,
+        ],
         // a - floor(a / b) * b: 1 for a, -floor(a / b) for b (as PyTorch).
-        Remainder => {
-            let q = saved.input(0)?.binary(&saved.input(1)?, FloorDiv)?;
-            (g.clone(), g.binary(&q.unary(UnaryOp::Neg)?, Mul)?)
-        }
+        Remainder => [
+            when(need_a, &|| Ok(g.clone()))?,
+            when(need_b, &|| {
+                let q = saved.input(0)?.binary(&saved.input(1)?, FloorDiv)?;
+                g.binary(&q.unary(UnaryOp::Neg)?, Mul)
+            })?,
+        ],
     })
 }
 

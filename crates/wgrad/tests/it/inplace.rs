@@ -320,3 +320,37 @@ fn reshape_of_a_strided_view_is_a_view_where_strides_allow() {
         assert_eq!(vals(&base)[4], 104.0, "{d}");
     }
 }
+
+/// A backward reads only the saved tensors the gradients it needs use, as
+/// PyTorch's does: in `y = a * b` with only `b` requiring grad, `b`'s
+/// gradient needs `a` (modifying `a` in place makes backward fail) but not
+/// `b` itself (modifying the `b` side in place is fine).
+#[test]
+fn backward_checks_only_the_saved_tensors_it_needs() {
+    let mut devices = vec![Device::Cpu];
+    devices.extend(gpu());
+    for d in devices {
+        let a = Tensor::from_vec(vec![1.0f32, 2.0], &[2], &d).unwrap();
+        let b = Tensor::from_vec(vec![3.0f32, 4.0], &[2], &d).unwrap();
+        b.requires_grad_(true).unwrap();
+        let bb = b.mul_scalar(1.0).unwrap();
+        let y = a.mul(&bb).unwrap();
+        {
+            let _off = no_grad();
+            bb.add_scalar_(1.0).unwrap();
+        }
+        y.sum_all().unwrap().backward().unwrap();
+        assert_eq!(vals(&b.grad().unwrap()), vec![1.0, 2.0], "{d:?}");
+
+        let a = Tensor::from_vec(vec![1.0f32, 2.0], &[2], &d).unwrap();
+        let b = Tensor::from_vec(vec![3.0f32, 4.0], &[2], &d).unwrap();
+        b.requires_grad_(true).unwrap();
+        let y = a.mul(&b.mul_scalar(1.0).unwrap()).unwrap();
+        a.add_scalar_(1.0).unwrap();
+        let e = y.sum_all().unwrap().backward().unwrap_err().to_string();
+        assert!(
+            e.contains("modified by an inplace operation") || e.contains("in place"),
+            "{e}"
+        );
+    }
+}
