@@ -345,21 +345,27 @@ fn input_gradients(saved: &Saved, g: &Storage) -> Result<Vec<Option<Storage>>> {
             vec![Some(g.softmax_backward(&saved.output()?, *axis, *log)?)]
         }
         Op::MatmulT { trans_a, trans_b } => {
-            let (a, b) = (x(0)?, x(1)?);
+            // Each product only for an input that requires grad (a data
+            // operand's would be a whole wasted GEMM), reading only the
+            // saved operand it uses.
             let (ta, tb) = (*trans_a, *trans_b);
-            let ga = if ta {
-                b.matmul_t(g, tb, true)?
+            let ga = if !inputs[0].requires_grad() {
+                None
+            } else if ta {
+                Some(x(1)?.matmul_t(g, tb, true)?)
             } else {
-                g.matmul_t(&b, false, !tb)?
+                Some(g.matmul_t(&x(1)?, false, !tb)?)
             };
-            let gb = if tb {
-                g.matmul_t(&a, true, ta)?
+            let gb = if !inputs[1].requires_grad() {
+                None
+            } else if tb {
+                Some(g.matmul_t(&x(0)?, true, ta)?)
             } else {
-                a.matmul_t(g, !ta, false)?
+                Some(x(0)?.matmul_t(g, !ta, false)?)
             };
             vec![
-                Some(ga.sum_to_shape(&shape_of(0))?),
-                Some(gb.sum_to_shape(&shape_of(1))?),
+                ga.map(|ga| ga.sum_to_shape(&shape_of(0))).transpose()?,
+                gb.map(|gb| gb.sum_to_shape(&shape_of(1))).transpose()?,
             ]
         }
         Op::Linear => linear::linear_grads(g, &x, inputs)?,

@@ -428,11 +428,26 @@ fn changing_saved_data_before_backward_is_an_error() {
         assert!(x.grad().is_none(), "a failed backward must not touch .grad");
 
         // A view shares the counter: the transposed weight saved by a
-        // matmul sees an optimizer step on the weight itself.
+        // matmul sees an optimizer step on the weight itself (x requires
+        // grad, so its gradient needs the weight; without that, PyTorch
+        // and wgrad do not read the weight and the step is fine).
         let w = vec_on(&[1.0, 2.0, 3.0, 4.0], &[2, 2], &d)
             .with_requires_grad(true)
             .unwrap();
-        let x = vec_on(&[1.0, 1.0], &[1, 2], &d);
+        let free = vec_on(&[1.0, 1.0], &[1, 2], &d);
+        let ok = free.matmul(&w.t().unwrap()).unwrap().sum_all().unwrap();
+        w.set_grad(Some(vec_on(&[1.0; 4], &[2, 2], &d))).unwrap();
+        Sgd::new(vec![w.clone()], SgdConfig::new(0.1))
+            .unwrap()
+            .step()
+            .unwrap();
+        w.set_grad(None).unwrap();
+        ok.backward().unwrap();
+        assert_eq!(values(&w.grad().unwrap()), [1.0; 4], "{d}");
+        w.set_grad(None).unwrap();
+        let x = vec_on(&[1.0, 1.0], &[1, 2], &d)
+            .with_requires_grad(true)
+            .unwrap();
         let loss = x.matmul(&w.t().unwrap()).unwrap().sum_all().unwrap();
         w.set_grad(Some(vec_on(&[1.0; 4], &[2, 2], &d))).unwrap();
         let mut opt = Sgd::new(vec![w.clone()], SgdConfig::new(0.1)).unwrap();
