@@ -3,12 +3,15 @@
 
 use std::collections::HashMap;
 
-use wgrad_core::{BinaryOp, CompareOp, DType, Error, Result, UnaryOp, shape};
+use wgrad_core::{BinaryOp, CompareOp, DType, Error, Result, shape};
 
 use crate::graph::{Node, Op, topological_order};
 use crate::ops::{attention, conv, layer_norm, linear, scatter, structure};
 use crate::storage::Storage;
 use crate::tensor::Tensor;
+
+mod binary;
+use binary::{binary_grads, scalar_grad};
 
 /// Options of [`Tensor::backward_with_options`] (PyTorch's keyword
 /// arguments of `backward`).
@@ -475,175 +478,4 @@ fn expand_reduced(
         g.reshape(&as_isize(&keep_shape))?
     };
     kept.expand(in_shape)
-}
-
-/// The gradients of both operands of `a (op) b`; reads only what the rule
-/// needs (add and sub save nothing, as in PyTorch).
-/// The gradients of `a (op) b` for the inputs that need one (`need`): an
-/// input that does not require grad costs no dispatch (PyTorch computes
-/// only the needed ones too; `x * mask`'s mask side, a divisor that is a
-/// count).
-fn binary_grads(
-    op: BinaryOp,
-    g: &Storage,
-    saved: &Saved,
-    need: [bool; 2],
-) -> Result<[Option<Storage>; 2]> {
-    use BinaryOp::*;
-    let [need_a, need_b] = need;
-    let when = |cond: bool, f: &dyn Fn() -> Result<Storage>| -> Result<Option<Storage>> {
-        if cond { f().map(Some) } else { Ok(None) }
-    };
-    Ok(match op {
-        Add => [
-            when(need_a, &|| Ok(g.clone()))?,
-            when(need_b, &|| Ok(g.clone()))?,
-        ],
-        Sub => [
-            when(need_a, &|| Ok(g.clone()))?,
-            when(need_b, &|| g.unary(UnaryOp::Neg))?,
-        ],
-        Mul => [
-            when(need_a, &|| g.binary(&saved.input(1)?, Mul))?,
-            when(need_b, &|| g.binary(&saved.input(0)?, Mul))?,
-        ],
-        Div => {
-            if !need_a && !need_b {
-                return Ok([None, None]);
-            }
-            let ga = g.binary(&saved.input(1)?, Div)?;
-            // d(a/b)/db = -a/b^2 = -out/b
-            let gb = when(need_b, &|| {
-                ga.binary(&saved.output()?, Mul)?.unary(UnaryOp::Neg)
-            })?;
-            [need_a.then_some(ga), gb]
-        }
-        Pow => {
-            // d/da = b * a^(b-1); d/db = out * ln(a). Where those formulas
-            // give 0 * inf = NaN, torch defines the limits instead: d/da = 0
-            // where b == 0, and d/db = 0 where a == 0 and b >= 0.
-            let zero = || Storage::full(&[], 0.0, DType::F32, &g.device());
-            let ga = when(need_a, &|| {
-                let (a, b) = (saved.input(0)?, saved.input(1)?);
-                let ga = g.binary(
-                    &b.binary(&a.binary(&b.binary_scalar(Sub, 1.0, false)?, Pow)?, Mul)?,
-                    Mul,
-                )?;
-                Storage::where_cond(&b.compare_scalar(CompareOp::Ne, 0.0)?, &ga, &zero()?)
-            })?;
-            let gb = when(need_b, &|| {
-                let (a, b, out) = (saved.input(0)?, saved.input(1)?, saved.output()?);
-                let gb = g.binary(&out.binary(&a.unary(UnaryOp::Log)?, Mul)?, Mul)?;
-                // 1 exactly where a == 0 and b >= 0 (a product of 0/1 masks).
-                let limit = a
-                    .compare_scalar(CompareOp::Eq, 0.0)?
-                    .cast(DType::F32)?
-                    .binary(
-                        &b.compare_scalar(CompareOp::Ge, 0.0)?.cast(DType::F32)?,
-                        Mul,
-                    )?;
-                Storage::where_cond(&limit.compare_scalar(CompareOp::Eq, 0.0)?, &gb, &zero()?)
-            })?;
-            [ga, gb]
-        }
-        Maximum | Minimum => {
-            if !need_a && !need_b {
-                return Ok([None, None]);
-            }
-            // The winner takes the gradient; ties split it evenly (as PyTorch does).
-            let winner = if op == Maximum {
-                CompareOp::Gt
-            } else {
-                CompareOp::Lt
-            };
-            let (a, b) = (saved.input(0)?, saved.input(1)?);
-            let wins_a = a.compare(&b, winner)?.cast(DType::F32)?;
-            let ties = a
-                .compare(&b, CompareOp::Eq)?
-                .cast(DType::F32)?
-                .binary_scalar(Mul, 0.5, false)?;
-            let share_a = wins_a.binary(&ties, Add)?;
-            [
-                when(need_a, &|| g.binary(&share_a, Mul))?,
-                when(need_b, &|| {
-                    g.binary(&share_a.binary_scalar(Sub, 1.0, true)?, Mul)
-                })?,
-            ]
-        }
-        // Piecewise constant: PyTorch defines a zero gradient.
-        FloorDiv => [
-            when(need_a, &|| g.zeros_like())?,
-            when(need_b, &|| g.zeros_like())?,
-        ],
-        // a - floor(a / b) * b: 1 for a, -floor(a / b) for b (as PyTorch).
-        Remainder => [
-            when(need_a, &|| Ok(g.clone()))?,
-            when(need_b, &|| {
-                let q = saved.input(0)?.binary(&saved.input(1)?, FloorDiv)?;
-                g.binary(&q.unary(UnaryOp::Neg)?, Mul)
-            })?,
-        ],
-    })
-}
-
-fn scalar_grad(
-    op: BinaryOp,
-    s: f32,
-    scalar_on_left: bool,
-    g: &Storage,
-    saved: &Saved,
-) -> Result<Storage> {
-    use BinaryOp::*;
-    let x = || saved.input(0);
-    let out = || saved.output();
-    match (op, scalar_on_left) {
-        (Add, _) => Ok(g.clone()),
-        (Sub, false) => Ok(g.clone()),
-        (Sub, true) => g.unary(UnaryOp::Neg),
-        (Mul, _) => g.binary_scalar(Mul, s, false),
-        (Div, false) => g.binary_scalar(Div, s, false),
-        // d(s/x)/dx = -s/x^2 = -out/x
-        (Div, true) => g
-            .binary(&out()?.binary(&x()?, Div)?, Mul)?
-            .unary(UnaryOp::Neg),
-        // x^0 is constant: torch's gradient is 0 even where s * x^(s-1)
-        // would be 0 * inf = NaN (x = 0).
-        (Pow, false) if s == 0.0 => Storage::full(g.shape(), 0.0, DType::F32, &g.device()),
-        // d(x^s)/dx = s * x^(s-1)
-        (Pow, false) => g.binary(
-            &x()?
-                .binary_scalar(Pow, s - 1.0, false)?
-                .binary_scalar(Mul, s, false)?,
-            Mul,
-        ),
-        // d(0^x)/dx: torch defines 0 where x >= 0 (out * ln(0) = 0 * -inf there).
-        (Pow, true) if s == 0.0 => {
-            let grad = g.binary(&out()?.binary_scalar(Mul, s.ln(), false)?, Mul)?;
-            let zero = Storage::full(&[], 0.0, DType::F32, &g.device())?;
-            Storage::where_cond(&x()?.compare_scalar(CompareOp::Lt, 0.0)?, &grad, &zero)
-        }
-        // d(s^x)/dx = out * ln(s)
-        (Pow, true) => g.binary(&out()?.binary_scalar(Mul, s.ln(), false)?, Mul),
-        (Maximum | Minimum, _) => {
-            let winner = if op == Maximum {
-                CompareOp::Gt
-            } else {
-                CompareOp::Lt
-            };
-            let x = x()?;
-            let wins = x.compare_scalar(winner, s)?.cast(DType::F32)?;
-            let ties = x
-                .compare_scalar(CompareOp::Eq, s)?
-                .cast(DType::F32)?
-                .binary_scalar(Mul, 0.5, false)?;
-            g.binary(&wins.binary(&ties, Add)?, Mul)
-        }
-        (FloorDiv, _) => g.zeros_like(),
-        (Remainder, false) => Ok(g.clone()),
-        // d(s % x)/dx = -floor(s / x)
-        (Remainder, true) => g.binary(
-            &x()?.binary_scalar(FloorDiv, s, true)?.unary(UnaryOp::Neg)?,
-            Mul,
-        ),
-    }
 }
