@@ -80,8 +80,17 @@ impl Reduction {
     }
 }
 
-/// Errors unless `input` and `target` have the same shape.
+/// Errors unless `input` and `target` are on one device and have the same
+/// shape (the loss's own name in the error, not an inner op's).
 fn same_shape(op: &'static str, input: &Tensor, target: &Tensor) -> Result<()> {
+    let (a, b) = (input.device(), target.device());
+    if !a.same(&b) {
+        return Err(Error::DeviceMismatch {
+            op,
+            lhs: a.to_string(),
+            rhs: b.to_string(),
+        });
+    }
     if input.shape() != target.shape() {
         return Err(Error::ShapeMismatch {
             op,

@@ -295,3 +295,23 @@ fn weighted_cross_entropy_matches_pytorch() {
         );
     }
 }
+
+/// Input and target on different devices: the error names the loss.
+#[test]
+fn losses_across_devices_name_the_loss() {
+    let Some(g) = gpu() else { return };
+    let x = t(&X, &[2, 3], &Device::Cpu);
+    let y = t(&X, &[2, 3], &g);
+    let e = huber_loss(&x, &y, 1.0, Reduction::Mean)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("huber_loss"), "{e}");
+    let e = kl_div(&x, &y, Reduction::Sum, false)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("kl_div"), "{e}");
+    let e = wgrad::nn::loss::mse_loss(&x, &y, Reduction::Mean)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("mse_loss"), "{e}");
+}
