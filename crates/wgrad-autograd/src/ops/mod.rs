@@ -8,6 +8,7 @@ pub(crate) mod inplace;
 pub(crate) mod layer_norm;
 mod linalg;
 pub(crate) mod linear;
+mod logical;
 mod loss;
 pub(crate) mod math;
 pub(crate) mod math_grad;

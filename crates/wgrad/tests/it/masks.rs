@@ -131,3 +131,39 @@ fn where_promotes_its_operands() {
         assert_eq!(with_mask.to_vec::<i32>().unwrap(), [1, 8, 1]);
     }
 }
+
+/// `torch.logical_and/or/xor/not`, `any`, `all` and the mask operators,
+/// with PyTorch 2.15's results (NaN and any nonzero are true; results are
+/// U32 masks); `&` on integers (bitwise in PyTorch) is an error.
+#[test]
+fn logical_ops_follow_pytorch() {
+    for d in devices() {
+        let a = f32s(&[1.0, 0.0, f32::NAN, -2.0], &[4], &d);
+        let b = Tensor::from_vec(vec![0i32, 0, 3, 1], &[4], &d).unwrap();
+        let m = |t: Tensor| {
+            assert_eq!(t.dtype(), DType::U32);
+            t.to_vec::<u32>().unwrap()
+        };
+        assert_eq!(m(a.logical_and(&b).unwrap()), [0, 0, 1, 1], "{d:?}");
+        assert_eq!(m(a.logical_or(&b).unwrap()), [1, 0, 1, 1]);
+        assert_eq!(m(a.logical_xor(&b).unwrap()), [1, 0, 0, 0]);
+        assert_eq!(m(a.logical_not().unwrap()), [0, 1, 0, 0]);
+        let x = f32s(&[0.0, 1.0, 0.0, 0.0], &[2, 2], &d);
+        assert_eq!(m(x.any_all().unwrap()), [1]);
+        assert_eq!(m(x.all_all().unwrap()), [0]);
+        assert_eq!(m(x.any(&[1], false).unwrap()), [1, 0]);
+        assert_eq!(m(x.all(&[0], false).unwrap()), [0, 0]);
+        let empty = f32s(&[], &[0], &d);
+        assert_eq!(m(empty.any_all().unwrap()), [0]);
+        assert_eq!(m(empty.all_all().unwrap()), [1]);
+        // Operators on masks, with broadcasting.
+        let p = x.gt_scalar(0.5).unwrap();
+        let q = f32s(&[1.0, 1.0], &[2], &d).gt_scalar(0.5).unwrap();
+        assert_eq!(m((&p & &q).unwrap()), [0, 1, 0, 0]);
+        assert_eq!(m((&p | &q).unwrap()), [1, 1, 1, 1]);
+        assert_eq!(m((&p ^ &q).unwrap()), [1, 0, 1, 1]);
+        assert_eq!(m((!&p).unwrap()), [1, 0, 1, 1]);
+        let e = (&b & &b).unwrap_err().to_string();
+        assert!(e.contains('&') && e.contains("logical_and"), "{e}");
+    }
+}
