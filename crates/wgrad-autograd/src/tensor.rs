@@ -532,15 +532,30 @@ impl Tensor {
     pub fn to_vec<T: Element + bytemuck::Pod>(&self) -> Result<Vec<T>> {
         self.storage().to_vec()
     }
-    /// [`to_vec`](Self::to_vec) as `f32`.
+    /// [`to_vec`](Self::to_vec) as `f32`: 16-bit floats widen exactly, I32
+    /// and U32 masks convert as numbers (exact below 2^24).
     pub fn to_vec_f32(&self) -> Result<Vec<f32>> {
-        if self.dtype().is_half() {
+        match self.dtype() {
             // Exact: every F16/BF16 value is an f32 value.
-            return self.storage().cast(DType::F32)?.to_vec::<f32>();
+            DType::F16 | DType::BF16 => self.storage().cast(DType::F32)?.to_vec::<f32>(),
+            // Integers and masks as numbers (exact below 2^24), so that
+            // `(pred == y).sum()?.item()?` reads a count as PyTorch's does.
+            DType::I32 => Ok(self
+                .to_vec::<i32>()?
+                .into_iter()
+                .map(|v| v as f32)
+                .collect()),
+            DType::U32 => Ok(self
+                .to_vec::<u32>()?
+                .into_iter()
+                .map(|v| v as f32)
+                .collect()),
+            DType::F32 => self.to_vec::<f32>(),
         }
-        self.to_vec::<f32>()
     }
-    /// The value of a one-element f32 tensor (a readback on the GPU).
+    /// The value of a one-element tensor as an f32 (a readback on the GPU;
+    /// integers and masks convert, exactly below 2^24; `to_vec::<i32>()`
+    /// reads integers exactly).
     pub fn item(&self) -> Result<f32> {
         let v = self.to_vec_f32()?;
         match v.as_slice() {

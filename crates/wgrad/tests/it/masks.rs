@@ -28,6 +28,9 @@ fn accuracy_idiom_counts_matches_in_i32() {
         let n = hits.sum_all().unwrap();
         assert_eq!(n.dtype(), DType::I32, "{d:?}");
         assert_eq!(n.to_vec::<i32>().unwrap(), [2], "{d:?}");
+        // `correct += (pred == y).sum().item()`, and a mask read as numbers.
+        assert_eq!(n.item().unwrap(), 2.0);
+        assert_eq!(hits.to_vec_f32().unwrap(), [1.0, 0.0, 1.0]);
         let per_row = hits.reshape(&[3, 1]).unwrap().sum(&[0], false).unwrap();
         assert_eq!(per_row.to_vec::<i32>().unwrap(), [2], "{d:?}");
         let running = hits.cumsum(0).unwrap();
