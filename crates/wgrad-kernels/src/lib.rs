@@ -22,5 +22,4 @@ mod spec;
 
 pub use cache::KernelCache;
 pub use grid::{WORKGROUP_SIZE, grid_for};
-pub use runtime_checks::{SHADER_CHECKS_VAR, checks_forced};
 pub use spec::{Access, Elem, KernelSpec, Selector};

@@ -20,10 +20,10 @@ use std::sync::OnceLock;
 use wgrad_device::wgpu;
 
 /// The environment variable that turns all checks back on.
-pub const SHADER_CHECKS_VAR: &str = "WGRAD_SHADER_CHECKS";
+const SHADER_CHECKS_VAR: &str = "WGRAD_SHADER_CHECKS";
 
 /// Whether kernels are compiled with all of naga's runtime checks (read once).
-pub fn checks_forced() -> bool {
+fn checks_forced() -> bool {
     static FORCED: OnceLock<bool> = OnceLock::new();
     *FORCED.get_or_init(|| std::env::var(SHADER_CHECKS_VAR).is_ok_and(|v| v == "1"))
 }

@@ -38,18 +38,13 @@ impl GpuTensor {
             // Coalesced, dense operands take 16-byte accesses.
             let (shape, views) = coalesce(OP, self.shape(), &[&self.layout, &x.layout])?;
             let p = UnaryBackwardParams::new(OP, &shape, &views[0], &views[1], op.params())?;
+            // The strided kernel takes one element a thread.
             let (spec, threads) = dense_or_strided(
                 &families::backward::UNARY_BACKWARD_VEC4,
-                &families::backward::UNARY_BACKWARD,
+                (&families::backward::UNARY_BACKWARD, 1),
                 &shape,
                 &views,
             );
-            // The strided kernel takes one element a thread.
-            let threads = if std::ptr::eq(spec, &families::backward::UNARY_BACKWARD) {
-                out.numel() as u64
-            } else {
-                threads
-            };
             self.kernels().dispatch_1d(
                 spec,
                 &[("OP", f64::from(op.code()))],

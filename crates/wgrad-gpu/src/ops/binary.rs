@@ -29,7 +29,10 @@ impl GpuTensor {
         let p = BinaryParams::new(name, &shape, &views[0], &views[1])?;
         let (spec, threads) = dense_or_strided(
             &families::elementwise::BINARY_VEC4,
-            &families::elementwise::BINARY,
+            (
+                &families::elementwise::BINARY,
+                families::elementwise::ELEMENTS_PER_THREAD,
+            ),
             &shape,
             &views,
         );

@@ -55,10 +55,11 @@ pub(crate) fn coalesce(
 /// (see [`coalesce`]) of `numel` outputs: `dense` (a `*_VEC4` kernel, four
 /// elements per 16-byte access) when every view is a dense run of the same
 /// elements as the output, starting at a multiple of 4 elements, and
-/// `numel` is a multiple of 4; else `strided`.
+/// `numel` is a multiple of 4; else `strided`, whose threads take
+/// `strided_per_thread` elements each.
 pub(crate) fn dense_or_strided(
     dense: &'static KernelSpec,
-    strided: &'static KernelSpec,
+    (strided, strided_per_thread): (&'static KernelSpec, u64),
     shape: &[usize],
     views: &[Layout],
 ) -> (&'static KernelSpec, u64) {
@@ -74,10 +75,7 @@ pub(crate) fn dense_or_strided(
             (numel as u64 / 4).div_ceil(families::elementwise::VEC4_PER_THREAD),
         )
     } else {
-        (
-            strided,
-            (numel as u64).div_ceil(families::elementwise::ELEMENTS_PER_THREAD),
-        )
+        (strided, (numel as u64).div_ceil(strided_per_thread))
     }
 }
 
@@ -98,7 +96,10 @@ impl GpuTensor {
         let p = UnaryParams::new(name, &shape, &views[0], op.params())?;
         let (spec, threads) = dense_or_strided(
             &families::elementwise::UNARY_VEC4,
-            &families::elementwise::UNARY,
+            (
+                &families::elementwise::UNARY,
+                families::elementwise::ELEMENTS_PER_THREAD,
+            ),
             &shape,
             &views,
         );

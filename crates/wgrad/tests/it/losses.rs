@@ -315,3 +315,71 @@ fn losses_across_devices_name_the_loss() {
         .to_string();
     assert!(e.contains("mse_loss"), "{e}");
 }
+
+/// Finite differences agree with every new loss's gradient (CPU), away
+/// from the kinks (huber's |d| = delta) and the probability clamps.
+#[test]
+fn new_losses_pass_gradcheck() {
+    use wgrad::gradcheck::{GradcheckOptions, gradcheck};
+    use wgrad::nn::loss::{CrossEntropyOptions, cross_entropy_weighted};
+    let d = Device::Cpu;
+    let target = t(&[0.0, -1.0, 1.0, 2.0, 0.5, -0.2], &[2, 3], &d);
+    let probs = t(&[0.1, 0.3, 0.6, 0.5, 0.25, 0.25], &[2, 3], &d);
+    let tb = t(&[0.0, 1.0, 1.0, 1.0, 0.0, 0.3], &[2, 3], &d);
+    let w = t(&[1.0, 2.0, 0.5], &[3], &d);
+    let pw = t(&[1.5, 0.5, 3.0], &[3], &d);
+    let y = Tensor::from_vec(vec![2i32, -100], &[2], &d).unwrap();
+    type Loss<'a> = Box<dyn Fn(&Tensor) -> Result<Tensor> + 'a>;
+    let cases: Vec<(&str, Loss, [f32; 6])> = vec![
+        (
+            "huber",
+            Box::new(|x| huber_loss(x, &target, 0.5, Reduction::Mean)),
+            X,
+        ),
+        (
+            "kl_div",
+            Box::new(|x| kl_div(&x.log_softmax(-1)?, &probs, Reduction::BatchMean, false)),
+            X,
+        ),
+        (
+            "binary_cross_entropy",
+            Box::new(|p| {
+                let o = BceOptions {
+                    weight: Some(&w),
+                    ..BceOptions::default()
+                };
+                binary_cross_entropy(p, &tb, o)
+            }),
+            [0.2, 0.7, 0.9, 0.5, 0.15, 0.6],
+        ),
+        (
+            "bce_with_logits",
+            Box::new(|z| {
+                let o = BceOptions {
+                    weight: Some(&w),
+                    pos_weight: Some(&pw),
+                    ..BceOptions::default()
+                };
+                binary_cross_entropy_with_logits_with(z, &tb, o)
+            }),
+            X,
+        ),
+        (
+            "cross_entropy_weighted",
+            Box::new(|x| {
+                let o = CrossEntropyOptions {
+                    label_smoothing: 0.2,
+                    ..Default::default()
+                };
+                cross_entropy_weighted(x, &y, &w, o)
+            }),
+            X,
+        ),
+    ];
+    for (name, f, x0) in cases {
+        let x = t(&x0, &[2, 3], &d).with_requires_grad(true).unwrap();
+        let report = gradcheck(|xs| f(&xs[0]), &[x], GradcheckOptions::default())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        report.check().unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}
