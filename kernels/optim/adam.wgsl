@@ -1,13 +1,7 @@
-// Fused torch.optim.Adam / AdamW update (amsgrad off), in place, one thread per element:
-//   g = maximize ? -grad : grad
-//   WEIGHT_DECAY: DECOUPLED ? param *= decay (= 1 - lr * wd) : g += weight_decay * param
-//   m = lerp(m, g, 1 - beta1);  v = v * beta2 + (1 - beta2) * g * g
-//   param += neg_step_size * m / (sqrt(v) / bias_correction2_sqrt + eps)
-// with neg_step_size = -lr / (1 - beta1^t) and bias_correction2_sqrt = sqrt(1 - beta2^t)
-// computed on the host in f64 (as torch does in Python).
+// Fused torch.optim.Adam / AdamW update (amsgrad off) of one parameter, in
+// place, one thread per element; the arithmetic is common/adam_math.wgsl's.
 // Bindings: 0 grad (read), 1 param, 2 exp_avg, 3 exp_avg_sq (read_write). Immediates: AdamParams.
-// The arithmetic is CpuTensor::adam_step's (crates/wgrad-cpu/src/optim.rs), op for op;
-// adam_amsgrad.wgsl repeats it with the running max (WGSL has no includes): keep them in step.
+//! include common/adam_math.wgsl
 
 struct AdamParams {
     numel: u32,
@@ -33,44 +27,19 @@ var<immediate> p: AdamParams;
 @group(0) @binding(2) var<storage, read_write> exp_avg: array<f32>;
 @group(0) @binding(3) var<storage, read_write> exp_avg_sq: array<f32>;
 
-const MAXIMIZE: u32 = 1u;
-// Set only when weight_decay != 0 (torch skips the term entirely then).
-const WEIGHT_DECAY: u32 = 2u;
-const DECOUPLED: u32 = 4u;
-
-// torch.lerp: the formula switches at weight 0.5 so that both ends are exact.
-fn lerp(start: f32, end: f32, weight: f32) -> f32 {
-    if abs(weight) < 0.5 {
-        return start + weight * (end - start);
-    }
-    return end - (end - start) * (1.0 - weight);
-}
-
 @compute @workgroup_size(256)
 fn adam(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let i = (wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y) * 256u + lid;
     if i >= p.numel {
         return;
     }
+    let k = AdamCoefficients(p.flags, p.one_minus_beta1, p.beta2, p.one_minus_beta2, p.eps,
+        p.weight_decay, p.decay, p.neg_step_size, p.bias_correction2_sqrt);
     let pi = p.param_offset + i;
     let mi = p.m_offset + i;
     let vi = p.v_offset + i;
-    var w = param[pi];
-    var g = grad[p.grad_offset + i];
-    if (p.flags & MAXIMIZE) != 0u {
-        g = -g;
-    }
-    if (p.flags & WEIGHT_DECAY) != 0u {
-        if (p.flags & DECOUPLED) != 0u {
-            w *= p.decay;
-        } else {
-            g += p.weight_decay * w;
-        }
-    }
-    let m = lerp(exp_avg[mi], g, p.one_minus_beta1);
-    let v = exp_avg_sq[vi] * p.beta2 + p.one_minus_beta2 * g * g;
-    exp_avg[mi] = m;
-    exp_avg_sq[vi] = v;
-    let denom = sqrt(v) / p.bias_correction2_sqrt + p.eps;
-    param[pi] = w + p.neg_step_size * m / denom;
+    let r = adam_update(k, param[pi], grad[p.grad_offset + i], exp_avg[mi], exp_avg_sq[vi]);
+    param[pi] = r.param;
+    exp_avg[mi] = r.exp_avg;
+    exp_avg_sq[vi] = r.exp_avg_sq;
 }

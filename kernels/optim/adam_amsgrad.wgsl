@@ -4,7 +4,7 @@
 // Bindings: 0 grad (read), 1 param, 2 exp_avg, 3 exp_avg_sq, 4 max_exp_avg_sq (read_write).
 // Immediates: AdamAmsgradParams.
 // The arithmetic is CpuTensor::adam_step's (crates/wgrad-cpu/src/optim.rs), op for op;
-// keep it in step with adam.wgsl.
+// keep it in step with common/adam_math.wgsl.
 
 //! include common/nan.wgsl
 

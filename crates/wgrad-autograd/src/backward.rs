@@ -449,6 +449,10 @@ fn input_gradients(saved: &Saved, g: &Storage) -> Result<Vec<Option<Storage>>> {
                 *ignore_index,
             )?)]
         }
+        Op::CrossEntropyMean { count } => {
+            let share = g.binary(count, BinaryOp::Div)?.reshape(&[1])?;
+            vec![Some(share.expand(&shape_of(0))?)]
+        }
         Op::Cumsum { axis } => vec![Some(g.cumsum(*axis, true)?)],
         Op::Cumprod { axis } => vec![Some(g.cumprod_backward(&x(0)?, *axis)?)],
     })

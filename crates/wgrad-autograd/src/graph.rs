@@ -133,6 +133,12 @@ pub(crate) enum Op {
         label_smoothing: f32,
         ignore_index: i32,
     },
+    /// The 'mean' reduction of per-sample losses over the samples not
+    /// ignored; backward spreads `g / count` over them (ignored samples'
+    /// losses are constants, so their share reaches nothing).
+    CrossEntropyMean {
+        count: Storage,
+    },
     /// Inclusive prefix sum along `axis`; backward is the reverse cumsum.
     Cumsum {
         axis: isize,
@@ -182,6 +188,7 @@ impl Op {
             Op::AvgPool2d { .. } => "avg_pool2d",
             Op::AdaptiveAvgPool2d => "adaptive_avg_pool2d",
             Op::CrossEntropy { .. } => "cross_entropy",
+            Op::CrossEntropyMean { .. } => "cross_entropy_mean",
             Op::Math(m) => m.name(),
             Op::Cumsum { .. } => "cumsum",
             Op::Cumprod { .. } => "cumprod",

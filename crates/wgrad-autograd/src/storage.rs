@@ -471,6 +471,25 @@ impl Storage {
     ) -> Result<Storage> {
         compute_pair!("cross_entropy", self, target, x, t => x.cross_entropy(t, label_smoothing, ignore_index))
     }
+    /// The 'mean' reduction of per-sample losses `[N]` over the samples
+    /// whose `target` is not `ignore_index`: `(mean, count)`, both 0-d F32.
+    pub fn cross_entropy_mean(
+        &self,
+        target: &Storage,
+        ignore_index: i32,
+    ) -> Result<(Storage, Storage)> {
+        match (self, target) {
+            (Storage::Cpu(l), Storage::Cpu(t)) => {
+                let (mean, count) = l.cross_entropy_mean(t, ignore_index)?;
+                Ok((Storage::Cpu(mean), Storage::Cpu(count)))
+            }
+            (Storage::Gpu(l), Storage::Gpu(t)) => {
+                let (mean, count) = l.cross_entropy_mean(t, ignore_index)?;
+                Ok((Storage::Gpu(mean), Storage::Gpu(count)))
+            }
+            (l, t) => Err(mismatch("cross_entropy_mean", l, t)),
+        }
+    }
     /// Gradient of [`cross_entropy`](Self::cross_entropy) w.r.t. the logits given the
     /// per-sample upstream gradient `grad` `[N]`.
     pub fn cross_entropy_backward(

@@ -63,6 +63,36 @@ impl CpuTensor {
         CpuTensor::from_vec(out, &[n])
     }
 
+    /// The 'mean' reduction of per-sample losses `[N]` (this tensor, F32,
+    /// e.g. [`cross_entropy`](Self::cross_entropy)'s) over the samples whose
+    /// `target` `[N]` (I32) is not `ignore_index`: `(mean, count)`, both
+    /// 0-d F32, as `F.cross_entropy(..., reduction='mean')` divides (a NaN
+    /// mean when every sample is ignored). Summed in f64.
+    pub fn cross_entropy_mean(
+        &self,
+        target: &CpuTensor,
+        ignore_index: i32,
+    ) -> Result<(Self, Self)> {
+        const OP: &str = "cross_entropy_mean";
+        expect_dtype(OP, self, DType::F32)?;
+        expect_dtype(OP, target, DType::I32)?;
+        checks::loss::loss_mean(OP, self.shape(), target.shape())?;
+        let losses = self.dense::<f32>(OP)?;
+        let targets = target.dense::<i32>(OP)?;
+        let (mut sum, mut count) = (0.0f64, 0usize);
+        for (&l, &t) in losses.iter().zip(targets.iter()) {
+            if t != ignore_index {
+                sum += f64::from(l);
+                count += 1;
+            }
+        }
+        let count = count as f64;
+        Ok((
+            CpuTensor::from_vec(vec![(sum / count) as f32], &[])?,
+            CpuTensor::from_vec(vec![count as f32], &[])?,
+        ))
+    }
+
     /// Gradient of [`cross_entropy`](Self::cross_entropy) w.r.t. the logits
     /// given the per-sample upstream gradient `grad` `[N]` (F32):
     /// `dlogits[n, c] = grad_n * (softmax[n, c] - (1 - ls) * [c == t_n] - ls / C)`,

@@ -52,4 +52,21 @@ impl Tensor {
             &[self],
         ))
     }
+
+    /// The 'mean' reduction of per-sample losses (this tensor, `[N]` F32,
+    /// e.g. [`cross_entropy_per_sample`](Self::cross_entropy_per_sample)'s)
+    /// over the samples whose `target` `[N]` (I32) is not `ignore_index`:
+    /// their sum divided by their count, as
+    /// `F.cross_entropy(..., reduction='mean')` (NaN when every sample is
+    /// ignored). One fused reduction on a GPU.
+    pub fn cross_entropy_mean(&self, target: &Tensor, ignore_index: i32) -> Result<Tensor> {
+        let (mean, count) = self
+            .storage()
+            .cross_entropy_mean(&target.storage(), ignore_index)?;
+        Ok(Tensor::record(
+            mean,
+            Op::CrossEntropyMean { count },
+            &[self],
+        ))
+    }
 }

@@ -3,6 +3,7 @@
 
 use wgrad_core::{Error, Result};
 
+use super::adam_foreach::step_all;
 use super::group::{GroupConfig, Groups, group_accessors, group_methods};
 use super::{
     Optimizer, ParamGroup, check_non_negative, device_mismatch, param_operand, state_operand,
@@ -183,7 +184,7 @@ fn check_config_w(op: &'static str, c: &AdamWConfig) -> Result<()> {
 }
 
 /// Updates one parameter with gradient storage `grad` (`decoupled`: AdamW).
-fn update(
+pub(super) fn update(
     op: &'static str,
     decoupled: bool,
     c: &AdamConfig,
@@ -352,21 +353,11 @@ macro_rules! adam_optimizer {
             fn step(&mut self) -> Result<()> {
                 self.groups.check($op, $check)?;
                 let mut state = std::mem::take(&mut self.state);
-                let result =
-                    self.groups
-                        .iter()
-                        .zip(&mut state)
-                        .try_for_each(|((config, param), slot)| match param.grad() {
-                            Some(grad) => update(
-                                $op,
-                                $decoupled,
-                                &AdamConfig::from(*config),
-                                param,
-                                grad.storage(),
-                                slot,
-                            ),
-                            None => Ok(()),
-                        });
+                let params = self
+                    .groups
+                    .iter()
+                    .map(|(config, param)| (AdamConfig::from(*config), param));
+                let result = step_all($op, $decoupled, params, &mut state);
                 self.state = state;
                 result
             }

@@ -35,6 +35,7 @@
 
 mod adagrad;
 mod adam;
+mod adam_foreach;
 mod clip;
 mod grad_scaler;
 mod group;

@@ -3,6 +3,7 @@
 //! optimizers and schedulers (`optim`), the mixed-precision loss scaler
 //! (`grad_scaler`), device selection (`device_select`).
 
+mod adam_foreach;
 mod device_select;
 mod grad_ops;
 mod grad_scaler;

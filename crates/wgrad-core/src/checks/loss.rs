@@ -47,6 +47,19 @@ pub fn cross_entropy_grad(op: &'static str, n: usize, grad: &[usize]) -> Result<
     Ok(())
 }
 
+/// Per-sample losses `[N]` and their targets `[N]` for a 'mean'
+/// reduction that skips ignored targets.
+pub fn loss_mean(op: &'static str, losses: &[usize], target: &[usize]) -> Result<()> {
+    if losses.len() != 1 || target != losses {
+        return Err(Error::ShapeMismatch {
+            op,
+            lhs: losses.to_vec(),
+            rhs: target.to_vec(),
+        });
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,6 +15,7 @@ mod layer_norm;
 mod matmul;
 mod nn;
 mod optim;
+pub(crate) mod optim_foreach;
 mod pool;
 mod random;
 mod reduce;

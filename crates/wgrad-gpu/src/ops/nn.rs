@@ -10,7 +10,7 @@ use wgrad_core::{DType, Result, checks};
 use wgrad_kernels::families;
 
 use crate::GpuTensor;
-use crate::params::{self, CrossEntropyParams};
+use crate::params::{self, CrossEntropyParams, LossMeanParams};
 
 /// Threads per workgroup of the cross-entropy kernels.
 const WG: usize = 256;
@@ -133,5 +133,44 @@ impl GpuTensor {
             n.div_ceil(rows_per_group) as u64,
         )?;
         Ok(out)
+    }
+
+    /// The 'mean' reduction of per-sample losses `[N]` (this tensor, F32,
+    /// e.g. [`cross_entropy`](Self::cross_entropy)'s) over the samples whose
+    /// `target` `[N]` (I32) is not `ignore_index`, in one dispatch:
+    /// `(mean, count)`, both 0-d F32, as
+    /// `F.cross_entropy(..., reduction='mean')` divides (a NaN mean when
+    /// every sample is ignored).
+    pub fn cross_entropy_mean(
+        &self,
+        target: &GpuTensor,
+        ignore_index: i32,
+    ) -> Result<(GpuTensor, GpuTensor)> {
+        const OP: &str = "cross_entropy_mean";
+        self.same_device(OP, target)?;
+        self.expect_dtype(OP, DType::F32)?;
+        target.expect_dtype(OP, DType::I32)?;
+        checks::loss::loss_mean(OP, self.shape(), target.shape())?;
+        let losses = self.contiguous()?;
+        let out = self.empty_like_device(OP, &[2], DType::F32)?;
+        let u = |what, v| params::to_u32(OP, what, v);
+        let p = LossMeanParams {
+            rows: u("row count", losses.numel())?,
+            l_offset: u("offset", losses.layout.offset())?,
+            t_offset: u("offset", target.layout.offset())?,
+            t_stride: u("stride", target.strides()[0])?,
+            ignore_index: ignore_index as u32,
+        };
+        self.kernels().dispatch(
+            &families::nn::CROSS_ENTROPY_MEAN,
+            &[],
+            &[&losses.buffer, &target.buffer, &out.buffer],
+            &p,
+            [1, 1, 1],
+        )?;
+        Ok((
+            out.narrow(0, 0, 1)?.reshape(&[])?,
+            out.narrow(0, 1, 1)?.reshape(&[])?,
+        ))
     }
 }

@@ -17,10 +17,10 @@ use crate::params::{
     self, AdagradParams, AdamAmsgradParams, AdamParams, RmsPropParams, SgdMomentumParams, SgdParams,
 };
 
-const MAXIMIZE: u32 = 1;
-const WEIGHT_DECAY: u32 = 2;
+pub(super) const MAXIMIZE: u32 = 1;
+pub(super) const WEIGHT_DECAY: u32 = 2;
 /// SGD: Nesterov momentum. Adam: decoupled (AdamW) weight decay.
-const NESTEROV_OR_DECOUPLED: u32 = 4;
+pub(super) const NESTEROV_OR_DECOUPLED: u32 = 4;
 /// SGD: the momentum buffer is new and becomes the gradient.
 const FIRST: u32 = 8;
 /// RMSprop: centered (a `grad_avg` state).
@@ -29,7 +29,7 @@ const CENTERED: u32 = 4;
 const MOMENTUM: u32 = 8;
 
 /// Checks one operand of an update: F32, the parameter's shape and device.
-fn check_operand(op: &'static str, param: &GpuTensor, t: &GpuTensor) -> Result<()> {
+pub(super) fn check_operand(op: &'static str, param: &GpuTensor, t: &GpuTensor) -> Result<()> {
     param.same_device(op, t)?;
     t.expect_dtype(op, DType::F32)?;
     checks::optim::operand(op, param.shape(), t.shape())
@@ -37,7 +37,7 @@ fn check_operand(op: &'static str, param: &GpuTensor, t: &GpuTensor) -> Result<(
 
 /// Checks that a tensor the kernel writes is a dense row-major range of its
 /// buffer (the kernel indexes it as `offset + i`).
-fn check_writable(op: &'static str, what: &str, t: &GpuTensor) -> Result<u32> {
+pub(super) fn check_writable(op: &'static str, what: &str, t: &GpuTensor) -> Result<u32> {
     if !t.is_contiguous() {
         return Err(Error::invalid(
             op,
@@ -54,7 +54,11 @@ fn check_writable(op: &'static str, what: &str, t: &GpuTensor) -> Result<u32> {
 /// The gradient as a dense range of a buffer that no written tensor uses:
 /// a strided gradient is copied, and so is one aliasing a written buffer
 /// (a buffer cannot be bound both read-only and read-write in one dispatch).
-fn dense_grad(op: &'static str, grad: &GpuTensor, written: &[&GpuTensor]) -> Result<GpuTensor> {
+pub(super) fn dense_grad(
+    op: &'static str,
+    grad: &GpuTensor,
+    written: &[&GpuTensor],
+) -> Result<GpuTensor> {
     let g = grad.contiguous()?;
     if written.iter().any(|w| w.buffer.id() == g.buffer.id()) {
         let copy = g.empty_like_device(op, g.shape(), DType::F32)?;
@@ -65,7 +69,7 @@ fn dense_grad(op: &'static str, grad: &GpuTensor, written: &[&GpuTensor]) -> Res
 }
 
 /// Rejects written tensors that share a buffer (their updates would race).
-fn check_distinct(op: &'static str, written: &[&GpuTensor]) -> Result<()> {
+pub(super) fn check_distinct(op: &'static str, written: &[&GpuTensor]) -> Result<()> {
     for (i, a) in written.iter().enumerate() {
         if written[i + 1..]
             .iter()
@@ -80,7 +84,7 @@ fn check_distinct(op: &'static str, written: &[&GpuTensor]) -> Result<()> {
     Ok(())
 }
 
-fn flag(on: bool, bit: u32) -> u32 {
+pub(super) fn flag(on: bool, bit: u32) -> u32 {
     if on { bit } else { 0 }
 }
 

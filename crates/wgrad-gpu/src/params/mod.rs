@@ -38,9 +38,10 @@ pub(crate) use movement::{
     ArangeParams, CopyParams, CopyViewParams, GatherParams, IndexSelectParams, OneHotParams,
     RandomParams,
 };
-pub(crate) use nn::{CrossEntropyParams, LayerNormParams};
+pub(crate) use nn::{CrossEntropyParams, LayerNormParams, LossMeanParams};
 pub(crate) use optim::{
-    AdagradParams, AdamAmsgradParams, AdamParams, RmsPropParams, SgdMomentumParams, SgdParams,
+    AdagradParams, AdamAmsgradParams, AdamForeachParams, AdamParams, RmsPropParams,
+    SgdMomentumParams, SgdParams,
 };
 pub(crate) use pool::Pool2dParams;
 pub(crate) use reduce::{ReduceParams, SoftmaxParams, SoftmaxSplitParams, SumParams};

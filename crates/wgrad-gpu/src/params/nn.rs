@@ -34,6 +34,22 @@ immediates! {
 }
 
 immediates! {
+    /// `LossMeanParams` of `nn/cross_entropy_mean.wgsl`.
+    LossMeanParams {
+        /// Samples.
+        rows: u32,
+        /// Offset of the (contiguous) losses.
+        l_offset: u32,
+        /// Offset of the targets.
+        t_offset: u32,
+        /// Stride of the targets.
+        t_stride: u32,
+        /// The ignored class (i32 bits).
+        ignore_index: u32,
+    }
+}
+
+immediates! {
     /// `LayerNormParams` of `nn/layer_norm*.wgsl` (declared once in
     /// `common/layer_norm.wgsl`).
     LayerNormParams {

@@ -191,3 +191,37 @@ immediates! {
         neg_clr: f32,
     }
 }
+
+immediates! {
+    /// `AdamForeachParams` of `optim/adam_foreach.wgsl`.
+    AdamForeachParams {
+        /// Running element totals through each slot (unused slots repeat the last).
+        ends: [u32; 4],
+        /// Offset of each slot's gradient.
+        grad_offsets: [u32; 4],
+        /// Offset of each slot's parameter.
+        param_offsets: [u32; 4],
+        /// Offset of each slot's `exp_avg`.
+        m_offsets: [u32; 4],
+        /// Offset of each slot's `exp_avg_sq`.
+        v_offsets: [u32; 4],
+        /// Option flags (as [`AdamParams`]).
+        flags: u32,
+        /// `1 - beta1`.
+        one_minus_beta1: f32,
+        /// `beta2`.
+        beta2: f32,
+        /// `1 - beta2`.
+        one_minus_beta2: f32,
+        /// `eps`.
+        eps: f32,
+        /// The weight decay.
+        weight_decay: f32,
+        /// The decoupled decay factor.
+        decay: f32,
+        /// `-lr / bias_correction1`.
+        neg_step_size: f32,
+        /// `sqrt(bias_correction2)`.
+        bias_correction2_sqrt: f32,
+    }
+}

@@ -76,9 +76,11 @@ fn cases() -> Vec<Case> {
         SgdMomentumParams => [optim::SGD_MOMENTUM],
         AdamParams => [optim::ADAM],
         AdamAmsgradParams => [optim::ADAM_AMSGRAD],
+        AdamForeachParams => [optim::ADAM_FOREACH],
         RmsPropParams => [optim::RMSPROP, optim::RMSPROP_AUX, optim::RMSPROP_FULL],
         AdagradParams => [optim::ADAGRAD],
         CrossEntropyParams => [nn::CROSS_ENTROPY, nn::CROSS_ENTROPY_BACKWARD],
+        LossMeanParams => [nn::CROSS_ENTROPY_MEAN],
         LayerNormParams => [nn::LAYER_NORM, nn::LAYER_NORM_BACKWARD, nn::LAYER_NORM_PARAM_GRADS],
         Pool2dParams => [
             pool::MAX_POOL2D,

@@ -4,6 +4,7 @@
 //! `half_casts`). Tests that count `DeviceStats` open their own device
 //! (`own_gpu`); the others share one.
 
+mod adam_foreach;
 mod basics;
 mod conv;
 mod faults;

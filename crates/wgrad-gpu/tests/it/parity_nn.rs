@@ -475,3 +475,56 @@ fn bench_cross_entropy_large() {
         "large rows",
     );
 }
+
+/// The fused 'mean' reduction (`cross_entropy_mean`) against the CPU's f64
+/// sum: batch sizes around the workgroup's 256 and well past it (each
+/// thread then sums many losses), strided targets, ignored samples, every
+/// sample ignored (0 / 0 = NaN, as PyTorch) and no samples at all.
+#[test]
+fn cross_entropy_mean_matches_cpu() {
+    let Some(dev) = shared_gpu() else { return };
+    let cases = [
+        (1, 0, false),
+        (255, 3, false),
+        (256, 0, true),
+        (1000, 7, true),
+        (70_000, 5, false),
+        (9, 1, false),
+        (0, 0, false),
+    ];
+    for (n, ignore_every, strided) in cases {
+        let (ct, gt) = targets_pair(&dev, n, 10, -100, ignore_every, strided, n as u64);
+        let losses = values(n, 0.0, 5.0, 3 + n as u64);
+        let cl = CpuTensor::from_vec(losses.clone(), &[n]).unwrap();
+        let gl = GpuTensor::from_vec(&dev, losses, &[n]).unwrap();
+        let (cm, cc) = cl.cross_entropy_mean(&ct, -100).unwrap();
+        let (gm, gc) = gl.cross_entropy_mean(&gt, -100).unwrap();
+        assert_eq!(gm.shape(), &[] as &[usize]);
+        let what = format!("n {n} ignore_every {ignore_every} strided {strided}");
+        assert_eq!(gpu_f32(&gc), cpu_f32(&cc), "count, {what}");
+        let (want, got) = (cpu_f32(&cm)[0], gpu_f32(&gm)[0]);
+        if want.is_nan() {
+            assert!(
+                got.is_nan(),
+                "every sample ignored gives NaN, got {got}: {what}"
+            );
+        } else {
+            assert!(
+                (got - want).abs() <= 2e-6 * want.abs(),
+                "{got} vs {want}: {what}"
+            );
+        }
+    }
+    // Shapes and dtypes are checked.
+    let l = GpuTensor::zeros(&dev, &[4], DType::F32).unwrap();
+    let t = GpuTensor::zeros(&dev, &[5], DType::I32).unwrap();
+    assert!(matches!(
+        l.cross_entropy_mean(&t, -100),
+        Err(Error::ShapeMismatch { .. })
+    ));
+    let tf = GpuTensor::zeros(&dev, &[4], DType::F32).unwrap();
+    assert!(matches!(
+        l.cross_entropy_mean(&tf, -100),
+        Err(Error::DTypeMismatch { .. })
+    ));
+}

@@ -31,6 +31,20 @@ pub static CROSS_ENTROPY_BACKWARD: KernelSpec = KernelSpec {
     selector: None,
 };
 
+/// The 'mean' reduction of [`CROSS_ENTROPY`]'s per-sample losses: their sum
+/// over the samples not ignored, divided by that count, by one workgroup.
+/// Bindings: losses, target (i32), out (`[mean, count]`). Immediates: rows,
+/// l_offset, t_offset, t_stride, ignore_index (i32 bits).
+pub static CROSS_ENTROPY_MEAN: KernelSpec = KernelSpec {
+    file: "nn/cross_entropy_mean.wgsl",
+    entry: "cross_entropy_mean",
+    bindings: &[Read, Read, ReadWrite],
+    immediate_bytes: 20,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
 /// `layer_norm` forward over contiguous `[rows, cols]`: the output and
 /// each row's mean and rstd. Bindings: x, weight, bias (x where absent),
 /// y, mean, rstd. Immediates (8 words): rows, cols, eps (f32 bits), lanes,
@@ -77,6 +91,7 @@ pub static LAYER_NORM_PARAM_GRADS: KernelSpec = KernelSpec {
 pub static ALL: &[&KernelSpec] = &[
     &CROSS_ENTROPY,
     &CROSS_ENTROPY_BACKWARD,
+    &CROSS_ENTROPY_MEAN,
     &LAYER_NORM,
     &LAYER_NORM_BACKWARD,
     &LAYER_NORM_PARAM_GRADS,

@@ -1,6 +1,6 @@
 //! `kernels/optim/`: fused optimizer updates.
 //!
-//! Each kernel updates one parameter in place: one thread per element
+//! Each kernel but `ADAM_FOREACH` updates one parameter in place: one thread per element
 //! (1-D, `@workgroup_size(256)`, grid folded by `dispatch_1d`) reads the
 //! gradient, the parameter and its optimizer state and writes the parameter
 //! and the state, so a step is one dispatch per parameter. Hyper-parameters
@@ -43,6 +43,24 @@ pub static ADAM: KernelSpec = KernelSpec {
     entry: "adam",
     bindings: &[Read, ReadWrite, ReadWrite, ReadWrite],
     immediate_bytes: 56,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
+/// Adam/AdamW over up to four parameters in one dispatch (amsgrad off).
+/// Bindings, per slot: grad, param (rw), exp_avg (rw), exp_avg_sq (rw);
+/// sixteen in all, so only for devices allowing that many storage buffers
+/// per stage. Immediates: ends, grad/param/exp_avg/exp_avg_sq offsets (four
+/// each), then flags and [`ADAM`]'s coefficients.
+pub static ADAM_FOREACH: KernelSpec = KernelSpec {
+    file: "optim/adam_foreach.wgsl",
+    entry: "adam_foreach",
+    bindings: &[
+        Read, ReadWrite, ReadWrite, ReadWrite, Read, ReadWrite, ReadWrite, ReadWrite, Read,
+        ReadWrite, ReadWrite, ReadWrite, Read, ReadWrite, ReadWrite, ReadWrite,
+    ],
+    immediate_bytes: 116,
     uses_fault: false,
     elem: Elem::F32,
     selector: None,
@@ -115,6 +133,7 @@ pub static ALL: &[&KernelSpec] = &[
     &SGD,
     &SGD_MOMENTUM,
     &ADAM,
+    &ADAM_FOREACH,
     &ADAM_AMSGRAD,
     &RMSPROP,
     &RMSPROP_AUX,

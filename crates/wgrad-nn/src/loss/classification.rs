@@ -89,6 +89,11 @@ fn reduce_ignoring(
     match reduction {
         Reduction::None => losses.reshape(&shape.iter().map(|&d| d as isize).collect::<Vec<_>>()),
         Reduction::Sum => losses.sum_all(),
+        // F32 losses: one fused reduction (one dispatch on a GPU, where the
+        // composite below took five).
+        Reduction::Mean if losses.dtype() == DType::F32 => {
+            losses.cross_entropy_mean(target, ignore_index)
+        }
         Reduction::Mean => {
             let counted = target
                 .ne_scalar(ignore_index as f32)?

@@ -365,6 +365,18 @@ fn new_losses_pass_gradcheck() {
             X,
         ),
         (
+            // The fused 'mean' over the samples not ignored.
+            "cross_entropy mean, one sample ignored",
+            Box::new(|x| {
+                let o = CrossEntropyOptions {
+                    label_smoothing: 0.1,
+                    ..Default::default()
+                };
+                wgrad::nn::loss::cross_entropy(x, &y, o)
+            }),
+            X,
+        ),
+        (
             "cross_entropy_weighted",
             Box::new(|x| {
                 let o = CrossEntropyOptions {

@@ -1,0 +1,217 @@
+//! `GpuTensor::adam_step_foreach_` (several parameters per dispatch)
+//! against one `adam_step_` per parameter: the same arithmetic, so the
+//! results must agree bit for bit, whatever mix of sizes, views, empty
+//! parameters, overlapping buffers and hyper-parameters; plus its dispatch
+//! count and its all-or-nothing error.
+
+use wgrad_core::{DType, Error};
+use wgrad_device::GpuDevice;
+use wgrad_gpu::{AdamOperands, GpuTensor};
+use wgrad_test_support::{own_gpu, shared_gpu};
+
+/// Deterministic values in [-range, range).
+fn values(seed: u64, n: usize, range: f32) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            ((s >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0) * range
+        })
+        .collect()
+}
+
+fn read(t: &GpuTensor) -> Vec<f32> {
+    t.to_vec_blocking::<f32>().unwrap()
+}
+
+/// One parameter with its gradient and state, twice: for the foreach
+/// step and for the per-parameter reference.
+struct Param {
+    foreach: [GpuTensor; 4],
+    single: [GpuTensor; 4],
+}
+
+fn param(dev: &GpuDevice, seed: u64, shape: &[usize]) -> Param {
+    let n = shape.iter().product();
+    let make = || {
+        [
+            GpuTensor::from_vec(dev, values(seed, n, 1.0), shape).unwrap(),
+            GpuTensor::from_vec(dev, values(seed + 1, n, 0.5), shape).unwrap(),
+            GpuTensor::zeros(dev, shape, DType::F32).unwrap(),
+            GpuTensor::zeros(dev, shape, DType::F32).unwrap(),
+        ]
+    };
+    Param {
+        foreach: make(),
+        single: make(),
+    }
+}
+
+fn operands(t: &[GpuTensor; 4]) -> AdamOperands<'_> {
+    AdamOperands {
+        param: &t[0],
+        grad: &t[1],
+        exp_avg: &t[2],
+        exp_avg_sq: &t[3],
+    }
+}
+
+/// Steps both copies `steps` times with each hyper-parameter mix and
+/// compares every tensor bit for bit.
+fn check_against_single(params: &[Param], what: &str) {
+    let mixes = [(0.0, false, false), (0.01, true, false), (0.1, false, true)];
+    for (wd, decoupled, maximize) in mixes {
+        for step in 1..=3u64 {
+            let items: Vec<_> = params.iter().map(|p| operands(&p.foreach)).collect();
+            GpuTensor::adam_step_foreach_(
+                &items,
+                step,
+                1e-2,
+                (0.9, 0.999),
+                1e-8,
+                wd,
+                decoupled,
+                maximize,
+            )
+            .unwrap();
+            for p in params {
+                let [w, g, m, v] = &p.single;
+                w.adam_step_(
+                    g,
+                    m,
+                    v,
+                    None,
+                    step,
+                    1e-2,
+                    (0.9, 0.999),
+                    1e-8,
+                    wd,
+                    decoupled,
+                    maximize,
+                )
+                .unwrap();
+            }
+            for (i, p) in params.iter().enumerate() {
+                for k in [0, 2, 3] {
+                    assert_eq!(
+                        read(&p.foreach[k]),
+                        read(&p.single[k]),
+                        "{what}: parameter {i}, tensor {k}, step {step}, wd {wd} decoupled {decoupled} maximize {maximize}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn matches_one_step_per_parameter() {
+    let Some(dev) = shared_gpu() else { return };
+    // Nine parameters: three dispatches of four, four and one; an empty
+    // one and 0-d ones among them; sizes not multiples of the workgroup.
+    let shapes: [&[usize]; 9] = [
+        &[300, 7],
+        &[5],
+        &[],
+        &[0, 3],
+        &[257],
+        &[64, 64],
+        &[1],
+        &[3, 1, 2],
+        &[1000],
+    ];
+    let params: Vec<Param> = shapes
+        .iter()
+        .enumerate()
+        .map(|(i, s)| param(&dev, 10 * i as u64 + 1, s))
+        .collect();
+    check_against_single(&params, "mixed sizes");
+}
+
+#[test]
+fn views_strided_gradients_and_shared_buffers() {
+    let Some(dev) = shared_gpu() else { return };
+    // Parameters that are rows of one buffer (they must not share a
+    // dispatch's written bindings), a transposed gradient, a gradient that
+    // is another parameter's buffer.
+    let build = || {
+        let base = GpuTensor::from_vec(&dev, values(7, 40, 1.0), &[8, 5]).unwrap();
+        let a = base.narrow(0, 1, 2).unwrap();
+        let b = base.narrow(0, 4, 3).unwrap();
+        let c = GpuTensor::from_vec(&dev, values(8, 10, 1.0), &[2, 5]).unwrap();
+        let ga = GpuTensor::from_vec(&dev, values(9, 10, 0.5), &[5, 2])
+            .unwrap()
+            .transpose(0, 1)
+            .unwrap();
+        let gb = GpuTensor::from_vec(&dev, values(10, 15, 0.5), &[3, 5]).unwrap();
+        let gc = a.clone();
+        let z = |s: &[usize]| GpuTensor::zeros(&dev, s, DType::F32).unwrap();
+        vec![
+            [a, ga, z(&[2, 5]), z(&[2, 5])],
+            [b, gb, z(&[3, 5]), z(&[3, 5])],
+            [c, gc, z(&[2, 5]), z(&[2, 5])],
+        ]
+    };
+    let params: Vec<Param> = build()
+        .into_iter()
+        .zip(build())
+        .map(|(foreach, single)| Param { foreach, single })
+        .collect();
+    check_against_single(&params, "views");
+}
+
+#[test]
+fn six_parameters_take_two_dispatches() {
+    let Some(dev) = own_gpu() else { return };
+    if dev.limits().max_storage_buffers_per_shader_stage < 16 {
+        return; // the per-parameter fallback: one dispatch each
+    }
+    let params: Vec<Param> = (0..6).map(|i| param(&dev, i, &[100])).collect();
+    let items: Vec<_> = params.iter().map(|p| operands(&p.foreach)).collect();
+    let step = |t| {
+        GpuTensor::adam_step_foreach_(&items, t, 1e-3, (0.9, 0.999), 1e-8, 0.0, false, false)
+            .unwrap()
+    };
+    step(1); // warms the pipeline and bind groups
+    let before = dev.stats();
+    step(2);
+    let d = dev.stats().since(&before);
+    assert_eq!(d.dispatches, 2, "{d:?}");
+    assert_eq!(d.readbacks, 0, "{d:?}");
+}
+
+#[test]
+fn a_bad_operand_updates_nothing() {
+    let Some(dev) = shared_gpu() else { return };
+    let good: Vec<Param> = (0..5).map(|i| param(&dev, i, &[6])).collect();
+    let before: Vec<Vec<f32>> = good.iter().map(|p| read(&p.foreach[0])).collect();
+    let bad_grad = GpuTensor::zeros(&dev, &[7], DType::F32).unwrap();
+    let mut items: Vec<_> = good.iter().map(|p| operands(&p.foreach)).collect();
+    items[4].grad = &bad_grad;
+    let err = GpuTensor::adam_step_foreach_(&items, 1, 1e-3, (0.9, 0.999), 1e-8, 0.0, false, false)
+        .unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            Error::ShapeMismatch { .. } | Error::InvalidArgument { .. }
+        ),
+        "{err:?}"
+    );
+    let after: Vec<Vec<f32>> = good.iter().map(|p| read(&p.foreach[0])).collect();
+    assert_eq!(before, after, "a failed step must change no parameter");
+    // A state tensor shared by two parameters' slots is the same error as
+    // in adam_step_.
+    let p = &good[0].foreach;
+    let shared = AdamOperands {
+        param: &p[0],
+        grad: &p[1],
+        exp_avg: &p[2],
+        exp_avg_sq: &p[2],
+    };
+    assert!(
+        GpuTensor::adam_step_foreach_(&[shared], 1, 1e-3, (0.9, 0.999), 1e-8, 0.0, false, false)
+            .is_err()
+    );
+}
