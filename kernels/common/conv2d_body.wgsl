@@ -9,10 +9,15 @@
 
 // 1 when cin_g % TILE_K == 0: every K step lies within one tap.
 override ALIGNED: u32 = 0u;
+// 1: add bias[channel] to every output of that channel in the store (the
+// bias of F.conv2d, fused so that it costs no pass over the output). With 0
+// the bias binding is bound (to any buffer) but never read.
+override HAS_BIAS: u32 = 0u;
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
 @group(0) @binding(1) var<storage, read> w: array<f32>;
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
+@group(0) @binding(3) var<storage, read> bias: array<f32>; // [C_out], dense from 0
 
 var<private> w_group: u32; // weight offset of this workgroup's first row
 var<private> row0: u32;    // this workgroup's first row (output channel)
@@ -107,15 +112,27 @@ fn store_block(row: u32, col: u32, v0: vec4<f32>, v1: vec4<f32>, v2: vec4<f32>, 
     let ohw = p.out_h * p.out_w;
     let c_out = p.cout_g * p.conv_groups;
     let chan = cur_group * p.cout_g + row;
+    var b0 = v0;
+    var b1 = v1;
+    var b2 = v2;
+    var b3 = v3;
+    if HAS_BIAS == 1u {
+        // Channels past this group's rows are never stored: clamp the read.
+        let last = c_out - 1u;
+        b0 += bias[min(chan, last)];
+        b1 += bias[min(chan + 1u, last)];
+        b2 += bias[min(chan + 2u, last)];
+        b3 += bias[min(chan + 3u, last)];
+    }
     for (var dc = 0u; dc < 4u; dc++) {
         let q = col + dc;
         if q >= p.n {
             break;
         }
         let base = ((q / ohw) * c_out + chan) * ohw + q % ohw;
-        if row < p.cout_g { out[base] = v0[dc]; }
-        if row + 1u < p.cout_g { out[base + ohw] = v1[dc]; }
-        if row + 2u < p.cout_g { out[base + 2u * ohw] = v2[dc]; }
-        if row + 3u < p.cout_g { out[base + 3u * ohw] = v3[dc]; }
+        if row < p.cout_g { out[base] = b0[dc]; }
+        if row + 1u < p.cout_g { out[base + ohw] = b1[dc]; }
+        if row + 2u < p.cout_g { out[base + 2u * ohw] = b2[dc]; }
+        if row + 3u < p.cout_g { out[base + 3u * ohw] = b3[dc]; }
     }
 }

@@ -12,7 +12,8 @@
 // output is contiguous [N, C_out, out_h, out_w]. Tiling: common/gemm_64.wgsl (64 x 64); the
 // gathers and stores: common/conv2d_body.wgsl.
 //
-// Bindings: 0 input (read), 1 weight (read), 2 out (read_write).
+// Bindings: 0 input (read), 1 weight (read), 2 out (read_write), 3 bias
+// (read; read only with the HAS_BIAS override, see common/conv2d_body.wgsl).
 // Immediates: ConvParams (m = cout_g, n = pixels, k = kh*kw*cin_g).
 
 //! include common/gemm_64.wgsl

@@ -3,7 +3,8 @@
 // per thread, K steps of 8; ALIGNED when cin_g % 8 == 0). Same bindings,
 // immediates and override.
 //
-// Bindings: 0 input (read), 1 weight (read), 2 out (read_write).
+// Bindings: 0 input (read), 1 weight (read), 2 out (read_write), 3 bias
+// (read; read only with the HAS_BIAS override, see common/conv2d_body.wgsl).
 // Immediates: ConvParams (m = cout_g, n = pixels, k = kh*kw*cin_g).
 
 //! include common/gemm_128.wgsl

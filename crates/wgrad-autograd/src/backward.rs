@@ -407,8 +407,8 @@ fn input_gradients(saved: &Saved, g: &Storage) -> Result<Vec<Option<Storage>>> {
             layer_norm::layer_norm_grads(g, ln, x(0)?, weight, &needs)?
         }
         Op::Conv2d { geometry } => {
-            let needs = [inputs[0].requires_grad(), inputs[1].requires_grad()];
-            conv::conv2d_grads(g, || x(0), || x(1), needs, geometry)?
+            let needs: Vec<bool> = inputs.iter().map(Tensor::requires_grad).collect();
+            conv::conv2d_grads(g, || x(0), || x(1), &needs, geometry)?
         }
         Op::MaxPool2d { indices, args } => {
             vec![Some(g.max_pool2d_backward(indices, &shape_of(0), args)?)]

@@ -102,7 +102,8 @@ pub(crate) enum Op {
     Attention(Box<crate::ops::attention::AttentionSaved>),
     /// Fused layer_norm of inputs `[x, weight?, bias?]`.
     LayerNorm(Box<crate::ops::layer_norm::LayerNormSaved>),
-    /// 2-D convolution of inputs `[x, weight]` (bias is a separate add).
+    /// 2-D convolution of inputs `[x, weight]` or `[x, weight, bias]` (a
+    /// bias of the input's dtype is fused; any other is a separate add).
     Conv2d {
         geometry: Conv2dGeometry,
     },

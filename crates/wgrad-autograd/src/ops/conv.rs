@@ -117,9 +117,26 @@ impl Tensor {
         float_operand(OP, weight)?;
         batched(OP, self, |x| {
             let geometry = conv::conv2d(OP, &x.shape(), &weight.shape(), args)?;
-            let out = x.storage().conv2d(&weight.storage(), args)?;
-            let y = Tensor::record(out, Op::Conv2d { geometry }, &[x, weight]);
-            add_bias(OP, y, bias, geometry.out_channels)
+            match bias {
+                // The bias in the convolution itself (on a GPU, in its
+                // store), when it takes the input's dtype; otherwise an add
+                // that promotes as PyTorch's.
+                Some(b) if b.dtype() == x.dtype() && b.shape() == [geometry.out_channels] => {
+                    let out =
+                        x.storage()
+                            .conv2d_with_bias(&weight.storage(), &b.storage(), args)?;
+                    Ok(Tensor::record(
+                        out,
+                        Op::Conv2d { geometry },
+                        &[x, weight, b],
+                    ))
+                }
+                _ => {
+                    let out = x.storage().conv2d(&weight.storage(), args)?;
+                    let y = Tensor::record(out, Op::Conv2d { geometry }, &[x, weight]);
+                    add_bias(OP, y, bias, geometry.out_channels)
+                }
+            }
         })
     }
 
@@ -281,7 +298,7 @@ pub(crate) fn conv2d_grads(
     g: &Storage,
     input: impl FnOnce() -> Result<Storage>,
     weight: impl FnOnce() -> Result<Storage>,
-    needs: [bool; 2],
+    needs: &[bool],
     geometry: &Conv2dGeometry,
 ) -> Result<Vec<Option<Storage>>> {
     let w = if needs[0] { Some(weight()?) } else { None };
@@ -294,7 +311,16 @@ pub(crate) fn conv2d_grads(
     } else {
         None
     };
-    Ok(vec![gx, gw])
+    let mut grads = vec![gx, gw];
+    // A fused bias (a third input): its gradient sums g over batch and pixels.
+    if let Some(&needs_bias) = needs.get(2) {
+        grads.push(if needs_bias {
+            Some(g.sum(&[0, 2, 3], false)?)
+        } else {
+            None
+        });
+    }
+    Ok(grads)
 }
 
 /// Input and weight gradients of `conv_transpose2d` `y = conv2d_input_grad(x, w)`:

@@ -1,8 +1,8 @@
 //! Convolution primitives: the CPU/GPU dispatch point of conv2d, its input
 //! gradient (also conv_transpose2d) and its weight gradient.
 
-use wgrad_core::Result;
 use wgrad_core::checks::conv::{Conv2dArgs, Conv2dGeometry};
+use wgrad_core::{BinaryOp, Result};
 
 use super::{Storage, half_compute, mismatch};
 
@@ -13,6 +13,32 @@ impl Storage {
             (Storage::Cpu(x), Storage::Cpu(w)) => Ok(Storage::Cpu(x.conv2d(w, args)?)),
             (Storage::Gpu(x), Storage::Gpu(w)) => Ok(Storage::Gpu(x.conv2d(w, args)?)),
             (x, w) => Err(mismatch("conv2d", x, w)),
+        })
+    }
+
+    /// [`conv2d`](Self::conv2d) plus `bias` `[C_out]` on channel axis 1: on
+    /// a GPU added in the convolution's own store, on the CPU as an add.
+    pub fn conv2d_with_bias(
+        &self,
+        weight: &Storage,
+        bias: &Storage,
+        args: &Conv2dArgs,
+    ) -> Result<Storage> {
+        half_compute::compute([self, weight, bias], |[x, w, b]| match (x, w, b) {
+            (Storage::Cpu(x), Storage::Cpu(w), Storage::Cpu(b)) => {
+                let y = x.conv2d(w, args)?;
+                Ok(Storage::Cpu(
+                    y.binary(&b.reshape(&[1, -1, 1, 1])?, BinaryOp::Add)?,
+                ))
+            }
+            (Storage::Gpu(x), Storage::Gpu(w), Storage::Gpu(b)) => {
+                Ok(Storage::Gpu(x.conv2d_with_bias(w, Some(b), args)?))
+            }
+            (x, w, b) => Err(if x.device().same(&w.device()) {
+                mismatch("conv2d", x, b)
+            } else {
+                mismatch("conv2d", x, w)
+            }),
         })
     }
 

@@ -151,6 +151,19 @@ fn check_args(op: &'static str, args: &Conv2dArgs) -> Result<()> {
     Ok(())
 }
 
+/// A convolution's bias: `[channels]`, one value per output channel.
+pub fn bias(op: &'static str, bias: &[usize], channels: usize) -> Result<()> {
+    if bias != [channels] {
+        return Err(Error::invalid(
+            op,
+            format!(
+                "bias must have shape [{channels}] (one value per output channel), got {bias:?}"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Checks a forward convolution of `input` `[N, C_in, H, W]` with `weight`
 /// `[C_out, C_in / groups, kH, kW]` and returns its geometry. Errors name
 /// the op and the shapes: wrong ranks, channel counts that do not match or

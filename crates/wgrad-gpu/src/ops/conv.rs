@@ -213,7 +213,19 @@ impl GpuTensor {
     /// y*sh - pad_top + i*dh, x*sw - pad_left + j*dw] * weight[o, c, i, j]`
     /// (g the group of `o`; out-of-range input positions read 0).
     pub fn conv2d(&self, weight: &GpuTensor, args: &Conv2dArgs) -> Result<GpuTensor> {
-        self.conv2d_tiled(weight, args, 0)
+        self.conv2d_bias_tiled(weight, None, args, 0)
+    }
+
+    /// [`conv2d`](Self::conv2d) plus `bias` `[C_out]` (F32) on every output
+    /// of its channel, added in the kernel's store (`F.conv2d`'s bias, with
+    /// no pass of its own over the output).
+    pub fn conv2d_with_bias(
+        &self,
+        weight: &GpuTensor,
+        bias: Option<&GpuTensor>,
+        args: &Conv2dArgs,
+    ) -> Result<GpuTensor> {
+        self.conv2d_bias_tiled(weight, bias, args, 0)
     }
 
     /// [`conv2d`](Self::conv2d) with the output tile forced: 0 (by shape),
@@ -225,11 +237,40 @@ impl GpuTensor {
         args: &Conv2dArgs,
         tile: usize,
     ) -> Result<GpuTensor> {
+        self.conv2d_bias_tiled(weight, None, args, tile)
+    }
+
+    /// [`conv2d_with_bias`](Self::conv2d_with_bias) with the output tile
+    /// forced (see [`conv2d_tiled`](Self::conv2d_tiled)).
+    #[doc(hidden)]
+    pub fn conv2d_bias_tiled(
+        &self,
+        weight: &GpuTensor,
+        bias: Option<&GpuTensor>,
+        args: &Conv2dArgs,
+        tile: usize,
+    ) -> Result<GpuTensor> {
         const OP: &str = "conv2d";
         self.same_device(OP, weight)?;
         self.expect_dtype(OP, DType::F32)?;
         weight.expect_dtype(OP, DType::F32)?;
         let g = conv::conv2d(OP, self.shape(), weight.shape(), args)?;
+        let bias = match bias {
+            Some(b) => {
+                self.same_device(OP, b)?;
+                b.expect_dtype(OP, DType::F32)?;
+                conv::bias(OP, b.shape(), g.out_channels)?;
+                // The kernel reads bias[channel]: dense from element 0.
+                Some(if b.is_contiguous() && b.layout.offset() == 0 {
+                    b.clone()
+                } else {
+                    let dense = b.empty_like_device(OP, b.shape(), DType::F32)?;
+                    b.copy_into(&dense)?;
+                    dense
+                })
+            }
+            None => None,
+        };
         let out = self.empty_like_device(OP, &g.output_shape(), DType::F32)?;
         let [kh, kw] = g.kernel_hw;
         let (m, n, k) = (
@@ -242,7 +283,10 @@ impl GpuTensor {
         }
         if k == 0 {
             out.fill_words(0.0f32.to_bits())?;
-            return Ok(out);
+            return match bias {
+                Some(b) => out.binary(&b.reshape(&[1, -1, 1, 1])?, wgrad_core::BinaryOp::Add),
+                None => Ok(out),
+            };
         }
         // [C_out, kh, kw, cin_g]: contiguous along K (channel fastest).
         let weight = weight.permute(&[0, 2, 3, 1])?.contiguous()?;
@@ -257,8 +301,21 @@ impl GpuTensor {
         let mut imm = gemm_params(OP, &g, [m, n, k], k, 1, tile)?;
         (imm.x_offset, imm.x_strides) = strided(OP, self)?;
         let aligned = flag(g.in_per_group().is_multiple_of(k_step));
-        let constants = [("ALIGNED", aligned)];
-        dispatch((spec, &constants), [self, &weight, &out], &imm, imm.groups)?;
+        let constants = [("ALIGNED", aligned), ("HAS_BIAS", flag(bias.is_some()))];
+        // Without a bias its binding takes the weight (never read).
+        let bias_buffer = bias.as_ref().unwrap_or(&weight);
+        self.kernels().dispatch_groups(
+            spec,
+            &constants,
+            &[
+                &self.buffer,
+                &weight.buffer,
+                &out.buffer,
+                &bias_buffer.buffer,
+            ],
+            &imm,
+            u64::from(imm.groups),
+        )?;
         Ok(out)
     }
 

@@ -194,6 +194,26 @@ fn case(input: [usize; 4], weight: [usize; 4], args: Conv2dArgs, views: Views) {
         &dx,
         &format!("input grad, tile 32, {what}"),
     );
+    // The fused bias: dense, or at an offset in a larger buffer (copied
+    // first: the kernel reads it from element 0).
+    let c_out = g.out_channels;
+    let bias = data(c_out, 4);
+    let gbias = match views {
+        Views::Contiguous => GpuTensor::from_vec(&gpu, bias.clone(), &[c_out]).unwrap(),
+        _ => {
+            let padded: Vec<f32> = [5.0].into_iter().chain(bias.iter().copied()).collect();
+            GpuTensor::from_vec(&gpu, padded, &[c_out + 1])
+                .unwrap()
+                .narrow(0, 1, c_out)
+                .unwrap()
+        }
+    };
+    let [_, _, oh, ow] = g.output_shape();
+    let out_biased: Vec<f64> = out
+        .iter()
+        .enumerate()
+        .map(|(i, v)| v + f64::from(bias[(i / (oh * ow)) % c_out]))
+        .collect();
     for tile in [0, 64, 128] {
         let got = gx.conv2d_tiled(&gw, &args, tile).unwrap();
         check(
@@ -201,6 +221,15 @@ fn case(input: [usize; 4], weight: [usize; 4], args: Conv2dArgs, views: Views) {
             g.output_shape(),
             &out,
             &format!("forward, tile {tile}, {what}"),
+        );
+        let got = gx
+            .conv2d_bias_tiled(&gw, Some(&gbias), &args, tile)
+            .unwrap();
+        check(
+            &got,
+            g.output_shape(),
+            &out_biased,
+            &format!("forward with bias, tile {tile}, {what}"),
         );
         let got = GpuTensor::conv2d_input_grad_tiled(&gdy, &gw, &g, tile).unwrap();
         check(

@@ -9,13 +9,15 @@
 use crate::spec::Access::{Read, ReadWrite};
 use crate::spec::{Elem, KernelSpec};
 
-/// Forward convolution, no bias. Bindings: input (read, through strides),
-/// weight (read, contiguous), out (read_write, contiguous NCHW). Override
-/// `ALIGNED` = 1 when the input channels per group are a multiple of 16.
+/// Forward convolution. Bindings: input (read, through strides), weight
+/// (read, contiguous), out (read_write, contiguous NCHW), bias (read, dense
+/// `[C_out]`, read only with override `HAS_BIAS` = 1). Override `ALIGNED` = 1
+/// when the input channels per group are a multiple of 16.
+/// Immediates: `ConvParams`.
 pub static CONV2D: KernelSpec = KernelSpec {
     file: "conv/conv2d.wgsl",
     entry: "conv2d",
-    bindings: &[Read, Read, ReadWrite],
+    bindings: &[Read, Read, ReadWrite, Read],
     immediate_bytes: 128,
     uses_fault: false,
     elem: Elem::F32,
@@ -28,7 +30,7 @@ pub static CONV2D: KernelSpec = KernelSpec {
 pub static CONV2D_128: KernelSpec = KernelSpec {
     file: "conv/conv2d_128.wgsl",
     entry: "conv2d_128",
-    bindings: &[Read, Read, ReadWrite],
+    bindings: &[Read, Read, ReadWrite, Read],
     immediate_bytes: 128,
     uses_fault: false,
     elem: Elem::F32,
