@@ -48,6 +48,14 @@ override B_K_FAST: u32 = 0u;
 // HAS_BIAS = 1: add the bias row to every output row (see above). With 0
 // the bias binding is bound (to any buffer) but never read.
 override HAS_BIAS: u32 = 0u;
+// ONES_COLUMN = 1 (matmul_64/matmul_128, unbatched): B gets a last column
+// of ones, so the product's last output column is the row sums of A
+// (sum over k of A[m, k]: `linear`'s bias gradient alongside its weight
+// gradient, in the same pass). The immediates' n counts that column; the
+// store writes the real N = n - 1 columns as a contiguous [M, N] and the
+// sums after them as [M] (a split writes the same layout into its part of
+// the partial sums, which sum_splits adds element by element).
+override ONES_COLUMN: u32 = 0u;
 
 @group(0) @binding(0) var<storage, read> a: array<f32>;
 @group(0) @binding(1) var<storage, read> b: array<f32>;

@@ -3,17 +3,29 @@
 // thread's 4 x 4 outputs to, bounds-checked at the edges, with the bias
 // row of `linear` added to the finished sums (HAS_BIAS, a pipeline
 // constant: kernels without it compile no bias code). Needs
-// common/matmul_params.wgsl (out, bias, out_base).
+// common/matmul_params.wgsl (out, bias, out_base, ONES_COLUMN).
+
+// Where output (row, col) goes: row-major [M, n], or with ONES_COLUMN the
+// real columns as [M, n - 1] and the last column after them.
+fn out_at(row: u32, col: u32) -> u32 {
+    if ONES_COLUMN == 1u {
+        let cols = p.n - 1u;
+        if col == cols {
+            return out_base + p.m * cols + row;
+        }
+        return out_base + row * cols + col;
+    }
+    return out_base + row * p.n + col;
+}
 
 fn write4(row: u32, col: u32, v: vec4<f32>) {
     if row >= p.m {
         return;
     }
-    let at = out_base + row * p.n + col;
-    if col < p.n { out[at] = v.x; }
-    if col + 1u < p.n { out[at + 1u] = v.y; }
-    if col + 2u < p.n { out[at + 2u] = v.z; }
-    if col + 3u < p.n { out[at + 3u] = v.w; }
+    if col < p.n { out[out_at(row, col)] = v.x; }
+    if col + 1u < p.n { out[out_at(row, col + 1u)] = v.y; }
+    if col + 2u < p.n { out[out_at(row, col + 2u)] = v.z; }
+    if col + 3u < p.n { out[out_at(row, col + 3u)] = v.w; }
 }
 
 // vR: row row+R, columns col..col+3.

@@ -2,7 +2,7 @@
 //! node, the bias added in the product's own pass ([`Storage::linear`]),
 //! and its backward rule.
 
-use wgrad_core::{Result, checks};
+use wgrad_core::{DType, Result, checks};
 
 use crate::autocast::{self, AutocastGuard, lower_opt, lower_precision};
 use crate::graph::Op;
@@ -118,7 +118,8 @@ impl Tensor {
 /// (`[..., out]`), each only where that input requires grad, on `g`'s
 /// device through the existing products and sums: `dx = g @ weight`,
 /// `dweight = g^T @ x` over every row (the leading dims folded into one
-/// product), `dbias = g` summed over all but its last dim.
+/// product), `dbias = g` summed over all but its last dim (on a GPU, by
+/// that same product: `matmul_t_with_row_sums`).
 pub(crate) fn linear_grads(
     g: &Storage,
     input: &dyn Fn(usize) -> Result<Storage>,
@@ -130,26 +131,41 @@ pub(crate) fn linear_grads(
     } else {
         None
     };
+    let n = g.shape().last().copied().unwrap_or(1);
+    let mut db = None;
     let dw = if needs(1) {
         let x = input(0)?;
         let (rows, k) = match x.shape().split_last() {
             Some((&k, lead)) => (lead.iter().product::<usize>(), k),
             None => (1, 1),
         };
-        let n = g.shape().last().copied().unwrap_or(1);
         let (rows, n, k) = (rows as isize, n as isize, k as isize);
         let g2 = g.reshape(&[rows, n])?;
         let x2 = x.reshape(&[rows, k])?;
-        Some(g2.matmul_t(&x2, true, false)?)
+        match (&g2, &x2, inputs.get(2)) {
+            // A [n] bias's gradient (g summed over the rows, g^T 1) comes
+            // out of the weight gradient's own product on a GPU.
+            (Storage::Gpu(g2), Storage::Gpu(x2), Some(bias))
+                if needs(2)
+                    && bias.shape() == [n as usize]
+                    && g2.dtype() == DType::F32
+                    && x2.dtype() == DType::F32 =>
+            {
+                let (dw, sums) = g2.matmul_t_with_row_sums(x2, true, false)?;
+                db = Some(Storage::Gpu(sums));
+                Some(Storage::Gpu(dw))
+            }
+            _ => Some(g2.matmul_t(&x2, true, false)?),
+        }
     } else {
         None
     };
     let mut grads = vec![dx, dw];
     if let Some(bias) = inputs.get(2) {
-        grads.push(if needs(2) {
-            Some(g.sum_to_shape(&bias.shape())?)
-        } else {
-            None
+        grads.push(match db {
+            Some(db) => Some(db),
+            None if needs(2) => Some(g.sum_to_shape(&bias.shape())?),
+            None => None,
         });
     }
     Ok(grads)

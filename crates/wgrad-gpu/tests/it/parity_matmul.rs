@@ -548,3 +548,57 @@ fn bench_matmul_throughput() {
         println!("{line}");
     }
 }
+
+/// `matmul_t_with_row_sums` (B's virtual ones column: `linear`'s weight and
+/// bias gradients in one product) against the CPU's product and sum, on
+/// the shapes that reach each path: both tile kernels, split K (long K,
+/// few tiles), edge tiles, a single row or column, and K = 0.
+#[test]
+fn products_with_row_sums_match_cpu() {
+    let Some(gpu) = shared_gpu() else { return };
+    // (m, k, n, trans_a, trans_b)
+    let cases = [
+        (256, 128, 784, true, false), // W1's first weight gradient
+        (10, 128, 256, true, false),
+        (384, 2048, 1152, true, false), // long K: split
+        (300, 70, 500, false, true),
+        (1, 33, 1, false, false),
+        (65, 17, 3, true, true),
+        (640, 64, 640, false, false), // 128 x 128 tiles
+        (5, 0, 7, true, false),
+    ];
+    for (i, &(m, k, n, ta, tb)) in cases.iter().enumerate() {
+        let what = format!("m {m} k {k} n {n} trans ({ta}, {tb})");
+        let (ca, ga) = pair(&gpu, &dims_2d(m, k, ta), 40 + i as u64);
+        let (cb, gb) = pair(&gpu, &dims_2d(k, n, tb), 80 + i as u64);
+        let (product, sums) = ga.matmul_t_with_row_sums(&gb, ta, tb).unwrap();
+        let want = ca.matmul_t(&cb, ta, tb).unwrap();
+        let want_sums = ca.sum(&[if ta { 0 } else { 1 }], false).unwrap();
+        assert_eq!(product.shape(), &[m, n], "{what}");
+        assert_eq!(sums.shape(), &[m], "{what}");
+        assert!(product.is_contiguous() && sums.is_contiguous(), "{what}");
+        if k == 0 {
+            assert!(
+                product
+                    .to_vec_blocking::<f32>()
+                    .unwrap()
+                    .iter()
+                    .all(|&v| v == 0.0)
+            );
+            assert!(
+                sums.to_vec_blocking::<f32>()
+                    .unwrap()
+                    .iter()
+                    .all(|&v| v == 0.0)
+            );
+            continue;
+        }
+        let err = rel_norm_err(&product, &want);
+        assert!(err < 1e-5, "product, {what}: {err:e}");
+        let err = rel_norm_err(&sums, &want_sums);
+        assert!(err < 1e-5, "row sums, {what}: {err:e}");
+    }
+    // Batched operands are refused.
+    let (_, g3) = pair(&gpu, &[2, 3, 4], 1);
+    assert!(g3.matmul_t_with_row_sums(&g3, false, true).is_err());
+}

@@ -75,6 +75,7 @@ impl GpuTensor {
             force,
             f16_operands,
             bias: bias.as_ref(),
+            row_sums: false,
         };
         let out = self.product(&a, weight, &b, &shapes, OP, extras)?;
         // The product's contiguous [rows, out] (or [batch.., rows, out]) is

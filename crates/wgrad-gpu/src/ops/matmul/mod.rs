@@ -148,8 +148,50 @@ impl GpuTensor {
             force,
             f16_operands,
             bias: None,
+            row_sums: false,
         };
         self.product(&a, other, &b, &shapes, op, extras)
+    }
+
+    /// [`matmul_t`](Self::matmul_t) of two matrices, and the row sums of the
+    /// left operand (after its transpose) computed by the same pass: `(A @
+    /// B, A @ 1)`, `[m, n]` and `[m]`, two contiguous views of one buffer.
+    /// `linear`'s weight and bias gradients (`g^T x` and `g^T 1`) come out of
+    /// one product this way: B gets a virtual column of ones.
+    pub fn matmul_t_with_row_sums(
+        &self,
+        other: &GpuTensor,
+        trans_a: bool,
+        trans_b: bool,
+    ) -> Result<(GpuTensor, GpuTensor)> {
+        const OP: &str = "matmul_t_with_row_sums";
+        if self.rank() != 2 || other.rank() != 2 {
+            return Err(Error::invalid(
+                OP,
+                format!(
+                    "needs two matrices, got shapes {:?} and {:?}",
+                    self.shape(),
+                    other.shape()
+                ),
+            ));
+        }
+        self.same_device(OP, other)?;
+        self.expect_dtype(OP, DType::F32)?;
+        other.expect_dtype(OP, DType::F32)?;
+        let a = checks::matmul::operand_layout(OP, &self.layout, trans_a)?;
+        let b = checks::matmul::operand_layout(OP, &other.layout, trans_b)?;
+        let shapes = checks::matmul::matmul(OP, a.shape(), b.shape())?;
+        let extras = Extras {
+            row_sums: true,
+            ..Extras::default()
+        };
+        let flat = self.product(&a, other, &b, &shapes, OP, extras)?;
+        let (m, n) = (shapes.m, shapes.n);
+        let product = flat
+            .narrow(0, 0, m * n)?
+            .reshape(&[m as isize, n as isize])?;
+        let sums = flat.narrow(0, m * n, m)?;
+        Ok((product, sums))
     }
 
     /// The products `a @ b` of `shapes` (`a` a layout of `self`'s buffer,
@@ -166,8 +208,22 @@ impl GpuTensor {
         extras: Extras<'_>,
     ) -> Result<GpuTensor> {
         let (m, k, n) = (shapes.m, shapes.k, shapes.n);
-        let out = self.empty_like_device(op, &shapes.out, DType::F32)?;
+        let row_sums = extras.row_sums && shapes.batch.iter().product::<usize>() == 1;
+        if extras.row_sums && !row_sums {
+            return Err(Error::invalid(op, "row sums need an unbatched product"));
+        }
+        // With row sums the kernels see one more column (B's ones).
+        let n_kernel = n + usize::from(row_sums);
+        let out = if row_sums {
+            self.empty_like_device(op, &[m * n_kernel], DType::F32)?
+        } else {
+            self.empty_like_device(op, &shapes.out, DType::F32)?
+        };
         if out.numel() == 0 {
+            return Ok(out);
+        }
+        if k == 0 && row_sums {
+            out.fill_words(0.0f32.to_bits())?;
             return Ok(out);
         }
         if k == 0 {
@@ -198,15 +254,24 @@ impl GpuTensor {
                 ),
             ));
         }
-        let coop =
-            coop_ok && (extras.f16_operands || matmul_precision() == MatmulPrecision::Medium);
+        // The tensor-core kernel has no ones column.
+        let coop = coop_ok
+            && !row_sums
+            && (extras.f16_operands || matmul_precision() == MatmulPrecision::Medium);
         // Partial sums of all splits must fit one binding.
         let max_floats = limits
             .max_storage_buffer_binding_size
             .min(limits.max_buffer_size)
             / 4;
-        let max_splits = usize::try_from(max_floats / (count * m * n) as u64).unwrap_or(usize::MAX);
-        let plan = plan([count, m, n, k], big_ok, coop, max_splits, extras.force);
+        let max_splits =
+            usize::try_from(max_floats / (count * m * n_kernel) as u64).unwrap_or(usize::MAX);
+        let plan = plan(
+            [count, m, n_kernel, k],
+            big_ok,
+            coop,
+            max_splits,
+            extras.force,
+        );
         let k_chunk = k.div_ceil(plan.splits).next_multiple_of(SPLIT_ALIGN);
         // Recount: rounding the chunk up may leave fewer (never empty) splits.
         let splits = k.div_ceil(k_chunk);
@@ -216,7 +281,7 @@ impl GpuTensor {
             &a,
             &b,
             batch,
-            [m, n, k],
+            [m, n_kernel, k],
             plan.kernel.tile(),
             k_chunk,
             splits,
@@ -240,10 +305,11 @@ impl GpuTensor {
                 flag(b.strides()[r - 2] == 1 && b.strides()[r - 1] != 1),
             ),
             ("HAS_BIAS", flag(bias.is_some() && splits == 1)),
+            ("ONES_COLUMN", flag(row_sums)),
         ];
         let spec = plan.kernel.spec();
         let part = if splits > 1 {
-            Some(self.empty_like_device(op, &[splits * count * m * n], DType::F32)?)
+            Some(self.empty_like_device(op, &[splits * count * m * n_kernel], DType::F32)?)
         } else {
             None
         };
@@ -256,11 +322,11 @@ impl GpuTensor {
             u64::from(imm.groups),
         )?;
         if let Some(part) = part {
-            let numel = count * m * n;
+            let numel = count * m * n_kernel;
             let sum = SumSplitsParams {
                 numel: params::to_u32(op, "output element count", numel)?,
                 splits: params::to_u32(op, "split count", splits)?,
-                n: params::to_u32(op, "columns", n)?,
+                n: params::to_u32(op, "columns", n_kernel)?,
                 bias_offset: imm.bias_offset,
                 bias_stride: imm.bias_stride,
             };
@@ -286,6 +352,10 @@ struct Extras<'a> {
     /// A 1-D F32 `[n]` view (stride 0 for one value) added to every output
     /// row after the sum (`linear`), on the operands' device.
     bias: Option<&'a GpuTensor>,
+    /// Also the row sums of A (unbatched products only): the output buffer
+    /// holds the `[m, n]` product followed by the `[m]` sums (the kernels'
+    /// ONES_COLUMN).
+    row_sums: bool,
 }
 
 /// The bias view `t` with the offset and column stride the kernels index it
