@@ -385,7 +385,12 @@ impl Tensor {
     pub(crate) fn accumulate_grad(&self, delta: Storage) -> Result<()> {
         let mut slot = self.inner.grad.lock();
         *slot = Some(match slot.take() {
-            None => delta.contiguous()?,
+            // Dense at any offset is kept: `linear`'s weight and bias
+            // gradients are two dense views of one product's buffer.
+            None => match delta {
+                Storage::Gpu(g) => Storage::Gpu(g.dense()?),
+                cpu => cpu.contiguous()?,
+            },
             Some(existing) => existing.binary(&delta, wgrad_core::BinaryOp::Add)?,
         });
         Ok(())

@@ -220,6 +220,17 @@ impl GpuTensor {
         )
     }
 
+    /// This view if it is dense in row-major order, at any offset in its
+    /// buffer (what kernels that take an offset read directly), else a
+    /// contiguous copy. [`contiguous`](Self::contiguous) also moves a dense
+    /// view at an offset to a buffer of its own.
+    pub fn dense(&self) -> Result<Self> {
+        if self.is_contiguous() {
+            return Ok(self.clone());
+        }
+        self.contiguous()
+    }
+
     /// A contiguous copy (or `self` if already contiguous and starting at 0).
     pub fn contiguous(&self) -> Result<Self> {
         if self.is_contiguous() && self.layout.offset() == 0 {

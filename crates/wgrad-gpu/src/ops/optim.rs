@@ -59,7 +59,7 @@ pub(super) fn dense_grad(
     grad: &GpuTensor,
     written: &[&GpuTensor],
 ) -> Result<GpuTensor> {
-    let g = grad.contiguous()?;
+    let g = grad.dense()?;
     if written.iter().any(|w| w.buffer.id() == g.buffer.id()) {
         let copy = g.empty_like_device(op, g.shape(), DType::F32)?;
         g.copy_into(&copy)?;
