@@ -552,7 +552,8 @@ fn bench_matmul_throughput() {
 /// `matmul_t_with_row_sums` (B's virtual ones column: `linear`'s weight and
 /// bias gradients in one product) against the CPU's product and sum, on
 /// the shapes that reach each path: both tile kernels, split K (long K,
-/// few tiles), edge tiles, a single row or column, and K = 0.
+/// few tiles), edge tiles, a single row or column, K = 0, and a large
+/// product whose N fills its tiles (computed as a product and a sum).
 #[test]
 fn products_with_row_sums_match_cpu() {
     let Some(gpu) = shared_gpu() else { return };
@@ -560,7 +561,8 @@ fn products_with_row_sums_match_cpu() {
     let cases = [
         (256, 128, 784, true, false), // W1's first weight gradient
         (10, 128, 256, true, false),
-        (384, 2048, 1152, true, false), // long K: split
+        (384, 2048, 1152, true, false), // N a multiple of 64, large: product + sum
+        (100, 4096, 130, true, false),  // long K, few tiles: split
         (300, 70, 500, false, true),
         (1, 33, 1, false, false),
         (65, 17, 3, true, true),

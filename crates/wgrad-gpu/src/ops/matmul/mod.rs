@@ -154,10 +154,11 @@ impl GpuTensor {
     }
 
     /// [`matmul_t`](Self::matmul_t) of two matrices, and the row sums of the
-    /// left operand (after its transpose) computed by the same pass: `(A @
-    /// B, A @ 1)`, `[m, n]` and `[m]`, two contiguous views of one buffer.
-    /// `linear`'s weight and bias gradients (`g^T x` and `g^T 1`) come out of
-    /// one product this way: B gets a virtual column of ones.
+    /// left operand (after its transpose): `(A @ B, A @ 1)`, `[m, n]` and
+    /// `[m]`. `linear`'s weight and bias gradients (`g^T x` and `g^T 1`).
+    /// Where it pays (see `row_sums_pay`) both come out of one pass, B
+    /// given a virtual column of ones, as two dense views of one buffer;
+    /// otherwise from the product and a sum.
     pub fn matmul_t_with_row_sums(
         &self,
         other: &GpuTensor,
@@ -181,6 +182,11 @@ impl GpuTensor {
         let a = checks::matmul::operand_layout(OP, &self.layout, trans_a)?;
         let b = checks::matmul::operand_layout(OP, &other.layout, trans_b)?;
         let shapes = checks::matmul::matmul(OP, a.shape(), b.shape())?;
+        if !row_sums_pay(shapes.m, shapes.n, shapes.k) {
+            let product = self.matmul_t(other, trans_a, trans_b)?;
+            let sums = self.sum(&[if trans_a { 0 } else { 1 }], false)?;
+            return Ok((product, sums));
+        }
         let extras = Extras {
             row_sums: true,
             ..Extras::default()
@@ -340,6 +346,16 @@ impl GpuTensor {
         }
         Ok(out)
     }
+}
+
+/// Whether B's ones column is cheaper than a separate row-sum pass: when
+/// it fits in the last column tile (N not a multiple of the 64-wide tiles,
+/// so of neither kernel's), or when the product is small enough that the
+/// pass's dispatch would cost more than an extra tile column (below 2^25
+/// multiply-adds: the small-batch MLPs, where a dispatch is ~10 us).
+fn row_sums_pay(m: usize, n: usize, k: usize) -> bool {
+    const SMALL_PRODUCT: usize = 1 << 25;
+    !n.is_multiple_of(64) || m.saturating_mul(n).saturating_mul(k) <= SMALL_PRODUCT
 }
 
 /// What a product may do besides `a @ b`.
