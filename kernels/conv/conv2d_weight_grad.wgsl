@@ -11,19 +11,22 @@
 // out[s, C_out, cin_g*kh*kw]; matmul/sum_splits.wgsl adds the splits
 // (unsplit: k_chunk >= K, out is dw itself). Tiling: common/gemm_64.wgsl.
 //
+// With ONES_COLUMN (common/conv_weight_grad_store.wgsl) one more column of
+// ones gives the bias gradient alongside.
+//
 // Bindings: 0 input (read), 1 grad_out (read), 2 out (read_write).
 // Immediates: ConvParams (m = cout_g, n = cin_g*kh*kw, k = pixels).
 
 //! include common/gemm_64.wgsl
 //! include common/conv_params.wgsl
 //! include common/conv_tile.wgsl
+//! include common/conv_weight_grad_store.wgsl
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
 @group(0) @binding(1) var<storage, read> dy: array<f32>;
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 
 var<private> k_stop: u32;
-var<private> out_base: u32; // this workgroup's output matrix
 // This thread's two rows (output channels tid/8 and tid/8 + 32 of the
 // tile): grad_out channel offsets, and whether they exist.
 var<private> o_off0: u32;
@@ -39,6 +42,9 @@ var<private> q_dw0: u32;
 var<private> q_dw1: u32;
 var<private> q_ok0: bool;
 var<private> q_ok1: bool;
+// Its columns are the ones column (ONES_COLUMN: the bias gradient's).
+var<private> q_one0: bool;
+var<private> q_one1: bool;
 
 fn a_slot(i: u32) -> vec2<u32> {
     return k_fast_slot(tid + i * THREADS);
@@ -74,8 +80,8 @@ fn fetch_pixel(s: u32, first: bool) {
         let iy = y * p.stride_h - p.pad_top;
         let ix = xx * p.stride_w - p.pad_left;
         let x_base = p.x_offset + img * p.x_strides[0];
-        b0 = input_at(q_ok0, x_base + q_off0, iy + q_dh0, ix + q_dw0);
-        b1 = input_at(q_ok1, x_base + q_off1, iy + q_dh1, ix + q_dw1);
+        b0 = select(input_at(q_ok0, x_base + q_off0, iy + q_dh0, ix + q_dw0), 1.0, q_one0);
+        b1 = select(input_at(q_ok1, x_base + q_off1, iy + q_dh1, ix + q_dw1), 1.0, q_one1);
     }
     if first {
         ra0 = a0;
@@ -114,8 +120,11 @@ fn conv2d_weight_grad(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
     o_off1 = (t.group * p.cout_g + o1) * p.dy_strides[1];
     let qa = t.col0 + tid / 8u;
     let qb = qa + 32u;
-    q_ok0 = qa < p.n;
-    q_ok1 = qb < p.n;
+    let taps = p.n - ONES_COLUMN;
+    q_ok0 = qa < taps;
+    q_ok1 = qb < taps;
+    q_one0 = ONES_COLUMN == 1u && qa == taps;
+    q_one1 = ONES_COLUMN == 1u && qb == taps;
     let ra = qa % p.khkw;
     let rb = qb % p.khkw;
     q_off0 = (t.group * p.cin_g + qa / p.khkw) * p.x_strides[1];
@@ -130,26 +139,6 @@ fn conv2d_weight_grad(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
     k_stop = k_end;
     gemm_k_loop(k_begin, k_end);
 
-    out_base = t.mat * p.m * p.n;
+    out_mat = t.mat;
     gemm_store(t.row0, t.col0);
-}
-
-// out[mat, o, q]: contiguous [splits * conv_groups, cout_g, N]; rows
-// row..row+3 (vR: row + R), columns col..col+3.
-fn store_block(row: u32, col: u32, v0: vec4<f32>, v1: vec4<f32>, v2: vec4<f32>, v3: vec4<f32>) {
-    write4(out_base, row, col, v0);
-    write4(out_base, row + 1u, col, v1);
-    write4(out_base, row + 2u, col, v2);
-    write4(out_base, row + 3u, col, v3);
-}
-
-fn write4(base: u32, row: u32, col: u32, v: vec4<f32>) {
-    if row >= p.m {
-        return;
-    }
-    let at = base + row * p.n + col;
-    if col < p.n { out[at] = v.x; }
-    if col + 1u < p.n { out[at + 1u] = v.y; }
-    if col + 2u < p.n { out[at + 2u] = v.z; }
-    if col + 3u < p.n { out[at + 3u] = v.w; }
 }

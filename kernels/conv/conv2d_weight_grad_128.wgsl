@@ -11,13 +11,13 @@
 //! include common/gemm_128.wgsl
 //! include common/conv_params.wgsl
 //! include common/conv_tile.wgsl
+//! include common/conv_weight_grad_store.wgsl
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
 @group(0) @binding(1) var<storage, read> dy: array<f32>;
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 
 var<private> k_stop: u32;
-var<private> out_base: u32; // this workgroup's output matrix
 // This thread's rows: grad_out channel offsets (o_off) and existence.
 var<private> o_off: vec4<u32>;
 var<private> o_ok: vec4<bool>;
@@ -26,6 +26,8 @@ var<private> q_off: vec4<u32>;
 var<private> q_dh: vec4<u32>;
 var<private> q_dw: vec4<u32>;
 var<private> q_ok: vec4<bool>;
+// Which of them is the ones column (ONES_COLUMN: the bias gradient's).
+var<private> q_one: vec4<bool>;
 
 fn a_slot(i: u32) -> vec2<u32> {
     return k_fast_slot(tid + i * THREADS);
@@ -75,10 +77,10 @@ fn fetch(k0: u32) {
     let iy = y * p.stride_h - p.pad_top;
     let ix = xx * p.stride_w - p.pad_left;
     let b = p.x_offset + img * p.x_strides[0];
-    rb0 = input_at(q_ok.x, b + q_off.x, iy + q_dh.x, ix + q_dw.x);
-    rb1 = input_at(q_ok.y, b + q_off.y, iy + q_dh.y, ix + q_dw.y);
-    rb2 = input_at(q_ok.z, b + q_off.z, iy + q_dh.z, ix + q_dw.z);
-    rb3 = input_at(q_ok.w, b + q_off.w, iy + q_dh.w, ix + q_dw.w);
+    rb0 = select(input_at(q_ok.x, b + q_off.x, iy + q_dh.x, ix + q_dw.x), 1.0, q_one.x);
+    rb1 = select(input_at(q_ok.y, b + q_off.y, iy + q_dh.y, ix + q_dw.y), 1.0, q_one.y);
+    rb2 = select(input_at(q_ok.z, b + q_off.z, iy + q_dh.z, ix + q_dw.z), 1.0, q_one.z);
+    rb3 = select(input_at(q_ok.w, b + q_off.w, iy + q_dh.w, ix + q_dw.w), 1.0, q_one.w);
 }
 
 @compute @workgroup_size(256)
@@ -96,7 +98,9 @@ fn conv2d_weight_grad_128(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wo
     o_ok = o < vec4<u32>(p.cout_g);
     o_off = (t.group * p.cout_g + o) * p.dy_strides[1];
     let q = t.col0 + lanes;
-    q_ok = q < vec4<u32>(p.n);
+    let taps = p.n - ONES_COLUMN;
+    q_ok = q < vec4<u32>(taps);
+    q_one = (q == vec4<u32>(taps)) & vec4<bool>(ONES_COLUMN == 1u);
     let r = q % p.khkw;
     q_off = (t.group * p.cin_g + q / p.khkw) * p.x_strides[1];
     q_dh = (r / p.kw) * p.dil_h;
@@ -107,26 +111,6 @@ fn conv2d_weight_grad_128(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wo
     k_stop = k_end;
     gemm_k_loop(k_begin, k_end);
 
-    out_base = t.mat * p.m * p.n;
+    out_mat = t.mat;
     gemm_store(t.row0, t.col0);
-}
-
-// out[mat, o, q]: contiguous [splits * conv_groups, cout_g, N]; rows
-// row..row+3 (vR: row + R), columns col..col+3.
-fn store_block(row: u32, col: u32, v0: vec4<f32>, v1: vec4<f32>, v2: vec4<f32>, v3: vec4<f32>) {
-    write4(row, col, v0);
-    write4(row + 1u, col, v1);
-    write4(row + 2u, col, v2);
-    write4(row + 3u, col, v3);
-}
-
-fn write4(row: u32, col: u32, v: vec4<f32>) {
-    if row >= p.m {
-        return;
-    }
-    let at = out_base + row * p.n + col;
-    if col < p.n { out[at] = v.x; }
-    if col + 1u < p.n { out[at + 1u] = v.y; }
-    if col + 2u < p.n { out[at + 2u] = v.z; }
-    if col + 3u < p.n { out[at + 3u] = v.w; }
 }

@@ -140,9 +140,19 @@ fn profile(workload: &mut Workload, device: &Device) -> Result<()> {
     // dispatches, which five T2 steps overran (the later ones went untimed
     // and the per-iteration figure came out low).
     let mut totals: Vec<(&'static str, u64, f64)> = Vec::new();
+    // Host time: recording a step submits nothing (the profile report
+    // does), so timing `run` alone gives what the CPU spends per step
+    // (autograd, kernel choice, wgpu's encoding); when it exceeds the GPU
+    // time, the step is host-bound.
+    let mut host = std::time::Duration::ZERO;
+    let mut dispatches = 0u64;
     for _ in 0..ITERS {
         gpu.start_profiling()?;
+        let before = gpu.stats();
+        let start = std::time::Instant::now();
         (workload.run)()?;
+        host += start.elapsed();
+        dispatches += gpu.stats().since(&before).dispatches;
         for k in gpu.profile_report()? {
             match totals.iter_mut().find(|t| t.0 == k.kernel) {
                 Some(t) => {
@@ -159,6 +169,11 @@ fn profile(workload: &mut Workload, device: &Device) -> Result<()> {
         "    GPU time per iteration (timestamp queries): {:.1} us in {} kernels",
         total / ITERS as f64,
         totals.len()
+    );
+    println!(
+        "    host time per iteration (recording, no submit): {:.1} us for {} dispatches",
+        host.as_secs_f64() * 1e6 / ITERS as f64,
+        dispatches / ITERS as u64
     );
     for (kernel, dispatches, us) in totals.iter().take(8) {
         println!(

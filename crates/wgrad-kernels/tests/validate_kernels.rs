@@ -42,12 +42,13 @@ fn every_spec_compiles_to_spirv() {
     }
 }
 
-/// The bias epilogue of `linear` (the `HAS_BIAS` override of the matmul
-/// kernels and of sum_splits) through the SPIR-V writer too, with the
-/// other 0/1 overrides set as well: the defaults leave it switched off.
+/// The epilogues the 0/1 overrides switch on (the bias of `linear` and
+/// `conv2d`, `HAS_BIAS`; the ones column of the weight gradients that
+/// yields the bias gradient, `ONES_COLUMN`) through the SPIR-V writer too,
+/// with the other 0/1 overrides set as well: the defaults leave them off.
 #[test]
-fn bias_epilogues_compile_to_spirv() {
-    let mut checked = 0;
+fn epilogue_overrides_compile_to_spirv() {
+    let mut checked = Vec::new();
     for spec in families::all() {
         let module = module_of(spec.file, spec.elem);
         let has = |name: &str| {
@@ -56,21 +57,31 @@ fn bias_epilogues_compile_to_spirv() {
                 .iter()
                 .any(|(_, o)| o.name.as_deref() == Some(name))
         };
-        if !has("HAS_BIAS") {
+        if !has("HAS_BIAS") && !has("ONES_COLUMN") {
             continue;
         }
         let mut constants = naga::back::PipelineConstants::default();
-        for name in ["HAS_BIAS", "A_M_FAST", "B_K_FAST"] {
+        for name in ["HAS_BIAS", "ONES_COLUMN", "A_M_FAST", "B_K_FAST", "ALIGNED"] {
             if has(name) {
                 constants.insert(name.to_string(), 1.0);
             }
         }
         spirv(spec, &constants);
-        checked += 1;
+        checked.push(spec.entry);
     }
+    checked.sort_unstable();
     assert_eq!(
-        checked, 4,
-        "matmul_64, matmul_128, matmul_coop and sum_splits"
+        checked,
+        [
+            "conv2d",
+            "conv2d_128",
+            "conv2d_weight_grad",
+            "conv2d_weight_grad_128",
+            "matmul_128",
+            "matmul_64",
+            "matmul_coop",
+            "sum_splits"
+        ]
     );
 }
 

@@ -306,19 +306,21 @@ pub(crate) fn conv2d_grads(
         Some(w) => Some(g.conv2d_input_grad(w, geometry)?),
         None => None,
     };
-    let gw = if needs[1] {
-        Some(input()?.conv2d_weight_grad(g, geometry)?)
-    } else {
-        None
+    // A fused bias (a third input): its gradient sums g over batch and
+    // pixels, from the weight gradient's pass when both are needed.
+    let needs_bias = needs.get(2).copied();
+    let (gw, gb) = match (needs[1], needs_bias) {
+        (true, Some(true)) => {
+            let (w, b) = input()?.conv2d_weight_and_bias_grad(g, geometry)?;
+            (Some(w), Some(b))
+        }
+        (true, _) => (Some(input()?.conv2d_weight_grad(g, geometry)?), None),
+        (false, Some(true)) => (None, Some(g.sum(&[0, 2, 3], false)?)),
+        (false, _) => (None, None),
     };
     let mut grads = vec![gx, gw];
-    // A fused bias (a third input): its gradient sums g over batch and pixels.
-    if let Some(&needs_bias) = needs.get(2) {
-        grads.push(if needs_bias {
-            Some(g.sum(&[0, 2, 3], false)?)
-        } else {
-            None
-        });
+    if needs_bias.is_some() {
+        grads.push(gb);
     }
     Ok(grads)
 }

@@ -2,7 +2,7 @@
 //! gradient (also conv_transpose2d) and its weight gradient.
 
 use wgrad_core::checks::conv::{Conv2dArgs, Conv2dGeometry};
-use wgrad_core::{BinaryOp, Result};
+use wgrad_core::{BinaryOp, DType, Result};
 
 use super::{Storage, half_compute, mismatch};
 
@@ -76,5 +76,27 @@ impl Storage {
             )),
             (x, g) => Err(mismatch("conv2d_weight_grad", x, g)),
         })
+    }
+
+    /// [`conv2d_weight_grad`](Self::conv2d_weight_grad) and the bias
+    /// gradient (`grad_out` summed over batch and pixels): on a GPU, for
+    /// F32 operands, from the weight gradient's own pass.
+    pub fn conv2d_weight_and_bias_grad(
+        &self,
+        grad_out: &Storage,
+        geometry: &Conv2dGeometry,
+    ) -> Result<(Storage, Storage)> {
+        match (self, grad_out) {
+            (Storage::Gpu(x), Storage::Gpu(g))
+                if x.dtype() == DType::F32 && g.dtype() == DType::F32 =>
+            {
+                let (w, b) = wgrad_gpu::GpuTensor::conv2d_weight_and_bias_grad(x, g, geometry)?;
+                Ok((Storage::Gpu(w), Storage::Gpu(b)))
+            }
+            _ => Ok((
+                self.conv2d_weight_grad(grad_out, geometry)?,
+                grad_out.sum(&[0, 2, 3], false)?,
+            )),
+        }
     }
 }

@@ -11,28 +11,26 @@
 //! |---|---|---|---|---|
 //! | forward | C_out/g | N * H_out * W_out | kH * kW * C_in/g | 1 |
 //! | input gradient | C_in/g | N * H * W / (sh * sw) | (kH * kW / (sh * sw)) * C_out/g | sh * sw |
-//! | weight gradient | C_out/g | C_in/g * kH * kW | N * H_out * W_out | 1 or 2 |
+//! | weight gradient | C_out/g | C_in/g * kH * kW (+ 1 for the bias) | N * H_out * W_out | 1 or 2 |
 //!
 //! The forward and input gradient use 128 x 128 output tiles when there are
 //! enough of them (`pick_tile`), else 64 x 64. The input gradient runs one
 //! GEMM per stride phase (input pixels with the same `(h + pad) mod
 //! stride`), each over the taps that reach that phase alone. The weight
-//! gradient's K (every output pixel of the batch) is long and its output
-//! small, so K is split over enough workgroups to fill the GPU, each split
-//! writing its own partial `[C_out, C_in/g, kH, kW]`, and
-//! `matmul/sum_splits.wgsl` adds them in order: deterministic, no atomics.
+//! gradient (with the bias gradient from the same pass) is in
+//! `conv_weight_grad.rs`; the forward adds the bias in its store.
 
 use wgrad_core::checks::conv::{self, Conv2dArgs, Conv2dGeometry};
 use wgrad_core::{DType, Error, Result};
 use wgrad_kernels::{KernelSpec, families};
 
 use crate::GpuTensor;
-use crate::params::{self, ConvInputGradParams, ConvParams, SumSplitsParams};
+use crate::params::{self, ConvInputGradParams, ConvParams};
 
 use super::conv_phase::Phase;
 
 /// K step of the 64 x 64 kernels (split chunks are multiples of it).
-const K_STEP: usize = 16;
+pub(super) const K_STEP: usize = 16;
 /// Workgroup memory of the 128 x 128 kernels (2 operands x 2 buffers x 264 vec4).
 const BIG_WORKGROUP_BYTES: u32 = 2 * 2 * 264 * 16;
 /// Least workgroups of 128 x 128 tiles for the big forward kernel: fewer
@@ -47,10 +45,10 @@ const BIG_FILL_INPUT_GRAD: usize = 150;
 /// Most input channels per group for the input gradient's 32 x 128 tiles.
 const NARROW_ROWS: usize = 32;
 /// Workgroups that keep a large GPU busy (e.g. 4 per SM on a 132-SM H200).
-const FILL_GROUPS: usize = 512;
+pub(super) const FILL_GROUPS: usize = 512;
 /// Least K per split: shorter chunks spend more on the partial sums than
 /// the extra parallelism gains.
-const MIN_SPLIT_K: usize = 256;
+pub(super) const MIN_SPLIT_K: usize = 256;
 
 /// An override constant's value for a 0/1 flag.
 fn flag(on: bool) -> f64 {
@@ -61,7 +59,7 @@ fn flag(on: bool) -> f64 {
 /// `force` (0: by shape). The 128 x 128 kernels where the device has their
 /// workgroup memory, their edge tiles waste at most 25% more than 64 x 64
 /// tiles, and there are at least `fill` of them.
-fn pick_tile(
+pub(super) fn pick_tile(
     op: &'static str,
     t: &GpuTensor,
     [groups, m, n]: [usize; 3],
@@ -86,7 +84,7 @@ fn pick_tile(
 }
 
 /// Checks a caller-built geometry (the gradient primitives take one).
-fn check_geometry(op: &'static str, g: &Conv2dGeometry) -> Result<()> {
+pub(super) fn check_geometry(op: &'static str, g: &Conv2dGeometry) -> Result<()> {
     let a = &g.args;
     if a.groups == 0
         || !g.in_channels.is_multiple_of(a.groups)
@@ -113,7 +111,7 @@ fn check_geometry(op: &'static str, g: &Conv2dGeometry) -> Result<()> {
 }
 
 /// Checks that `t` is an f32 tensor of `shape` on `like`'s device.
-fn check_operand(
+pub(super) fn check_operand(
     op: &'static str,
     like: &GpuTensor,
     t: &GpuTensor,
@@ -135,7 +133,7 @@ fn check_operand(
 }
 
 /// `t`'s offset and 4 strides as u32 (its extent checked too).
-fn strided(op: &'static str, t: &GpuTensor) -> Result<(u32, [u32; 4])> {
+pub(super) fn strided(op: &'static str, t: &GpuTensor) -> Result<(u32, [u32; 4])> {
     params::to_u32(op, "operand extent", t.layout.span_end())?;
     let mut strides = [0u32; 4];
     for (s, &v) in strides.iter_mut().zip(t.layout.strides()) {
@@ -147,7 +145,7 @@ fn strided(op: &'static str, t: &GpuTensor) -> Result<(u32, [u32; 4])> {
 /// The immediates of one primitive of `g` with GEMM sizes `[m, n, k]`, K
 /// cut into `splits` chunks of `k_chunk`; the strided operands' fields are
 /// filled in by the caller.
-fn gemm_params(
+pub(super) fn gemm_params(
     op: &'static str,
     g: &Conv2dGeometry,
     [m, n, k]: [usize; 3],
@@ -491,114 +489,11 @@ impl GpuTensor {
         }
         Ok(out)
     }
-
-    /// The weight gradient of [`conv2d`](Self::conv2d): `input` of
-    /// `geometry.input_shape()` and `grad_out` of `geometry.output_shape()`
-    /// give `geometry.weight_shape()` (contiguous), summed over the batch
-    /// and every output pixel (split over workgroups, then added in a fixed
-    /// order: deterministic).
-    pub fn conv2d_weight_grad(
-        input: &GpuTensor,
-        grad_out: &GpuTensor,
-        geometry: &Conv2dGeometry,
-    ) -> Result<GpuTensor> {
-        Self::conv2d_weight_grad_variant(input, grad_out, geometry, 0, 0)
-    }
-
-    /// [`conv2d_weight_grad`](Self::conv2d_weight_grad) with the number of
-    /// K splits (0: chosen by shape; capped so that every split has at
-    /// least one K step) and the output tile (0: by shape, 64 or 128)
-    /// forced, for tests and benchmarks.
-    #[doc(hidden)]
-    pub fn conv2d_weight_grad_variant(
-        input: &GpuTensor,
-        grad_out: &GpuTensor,
-        geometry: &Conv2dGeometry,
-        splits: usize,
-        tile: usize,
-    ) -> Result<GpuTensor> {
-        const OP: &str = "conv2d_weight_grad";
-        let g = geometry;
-        check_geometry(OP, g)?;
-        check_operand(OP, input, input, "input", g.input_shape())?;
-        check_operand(OP, input, grad_out, "grad_out", g.output_shape())?;
-        let out = input.empty_like_device(OP, &g.weight_shape(), DType::F32)?;
-        let [kh, kw] = g.kernel_hw;
-        let (m, n, k) = (
-            g.out_per_group(),
-            g.in_per_group() * kh * kw,
-            g.batch * g.output_hw[0] * g.output_hw[1],
-        );
-        if out.numel() == 0 {
-            return Ok(out);
-        }
-        if k == 0 {
-            out.fill_words(0.0f32.to_bits())?;
-            return Ok(out);
-        }
-        let numel = out.numel();
-        let limits = input.device().limits();
-        let max_floats = limits
-            .max_storage_buffer_binding_size
-            .min(limits.max_buffer_size)
-            / 4;
-        let max_splits = usize::try_from(max_floats / numel as u64).unwrap_or(usize::MAX);
-        // K splits make up for few tiles: no least tile count.
-        let tile = pick_tile(OP, input, [g.args.groups, m, n], 0, tile)?;
-        let (spec, fill) = if tile == 128 {
-            (&families::conv::CONV2D_WEIGHT_GRAD_128, FILL_GROUPS / 2)
-        } else {
-            (&families::conv::CONV2D_WEIGHT_GRAD, FILL_GROUPS)
-        };
-        let tiles = g.args.groups * m.div_ceil(tile) * n.div_ceil(tile);
-        let splits = if splits != 0 {
-            splits
-        } else if tiles < fill {
-            fill.div_ceil(tiles)
-                .min(k / MIN_SPLIT_K)
-                .min(max_splits)
-                .max(1)
-        } else {
-            1
-        };
-        let k_chunk = k.div_ceil(splits).next_multiple_of(K_STEP);
-        // Recount: rounding the chunk up may leave fewer (never empty) splits.
-        let splits = k.div_ceil(k_chunk);
-        params::to_u32(OP, "partial sums size", splits * numel)?;
-        let mut imm = gemm_params(OP, g, [m, n, k], k_chunk, splits, tile)?;
-        (imm.x_offset, imm.x_strides) = strided(OP, input)?;
-        (imm.dy_offset, imm.dy_strides) = strided(OP, grad_out)?;
-        let part = if splits > 1 {
-            Some(input.empty_like_device(OP, &[splits * numel], DType::F32)?)
-        } else {
-            None
-        };
-        let target = part.as_ref().unwrap_or(&out);
-        dispatch((spec, &[]), [input, grad_out, target], &imm, imm.groups)?;
-        if let Some(part) = part {
-            // No bias (HAS_BIAS off): its binding takes the partial sums.
-            let sum = SumSplitsParams {
-                numel: params::to_u32(OP, "output size", numel)?,
-                splits: params::to_u32(OP, "split count", splits)?,
-                n: 1,
-                bias_offset: 0,
-                bias_stride: 0,
-            };
-            input.kernels().dispatch_1d(
-                &families::matmul::SUM_SPLITS,
-                &[],
-                &[&part.buffer, &out.buffer, &part.buffer],
-                &sum,
-                numel as u64,
-            )?;
-        }
-        Ok(out)
-    }
 }
 
 /// Records one conv kernel over `buffers` (2 inputs, then the output) on
 /// `groups` workgroups.
-fn dispatch<P: bytemuck::Pod>(
+pub(super) fn dispatch<P: bytemuck::Pod>(
     (spec, constants): (&'static KernelSpec, &[(&'static str, f64)]),
     buffers: [&GpuTensor; 3],
     imm: &P,

@@ -9,6 +9,7 @@ mod compare;
 mod concat;
 mod conv;
 mod conv_phase;
+mod conv_weight_grad;
 mod indexing;
 mod int_ops;
 mod layer_norm;

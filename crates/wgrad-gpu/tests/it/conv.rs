@@ -241,14 +241,28 @@ fn case(input: [usize; 4], weight: [usize; 4], args: Conv2dArgs, views: Views) {
     }
     let got = GpuTensor::conv2d_weight_grad(&gx, &gdy, &g).unwrap();
     check(&got, g.weight_shape(), &dw, &format!("weight grad {what}"));
+    // The bias gradient: dy summed over batch and pixels, per channel.
+    let [_, _, oh, ow] = g.output_shape();
+    let mut db = vec![0.0f64; c_out];
+    for (i, v) in dy.iter().enumerate() {
+        db[(i / (oh * ow)) % c_out] += f64::from(*v);
+    }
     for (splits, tile) in [(1, 64), (2, 64), (7, 64), (1, 128), (3, 128), (0, 128)] {
+        let what = format!("{splits} splits, tile {tile}, {what}");
         let got = GpuTensor::conv2d_weight_grad_variant(&gx, &gdy, &g, splits, tile).unwrap();
+        check(&got, g.weight_shape(), &dw, &format!("weight grad, {what}"));
+        let (gw_, gb) =
+            GpuTensor::conv2d_weight_and_bias_grad_variant(&gx, &gdy, &g, splits, tile).unwrap();
         check(
-            &got,
+            &gw_,
             g.weight_shape(),
             &dw,
-            &format!("weight grad, {splits} splits, tile {tile}, {what}"),
+            &format!("weight grad with bias, {what}"),
         );
+        assert_eq!(gb.shape(), &[c_out], "{what}");
+        let got = gb.to_vec_blocking::<f32>().unwrap();
+        let err = rel_norm_err(&got, &db);
+        assert!(err < TOL, "bias grad, {what}: relative norm error {err:e}");
     }
 }
 
@@ -515,5 +529,46 @@ fn bench_conv_throughput() {
             tx * 1e3,
             tw * 1e3
         );
+    }
+}
+
+/// `conv2d_weight_and_bias_grad` on both of its paths (the ones column
+/// where it fits; a separate sum where it would cost a tile column of a
+/// large product) against the forced one-pass variant.
+#[test]
+fn weight_and_bias_grad_paths_agree() {
+    let Some(gpu) = shared_gpu() else { return };
+    // 32 input channels x 3 x 3 = 288 taps (fits); 64 x 3 x 3 = 576 with
+    // batch 32 (a multiple of 64 over 2^25 multiply-adds: separate sum).
+    for (input, weight) in [
+        ([4, 32, 12, 12], [16, 32, 3, 3]),
+        ([32, 64, 14, 14], [16, 64, 3, 3]),
+    ] {
+        let g = conv::conv2d(
+            "test",
+            &input,
+            &weight,
+            &args([1, 1], [[0, 0], [0, 0]], [1, 1], 1),
+        )
+        .unwrap();
+        let numel = |s: [usize; 4]| s.iter().product::<usize>();
+        let x = GpuTensor::from_vec(&gpu, data(numel(input), 5), &input).unwrap();
+        let dy =
+            GpuTensor::from_vec(&gpu, data(numel(g.output_shape()), 6), &g.output_shape()).unwrap();
+        let (w, b) = GpuTensor::conv2d_weight_and_bias_grad(&x, &dy, &g).unwrap();
+        let (w1, b1) = GpuTensor::conv2d_weight_and_bias_grad_variant(&x, &dy, &g, 0, 0).unwrap();
+        let close = |a: &GpuTensor, b: &GpuTensor, what: &str| {
+            let (a, b) = (
+                a.to_vec_blocking::<f32>().unwrap(),
+                b.to_vec_blocking::<f32>().unwrap(),
+            );
+            let want: Vec<f64> = b.iter().map(|&v| f64::from(v)).collect();
+            let err = rel_norm_err(&a, &want);
+            assert!(err < TOL, "{what} {input:?}: {err:e}");
+        };
+        assert_eq!(w.shape(), &weight);
+        assert_eq!(b.shape(), &[weight[0]]);
+        close(&w, &w1, "weight grad");
+        close(&b, &b1, "bias grad");
     }
 }
