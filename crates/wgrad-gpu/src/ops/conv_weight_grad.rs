@@ -34,21 +34,22 @@ impl GpuTensor {
 
     /// [`conv2d_weight_grad`](Self::conv2d_weight_grad) and the bias
     /// gradient (`grad_out` summed over batch and pixels, `[C_out]`). Where
-    /// the ones column fits the last column tile, or the product is small,
-    /// both come from one pass (two dense views of one buffer); otherwise
-    /// the column would cost a whole tile column of the long product, more
-    /// than a sum over `grad_out`, which computes the bias gradient then.
+    /// the ones column fits the last column tile, or the tile column it
+    /// adds is cheap, both come from one pass (two dense views of one
+    /// buffer); otherwise a sum over `grad_out` gives the bias gradient.
     pub fn conv2d_weight_and_bias_grad(
         input: &GpuTensor,
         grad_out: &GpuTensor,
         geometry: &Conv2dGeometry,
     ) -> Result<(GpuTensor, GpuTensor)> {
-        const SMALL_PRODUCT: usize = 1 << 25;
+        // As matmul's row sums: the tile column the ones would add (at most
+        // 128 wide) against a pass over grad_out.
+        const PASS_MACS: usize = 1 << 26;
         let g = geometry;
         let taps = g.in_per_group() * g.kernel_hw[0] * g.kernel_hw[1];
         let pixels = g.batch * g.output_hw[0] * g.output_hw[1];
-        let macs = g.out_channels.saturating_mul(taps).saturating_mul(pixels);
-        if taps.is_multiple_of(64) && macs > SMALL_PRODUCT {
+        let column_macs = g.out_channels.saturating_mul(pixels).saturating_mul(128);
+        if taps.is_multiple_of(64) && column_macs > PASS_MACS {
             let weight = Self::conv2d_weight_grad(input, grad_out, geometry)?;
             return Ok((weight, grad_out.sum(&[0, 2, 3], false)?));
         }

@@ -539,10 +539,11 @@ fn bench_conv_throughput() {
 fn weight_and_bias_grad_paths_agree() {
     let Some(gpu) = shared_gpu() else { return };
     // 32 input channels x 3 x 3 = 288 taps (fits); 64 x 3 x 3 = 576 with
-    // batch 32 (a multiple of 64 over 2^25 multiply-adds: separate sum).
+    // 16 x 32 x 12 x 12 outputs (a multiple of 64, and the column's 2^26+
+    // multiply-adds: separate sum).
     for (input, weight) in [
         ([4, 32, 12, 12], [16, 32, 3, 3]),
-        ([32, 64, 14, 14], [16, 64, 3, 3]),
+        ([32, 64, 14, 14], [256, 64, 3, 3]),
     ] {
         let g = conv::conv2d(
             "test",

@@ -350,12 +350,13 @@ impl GpuTensor {
 
 /// Whether B's ones column is cheaper than a separate row-sum pass: when
 /// it fits in the last column tile (N not a multiple of the 64-wide tiles,
-/// so of neither kernel's), or when the product is small enough that the
-/// pass's dispatch would cost more than an extra tile column (below 2^25
-/// multiply-adds: the small-batch MLPs, where a dispatch is ~10 us).
+/// so of neither kernel's), or when the tile column it adds (at most 128
+/// wide) costs fewer than 2^26 multiply-adds, a few microseconds, about
+/// what the pass's dispatch and read of A cost (the MLPs' and the CNN's
+/// layers; not T2's, whose long K makes the column cost more).
 fn row_sums_pay(m: usize, n: usize, k: usize) -> bool {
-    const SMALL_PRODUCT: usize = 1 << 25;
-    !n.is_multiple_of(64) || m.saturating_mul(n).saturating_mul(k) <= SMALL_PRODUCT
+    const PASS_MACS: usize = 1 << 26;
+    !n.is_multiple_of(64) || m.saturating_mul(k).saturating_mul(128) <= PASS_MACS
 }
 
 /// What a product may do besides `a @ b`.
