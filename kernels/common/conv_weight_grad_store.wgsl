@@ -12,18 +12,28 @@
 
 override ONES_COLUMN: u32 = 0u;
 
-var<private> out_mat: u32; // this workgroup's output matrix: split * conv_groups + group
+var<private> out_mat: u32;        // this workgroup's output matrix: split * conv_groups + group
+var<private> out_split_base: u32; // ONES_COLUMN: where its split's part of `out` starts
+var<private> out_chan0: u32;      // ONES_COLUMN: its group's first output channel
+
+// Called once per workgroup before the store (the divisions stay out of
+// the per-element index).
+fn set_out_matrix(mat: u32) {
+    out_mat = mat;
+    if ONES_COLUMN == 1u {
+        out_split_base = (mat / p.conv_groups) * p.conv_groups * p.m * p.n;
+        out_chan0 = (mat % p.conv_groups) * p.m;
+    }
+}
 
 fn out_at(row: u32, col: u32) -> u32 {
     if ONES_COLUMN == 1u {
         let cols = p.n - 1u;
-        let c_out = p.conv_groups * p.m;
-        let split_base = (out_mat / p.conv_groups) * c_out * p.n;
-        let chan = (out_mat % p.conv_groups) * p.m + row;
+        let chan = out_chan0 + row;
         if col == cols {
-            return split_base + c_out * cols + chan;
+            return out_split_base + p.conv_groups * p.m * cols + chan;
         }
-        return split_base + chan * cols + col;
+        return out_split_base + chan * cols + col;
     }
     return (out_mat * p.m + row) * p.n + col;
 }

@@ -111,6 +111,6 @@ fn conv2d_weight_grad_128(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wo
     k_stop = k_end;
     gemm_k_loop(k_begin, k_end);
 
-    out_mat = t.mat;
+    set_out_matrix(t.mat);
     gemm_store(t.row0, t.col0);
 }
