@@ -61,7 +61,8 @@ fn derivative(v: f32) -> f32 {
         case UNARY_TANH: { return sech2_f32(v); }
         case UNARY_SIGMOID: { return sigmoid_derivative(v); }
         case UNARY_RELU: {
-            if is_nan(v) { return 0.0; }
+            // PyTorch blocks only x <= 0: a NaN input's gradient passes.
+            if is_nan(v) { return 1.0; }
             return select(0.0, 1.0, v > 0.0);
         }
         case UNARY_GELU: {
@@ -97,8 +98,8 @@ fn derivative(v: f32) -> f32 {
             return sigmoid(bv);
         }
         case UNARY_ELU: {
-            // alpha * e^v on v <= 0, as torch (elu'(0) = alpha).
-            if is_nan(v) { return v; }
+            // alpha * e^v on v <= 0, as torch (elu'(0) = alpha); NaN passes.
+            if is_nan(v) { return 1.0; }
             if v > 0.0 { return 1.0; }
             return p.a0 * exp(v);
         }
@@ -108,8 +109,8 @@ fn derivative(v: f32) -> f32 {
             return tanh_f32(sp) + v * sigmoid(v) * sech2_f32(sp);
         }
         case UNARY_HARDTANH: {
-            // Open interval, as torch's hardtanh_backward; never for NaN.
-            if is_nan(v) { return 0.0; }
+            // Open interval, as torch's hardtanh_backward; NaN passes.
+            if is_nan(v) { return 1.0; }
             return select(0.0, 1.0, v > p.a0 && v < p.a1);
         }
         case UNARY_GELU_TANH: {

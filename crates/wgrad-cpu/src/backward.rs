@@ -32,7 +32,7 @@ impl CpuTensor {
                 // Written out (the same formula as `UnaryOp::derivative`)
                 // so that ReLU's and GELU's backward, the hot ones, vectorise.
                 UnaryOp::Relu => {
-                    parallel::zip_map(gs, xs, 1, |g, x| g * if x > 0.0 { 1.0 } else { 0.0 })
+                    parallel::zip_map(gs, xs, 1, |g, x| g * if x <= 0.0 { 0.0 } else { 1.0 })
                 }
                 UnaryOp::Gelu => parallel::zip_map(gs, xs, unary_cost(op), |g, x| {
                     g * wgrad_core::math::gelu_derivative(x)

@@ -295,7 +295,10 @@ impl UnaryOp {
     /// `relu'(0) = 0`, `leaky_relu'(x <= 0) = slope`, `abs'(0) = 0`,
     /// `elu'(0) = alpha`, and `clamp` and `hardtanh` pass the gradient
     /// strictly inside `(min, max)` (PyTorch 2.15 for scalar bounds) and
-    /// block it elsewhere, NaN included. The GPU kernel
+    /// block it at and past the bounds. At a NaN input each follows
+    /// PyTorch's comparisons: `relu`, `elu` and `hardtanh` pass the
+    /// gradient (they test `x <= bound`), `leaky_relu` scales it by the
+    /// slope, `clamp` and `abs` block it. The GPU kernel
     /// `kernels/backward/unary_backward.wgsl` mirrors this formula by formula.
     pub fn derivative(self, x: f32) -> f32 {
         match self {
@@ -322,11 +325,13 @@ impl UnaryOp {
             // `1 - tanh^2` it keeps full relative precision in the tails.
             UnaryOp::Tanh => scalar::sech2(x),
             UnaryOp::Sigmoid => sigmoid_derivative(x),
+            // PyTorch's threshold_backward blocks only x <= 0: a NaN input's
+            // gradient passes.
             UnaryOp::Relu => {
-                if x > 0.0 {
-                    1.0
-                } else {
+                if x <= 0.0 {
                     0.0
+                } else {
+                    1.0
                 }
             }
             // d/dx [x * Phi(x)] = Phi(x) + x * phi(x), Phi through the same erf
@@ -361,20 +366,22 @@ impl UnaryOp {
                 scalar::softplus_derivative(x, beta, threshold)
             }
             // PyTorch's elu backward: alpha * e^x on x <= 0 (so elu'(0) = alpha).
+            // NaN takes the x > 0 branch, as PyTorch's `x <= 0 ? .. : ..`.
             UnaryOp::Elu { alpha } => {
-                if x > 0.0 {
-                    1.0
-                } else {
+                if x <= 0.0 {
                     alpha * exp(x)
+                } else {
+                    1.0
                 }
             }
             UnaryOp::Mish => scalar::mish_derivative(x),
             // Open interval, as torch's hardtanh_backward (0 at the bounds).
+            // NaN passes, as hardtanh_backward's `x <= min || x >= max ? 0 : g`.
             UnaryOp::Hardtanh { min, max } => {
-                if x > min && x < max {
-                    1.0
-                } else {
+                if x <= min || x >= max {
                     0.0
+                } else {
+                    1.0
                 }
             }
             UnaryOp::GeluTanh => scalar::gelu_tanh_derivative(x),

@@ -594,3 +594,49 @@ fn clamp_with_a_nan_bound_is_nan() {
         assert_eq!(x.grad().unwrap().to_vec_f32().unwrap(), [0.0, 0.0, 0.0]);
     }
 }
+
+/// The gradient at a NaN input, as PyTorch 2.15 computes it (its backward
+/// kernels compare `x <= bound`, which NaN fails):
+/// `x = torch.tensor([nan], requires_grad=True); f(x).backward()` gives
+/// relu 1, elu 1, hardtanh 1, leaky_relu(0.1) 0.1, clamp(-1, 1) 0, abs 0.
+#[test]
+fn gradients_at_a_nan_input_follow_torch() {
+    let cases = [
+        ("relu", UnaryOp::Relu, 1.0),
+        ("elu", UnaryOp::Elu { alpha: 1.0 }, 1.0),
+        (
+            "hardtanh",
+            UnaryOp::Hardtanh {
+                min: -1.0,
+                max: 1.0,
+            },
+            1.0,
+        ),
+        ("leaky_relu", UnaryOp::LeakyRelu { slope: 0.1 }, 0.1),
+        (
+            "clamp",
+            UnaryOp::Clamp {
+                min: Some(-1.0),
+                max: Some(1.0),
+            },
+            0.0,
+        ),
+        ("abs", UnaryOp::Abs, 0.0),
+    ];
+    for d in devices() {
+        for (name, op, want) in cases {
+            // Dense 4-element operands take the GPU's vec4 path; 3 the strided one.
+            for n in [3, 4] {
+                let x = leaf(&vec![f32::NAN; n], &[n], &d);
+                let y = x.unary(op).unwrap();
+                assert!(vals(&y).iter().all(|v| v.is_nan()), "{name}: forward");
+                y.sum_all().unwrap().backward().unwrap();
+                let g = vals(&x.grad().unwrap());
+                assert!(
+                    g.iter().all(|&v| (v - want).abs() < 1e-7),
+                    "{name} on {d}: gradient {g:?}, PyTorch {want}"
+                );
+            }
+        }
+    }
+}
