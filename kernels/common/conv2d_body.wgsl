@@ -6,6 +6,7 @@
 
 //! include common/conv_params.wgsl
 //! include common/conv_tile.wgsl
+//! include common/relu4.wgsl
 
 // 1 when cin_g % TILE_K == 0: every K step lies within one tap.
 override ALIGNED: u32 = 0u;
@@ -13,6 +14,9 @@ override ALIGNED: u32 = 0u;
 // bias of F.conv2d, fused so that it costs no pass over the output). With 0
 // the bias binding is bound (to any buffer) but never read.
 override HAS_BIAS: u32 = 0u;
+// 1: ReLU on every output after the bias (a `Conv2d` and the `ReLU` after
+// it in one pass).
+override ACT_RELU: u32 = 0u;
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
 @group(0) @binding(1) var<storage, read> w: array<f32>;
@@ -123,6 +127,12 @@ fn store_block(row: u32, col: u32, v0: vec4<f32>, v1: vec4<f32>, v2: vec4<f32>, 
         b1 += bias[min(chan + 1u, last)];
         b2 += bias[min(chan + 2u, last)];
         b3 += bias[min(chan + 3u, last)];
+    }
+    if ACT_RELU == 1u {
+        b0 = relu4(b0);
+        b1 = relu4(b1);
+        b2 = relu4(b2);
+        b3 = relu4(b3);
     }
     for (var dc = 0u; dc < 4u; dc++) {
         let q = col + dc;

@@ -48,6 +48,11 @@ override B_K_FAST: u32 = 0u;
 // HAS_BIAS = 1: add the bias row to every output row (see above). With 0
 // the bias binding is bound (to any buffer) but never read.
 override HAS_BIAS: u32 = 0u;
+// ACT_RELU = 1 (matmul_64/matmul_128; never with split K, where sum_splits
+// applies it, nor with the tensor-core kernel, which leaves it to a
+// separate pass): ReLU on the finished output, after the bias (a `Linear`
+// followed by `ReLU`, in one pass: common/relu4.wgsl).
+override ACT_RELU: u32 = 0u;
 // ONES_COLUMN = 1 (matmul_64/matmul_128, unbatched): B gets a last column
 // of ones, so the product's last output column is the row sums of A
 // (sum over k of A[m, k]: `linear`'s bias gradient alongside its weight

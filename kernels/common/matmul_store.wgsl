@@ -2,8 +2,11 @@
 // the `store_block` that common/gemm_64.wgsl and gemm_128.wgsl hand each
 // thread's 4 x 4 outputs to, bounds-checked at the edges, with the bias
 // row of `linear` added to the finished sums (HAS_BIAS, a pipeline
-// constant: kernels without it compile no bias code). Needs
-// common/matmul_params.wgsl (out, bias, out_base, ONES_COLUMN).
+// constant: kernels without it compile no bias code) and then, with
+// ACT_RELU, the ReLU of a following `ReLU` module. Needs
+// common/matmul_params.wgsl (out, bias, out_base, ONES_COLUMN, ACT_RELU).
+
+//! include common/relu4.wgsl
 
 // Where output (row, col) goes: row-major [M, n], or with ONES_COLUMN the
 // real columns as [M, n - 1] and the last column after them.
@@ -30,17 +33,26 @@ fn write4(row: u32, col: u32, v: vec4<f32>) {
 
 // vR: row row+R, columns col..col+3.
 fn store_block(row: u32, col: u32, v0: vec4<f32>, v1: vec4<f32>, v2: vec4<f32>, v3: vec4<f32>) {
+    var w0 = v0;
+    var w1 = v1;
+    var w2 = v2;
+    var w3 = v3;
     if HAS_BIAS == 1u {
         // Added only when set: adding zeros would turn -0.0 sums into +0.0.
         let bv = vec4<f32>(bias_at(col), bias_at(col + 1u), bias_at(col + 2u), bias_at(col + 3u));
-        write4(row, col, v0 + bv);
-        write4(row + 1u, col, v1 + bv);
-        write4(row + 2u, col, v2 + bv);
-        write4(row + 3u, col, v3 + bv);
-        return;
+        w0 += bv;
+        w1 += bv;
+        w2 += bv;
+        w3 += bv;
     }
-    write4(row, col, v0);
-    write4(row + 1u, col, v1);
-    write4(row + 2u, col, v2);
-    write4(row + 3u, col, v3);
+    if ACT_RELU == 1u {
+        w0 = relu4(w0);
+        w1 = relu4(w1);
+        w2 = relu4(w2);
+        w3 = relu4(w3);
+    }
+    write4(row, col, w0);
+    write4(row + 1u, col, w1);
+    write4(row + 2u, col, w2);
+    write4(row + 3u, col, w3);
 }

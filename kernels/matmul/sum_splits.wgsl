@@ -17,6 +17,10 @@ struct SumParams {
 var<immediate> p: SumParams;
 
 override HAS_BIAS: u32 = 0u;
+// ACT_RELU = 1: ReLU after the bias (a `Linear` and its `ReLU` in one pass).
+override ACT_RELU: u32 = 0u;
+
+//! include common/relu4.wgsl
 
 @group(0) @binding(0) var<storage, read> part: array<f32>;
 @group(0) @binding(1) var<storage, read_write> out: array<f32>;
@@ -34,6 +38,9 @@ fn sum_splits(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     }
     if HAS_BIAS == 1u {
         s += bias[p.bias_offset + (i % p.n) * p.bias_stride];
+    }
+    if ACT_RELU == 1u {
+        s = relu4(vec4<f32>(s)).x;
     }
     out[i] = s;
 }

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use wgrad_core::{BinaryOp, CompareOp, DType, Error, Result, shape};
+use wgrad_core::{BinaryOp, CompareOp, DType, Error, Result, UnaryOp, shape};
 
 use crate::graph::{Node, Op, topological_order};
 use crate::ops::{attention, conv, layer_norm, linear, scatter, structure};
@@ -371,7 +371,10 @@ fn input_gradients(saved: &Saved, g: &Storage) -> Result<Vec<Option<Storage>>> {
                 gb.map(|gb| gb.sum_to_shape(&shape_of(1))).transpose()?,
             ]
         }
-        Op::Linear => linear::linear_grads(g, &x, inputs)?,
+        Op::Linear { relu } => {
+            let g = relu_masked(g, *relu, saved)?;
+            linear::linear_grads(&g, &x, inputs)?
+        }
         Op::IndexSelect { axis, index } => {
             let base = Storage::full(&shape_of(0), 0.0, DType::F32, &g.device())?;
             vec![Some(base.index_add(*axis, index, g)?)]
@@ -406,9 +409,10 @@ fn input_gradients(saved: &Saved, g: &Storage) -> Result<Vec<Option<Storage>>> {
             let weight = if ln.has_weight { Some(x(1)?) } else { None };
             layer_norm::layer_norm_grads(g, ln, x(0)?, weight, &needs)?
         }
-        Op::Conv2d { geometry } => {
+        Op::Conv2d { geometry, relu } => {
+            let g = relu_masked(g, *relu, saved)?;
             let needs: Vec<bool> = inputs.iter().map(Tensor::requires_grad).collect();
-            conv::conv2d_grads(g, || x(0), || x(1), &needs, geometry)?
+            conv::conv2d_grads(&g, || x(0), || x(1), &needs, geometry)?
         }
         Op::MaxPool2d { indices, args } => {
             vec![Some(g.max_pool2d_backward(indices, &shape_of(0), args)?)]
@@ -456,6 +460,17 @@ fn input_gradients(saved: &Saved, g: &Storage) -> Result<Vec<Option<Storage>>> {
         Op::Cumsum { axis } => vec![Some(g.cumsum(*axis, true)?)],
         Op::Cumprod { axis } => vec![Some(g.cumprod_backward(&x(0)?, *axis)?)],
     })
+}
+
+/// `g` through the ReLU a product ran in its own pass (`relu`): ReLU's
+/// rule with the node's output in place of its input (`out > 0` exactly
+/// where `in > 0`, and NaN where NaN), else `g` itself.
+fn relu_masked(g: &Storage, relu: bool, saved: &Saved) -> Result<Storage> {
+    if relu {
+        g.unary_backward(&saved.output()?, UnaryOp::Relu)
+    } else {
+        Ok(g.clone())
+    }
 }
 
 fn as_isize(shape: &[usize]) -> Vec<isize> {

@@ -71,8 +71,12 @@ pub(crate) enum Op {
         trans_b: bool,
     },
     /// `F.linear` of inputs `[x, weight, bias?]` (the bias added in the
-    /// product's pass).
-    Linear,
+    /// product's pass), and with `relu` the ReLU after it in the same pass
+    /// (a `Linear` followed by `ReLU`); backward then first masks `g` by the
+    /// output, as ReLU's own rule would.
+    Linear {
+        relu: bool,
+    },
     IndexSelect {
         axis: isize,
         index: Storage,
@@ -106,6 +110,8 @@ pub(crate) enum Op {
     /// bias of the input's dtype is fused; any other is a separate add).
     Conv2d {
         geometry: Conv2dGeometry,
+        /// The ReLU of a following `ReLU` in the same pass (see `Linear`).
+        relu: bool,
     },
     /// Transposed 2-D convolution of `[x, weight]`: the input gradient of
     /// the convolution `geometry` describes.
@@ -174,7 +180,8 @@ impl Op {
             Op::Softmax { log: false, .. } => "softmax",
             Op::Softmax { log: true, .. } => "log_softmax",
             Op::MatmulT { .. } => "matmul",
-            Op::Linear => "linear",
+            Op::Linear { relu: false } => "linear",
+            Op::Linear { relu: true } => "linear_relu",
             Op::IndexSelect { .. } => "index_select",
             Op::Gather { .. } => "gather",
             Op::Slice { .. } => "slice",
@@ -183,7 +190,8 @@ impl Op {
             Op::ToDevice => "to",
             Op::Attention(_) => "scaled_dot_product_attention",
             Op::LayerNorm(_) => "layer_norm",
-            Op::Conv2d { .. } => "conv2d",
+            Op::Conv2d { relu: false, .. } => "conv2d",
+            Op::Conv2d { relu: true, .. } => "conv2d_relu",
             Op::ConvTranspose2d { .. } => "conv_transpose2d",
             Op::MaxPool2d { .. } => "max_pool2d",
             Op::AvgPool2d { .. } => "avg_pool2d",

@@ -34,22 +34,44 @@ fn nn_path() -> TokenStream {
     }
 }
 
-/// The struct attribute `#[module(forward = method)]`: the inherent method
-/// `Module::forward` calls (default `forward`).
-fn forward_method(input: &DeriveInput) -> syn::Result<Ident> {
-    let mut method = Ident::new("forward", Span::call_site());
+/// The struct attributes: `#[module(forward = method)]`, the inherent
+/// method `Module::forward` calls (default `forward`);
+/// `#[module(forward_relu = method)]`, the inherent method
+/// `Module::forward_relu` calls (a module that fuses a following ReLU into
+/// its own pass); `#[module(relu)]`, the module is a plain ReLU
+/// (`Module::is_relu`), which a `Sequential` folds into the module before.
+struct StructAttrs {
+    forward: Ident,
+    forward_relu: Option<Ident>,
+    relu: bool,
+}
+
+fn struct_attrs(input: &DeriveInput) -> syn::Result<StructAttrs> {
+    let mut attrs = StructAttrs {
+        forward: Ident::new("forward", Span::call_site()),
+        forward_relu: None,
+        relu: false,
+    };
     for attr in input.attrs.iter().filter(|a| a.path().is_ident("module")) {
         attr.parse_nested_meta(|meta| {
             if meta.path.is_ident("forward") {
-                method = meta.value()?.parse()?;
+                attrs.forward = meta.value()?.parse()?;
+                Ok(())
+            } else if meta.path.is_ident("forward_relu") {
+                attrs.forward_relu = Some(meta.value()?.parse()?);
+                Ok(())
+            } else if meta.path.is_ident("relu") {
+                attrs.relu = true;
                 Ok(())
             } else {
-                Err(meta
-                    .error("unknown struct attribute: expected `#[module(forward = method_name)]`"))
+                Err(meta.error(
+                    "unknown struct attribute: expected `#[module(forward = method_name)]`, \
+                     `#[module(forward_relu = method_name)]` or `#[module(relu)]`",
+                ))
             }
         })?;
     }
-    Ok(method)
+    Ok(attrs)
 }
 
 /// Whether `ty` names one of `params` (then a child of that type needs a
@@ -106,7 +128,8 @@ pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
         ));
     }
     let nn = nn_path();
-    let method = forward_method(&input)?;
+    let attrs = struct_attrs(&input)?;
+    let method = attrs.forward.clone();
 
     let type_params: Vec<Ident> = input
         .generics
@@ -256,10 +279,27 @@ pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
             Self::#method(self, x)
         }
     };
+    let forward_relu = attrs.forward_relu.map(|m| {
+        quote_spanned! {m.span()=>
+            #[deny(unconditional_recursion)]
+            fn forward_relu(&self, x: &#p::Tensor) -> #p::Result<#p::Tensor> {
+                Self::#m(self, x)
+            }
+        }
+    });
+    let is_relu = attrs.relu.then(|| {
+        quote! {
+            fn is_relu(&self) -> bool {
+                true
+            }
+        }
+    });
     Ok(quote! {
         #[automatically_derived]
         impl #impl_generics #nn::Module for #name #ty_generics #where_clause {
             #forward
+            #forward_relu
+            #is_relu
 
             fn named_parameters(&self) -> ::std::vec::Vec<(::std::string::String, #p::Tensor)> {
                 let mut __out = ::std::vec::Vec::new();

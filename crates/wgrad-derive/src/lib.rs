@@ -91,6 +91,11 @@ use proc_macro::TokenStream;
 /// - `forward(&self, x)` calls the struct's inherent
 ///   `fn forward(&self, x: &Tensor) -> Result<Tensor>`, or the inherent
 ///   method named by `#[module(forward = method_name)]` on the struct.
+///   `#[module(forward_relu = method_name)]` likewise names the inherent
+///   method `Module::forward_relu` calls (the module's output with a ReLU
+///   applied, fused into its own pass), and `#[module(relu)]` marks a plain
+///   ReLU (`Module::is_relu`), which `Sequential` folds into the module
+///   before it.
 ///   Without such a method `Self::forward` would be the trait method itself;
 ///   the generated method is `#[deny(unconditional_recursion)]`, so that is a
 ///   compile error ("function cannot return without recursing"), never an

@@ -44,7 +44,8 @@ fn every_spec_compiles_to_spirv() {
 
 /// The epilogues the 0/1 overrides switch on (the bias of `linear` and
 /// `conv2d`, `HAS_BIAS`; the ones column of the weight gradients that
-/// yields the bias gradient, `ONES_COLUMN`) through the SPIR-V writer too,
+/// yields the bias gradient, `ONES_COLUMN`; a following ReLU, `ACT_RELU`)
+/// through the SPIR-V writer too,
 /// with the other 0/1 overrides set as well: the defaults leave them off.
 #[test]
 fn epilogue_overrides_compile_to_spirv() {
@@ -61,7 +62,14 @@ fn epilogue_overrides_compile_to_spirv() {
             continue;
         }
         let mut constants = naga::back::PipelineConstants::default();
-        for name in ["HAS_BIAS", "ONES_COLUMN", "A_M_FAST", "B_K_FAST", "ALIGNED"] {
+        for name in [
+            "HAS_BIAS",
+            "ONES_COLUMN",
+            "ACT_RELU",
+            "A_M_FAST",
+            "B_K_FAST",
+            "ALIGNED",
+        ] {
             if has(name) {
                 constants.insert(name.to_string(), 1.0);
             }

@@ -10,7 +10,7 @@ use crate::Module;
 /// Declares a parameterless module applying `Tensor::$method`, with a
 /// doctest that runs it.
 macro_rules! activation {
-    ($(#[$doc:meta])* $name:ident => $method:ident) => {
+    ($(#[$doc:meta])* $name:ident => $method:ident $(, #[$extra:meta])?) => {
         $(#[$doc])*
         ///
         /// ```
@@ -22,6 +22,7 @@ macro_rules! activation {
         /// # Ok::<(), wgrad_core::Error>(())
         /// ```
         #[derive(Clone, Debug, Module)]
+        $(#[$extra])?
         pub struct $name {
             training: bool,
         }
@@ -46,8 +47,10 @@ macro_rules! activation {
 }
 
 activation!(
-    /// `max(x, 0)` (`torch.nn.ReLU`).
-    ReLU => relu
+    /// `max(x, 0)` (`torch.nn.ReLU`). In a [`Sequential`](crate::Sequential)
+    /// after a `Linear` or `Conv2d` it runs in that layer's own pass
+    /// (`Module::forward_relu`).
+    ReLU => relu, #[module(relu)]
 );
 activation!(
     /// The exact (erf) GELU, `x * Phi(x)` (`torch.nn.GELU()`, `approximate='none'`).

@@ -98,6 +98,7 @@ impl Default for Conv2dOptions {
 /// # Ok::<(), wgrad_core::Error>(())
 /// ```
 #[derive(Module)]
+#[module(forward_relu = forward_relu)]
 pub struct Conv2d {
     /// `[out_channels, in_channels / groups, kH, kW]`.
     pub weight: Tensor,
@@ -190,6 +191,12 @@ impl Conv2d {
 
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         x.conv2d(&self.weight, self.bias.as_ref(), &self.args)
+    }
+
+    /// `relu(forward(x))` in one node, the bias and ReLU in the
+    /// convolution's store.
+    fn forward_relu(&self, x: &Tensor) -> Result<Tensor> {
+        x.conv2d_relu(&self.weight, self.bias.as_ref(), &self.args)
     }
 }
 

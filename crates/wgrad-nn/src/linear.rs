@@ -21,6 +21,7 @@ use crate::init::{self, FanMode, Nonlinearity};
 /// # Ok::<(), wgrad_core::Error>(())
 /// ```
 #[derive(Module)]
+#[module(forward_relu = forward_relu)]
 pub struct Linear {
     /// `[out_features, in_features]`.
     pub weight: Tensor,
@@ -89,6 +90,11 @@ impl Linear {
 impl Linear {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         x.linear(&self.weight, self.bias.as_ref())
+    }
+
+    /// `relu(forward(x))` in one node, the ReLU in the product's pass.
+    fn forward_relu(&self, x: &Tensor) -> Result<Tensor> {
+        x.linear_relu(&self.weight, self.bias.as_ref())
     }
 }
 

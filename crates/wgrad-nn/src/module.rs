@@ -54,6 +54,21 @@ pub trait Module: Send + Sync {
     /// Applies the module to `x`.
     fn forward(&self, x: &Tensor) -> Result<Tensor>;
 
+    /// `forward` followed by a ReLU. Modules that can run the ReLU in their
+    /// own pass override it (`Linear` and `Conv2d`: in their product's
+    /// store on a GPU); a `Sequential` calls it for a module followed by a
+    /// [`ReLU`](crate::ReLU). The numbers are those of `forward` then
+    /// `relu` either way.
+    fn forward_relu(&self, x: &Tensor) -> Result<Tensor> {
+        self.forward(x)?.relu()
+    }
+
+    /// Whether the module is a plain ReLU, which a `Sequential` may fold
+    /// into the module before it ([`forward_relu`](Self::forward_relu)).
+    fn is_relu(&self) -> bool {
+        false
+    }
+
     /// Every learnable tensor with its dotted name, in registration order.
     /// A tensor shared by several places (tied weights) is listed once, under
     /// its first name, as in PyTorch ([`unique_parameters`] does that for
@@ -159,6 +174,12 @@ pub trait Module: Send + Sync {
 impl<M: Module + ?Sized> Module for Box<M> {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         (**self).forward(x)
+    }
+    fn forward_relu(&self, x: &Tensor) -> Result<Tensor> {
+        (**self).forward_relu(x)
+    }
+    fn is_relu(&self) -> bool {
+        (**self).is_relu()
     }
     fn named_parameters(&self) -> Vec<(String, Tensor)> {
         (**self).named_parameters()

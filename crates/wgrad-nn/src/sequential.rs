@@ -76,10 +76,21 @@ impl Default for Sequential {
 
 // The forward `Module::forward` calls (the derive writes the rest).
 impl Sequential {
+    /// Each module in turn; a module followed by a [`ReLU`](crate::ReLU)
+    /// runs the pair as its `forward_relu` (`Linear` and `Conv2d` apply the
+    /// ReLU in their own pass on a GPU: one dispatch and one pass over the
+    /// output fewer, the same numbers).
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         let mut h = x.clone();
-        for layer in &self.layers {
-            h = layer.forward(&h)?;
+        let mut layers = self.layers.iter().peekable();
+        while let Some(layer) = layers.next() {
+            h = match layers.peek() {
+                Some(next) if next.is_relu() => {
+                    layers.next();
+                    layer.forward_relu(&h)?
+                }
+                _ => layer.forward(&h)?,
+            };
         }
         Ok(h)
     }

@@ -106,35 +106,74 @@ impl Tensor {
         bias: Option<&Tensor>,
         args: &Conv2dArgs,
     ) -> Result<Tensor> {
+        self.conv2d_act(weight, bias, false, args)
+    }
+
+    /// `relu(conv2d(x, weight, bias))` as one graph node: on a GPU the bias
+    /// and the ReLU run in the convolution's store, with the numbers of the
+    /// separate ops on either device. What a `Sequential`'s `Conv2d`
+    /// followed by `ReLU` runs.
+    pub fn conv2d_relu(
+        &self,
+        weight: &Tensor,
+        bias: Option<&Tensor>,
+        args: &Conv2dArgs,
+    ) -> Result<Tensor> {
+        self.conv2d_act(weight, bias, true, args)
+    }
+
+    fn conv2d_act(
+        &self,
+        weight: &Tensor,
+        bias: Option<&Tensor>,
+        relu: bool,
+        args: &Conv2dArgs,
+    ) -> Result<Tensor> {
         const OP: &str = "conv2d";
         if autocast::is_autocast_enabled() {
             let (x, w) = (lower_precision(self)?, lower_precision(weight)?);
             let b = autocast::lower_opt(bias)?;
             let _plain = AutocastGuard::disabled();
-            return x.conv2d(&w, b.as_ref(), args);
+            return x.conv2d_act(&w, b.as_ref(), relu, args);
         }
         float_operand(OP, self)?;
         float_operand(OP, weight)?;
         batched(OP, self, |x| {
             let geometry = conv::conv2d(OP, &x.shape(), &weight.shape(), args)?;
+            let fusable =
+                |b: &Tensor| b.dtype() == x.dtype() && b.shape() == [geometry.out_channels];
             match bias {
-                // The bias in the convolution itself (on a GPU, in its
-                // store), when it takes the input's dtype; otherwise an add
-                // that promotes as PyTorch's.
-                Some(b) if b.dtype() == x.dtype() && b.shape() == [geometry.out_channels] => {
-                    let out =
-                        x.storage()
-                            .conv2d_with_bias(&weight.storage(), &b.storage(), args)?;
-                    Ok(Tensor::record(
-                        out,
-                        Op::Conv2d { geometry },
-                        &[x, weight, b],
-                    ))
+                // The bias (and the ReLU) in the convolution itself (on a
+                // GPU, in its store), when it takes the input's dtype;
+                // otherwise an add that promotes as PyTorch's.
+                Some(b) if fusable(b) => {
+                    let (w, bs) = (weight.storage(), b.storage());
+                    let out = if relu {
+                        x.storage().conv2d_relu(&w, Some(&bs), args)?
+                    } else {
+                        x.storage().conv2d_with_bias(&w, &bs, args)?
+                    };
+                    let op = Op::Conv2d { geometry, relu };
+                    Ok(Tensor::record(out, op, &[x, weight, b]))
+                }
+                None if relu => {
+                    let out = x.storage().conv2d_relu(&weight.storage(), None, args)?;
+                    let op = Op::Conv2d { geometry, relu };
+                    Ok(Tensor::record(out, op, &[x, weight]))
                 }
                 _ => {
                     let out = x.storage().conv2d(&weight.storage(), args)?;
-                    let y = Tensor::record(out, Op::Conv2d { geometry }, &[x, weight]);
-                    add_bias(OP, y, bias, geometry.out_channels)
+                    let op = Op::Conv2d {
+                        geometry,
+                        relu: false,
+                    };
+                    let y = add_bias(
+                        OP,
+                        Tensor::record(out, op, &[x, weight]),
+                        bias,
+                        geometry.out_channels,
+                    )?;
+                    if relu { y.relu() } else { Ok(y) }
                 }
             }
         })

@@ -40,6 +40,18 @@ impl Tensor {
     /// # Ok::<(), wgrad_autograd::Error>(())
     /// ```
     pub fn linear(&self, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
+        self.linear_act(weight, bias, false)
+    }
+
+    /// `relu(linear(x, weight, bias))` as one graph node: on a GPU the ReLU
+    /// runs in the product's own pass (no pass over the output of its
+    /// own), with the numbers of the two ops on either device. What a
+    /// `Sequential`'s `Linear` followed by `ReLU` runs.
+    pub fn linear_relu(&self, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
+        self.linear_act(weight, bias, true)
+    }
+
+    fn linear_act(&self, weight: &Tensor, bias: Option<&Tensor>, relu: bool) -> Result<Tensor> {
         if autocast::is_autocast_enabled() {
             // CUDA autocast's lower-precision list: input, weight and bias.
             let (x, w, b) = (
@@ -48,20 +60,24 @@ impl Tensor {
                 lower_opt(bias)?,
             );
             let _plain = AutocastGuard::disabled();
-            return x.linear(&w, b.as_ref());
+            return x.linear_act(&w, b.as_ref(), relu);
         }
         checks::matmul::linear_dtypes(OP, self.dtype(), weight.dtype(), bias.map(Tensor::dtype))?;
         let bias_shape = bias.map(Tensor::shape);
         if weight.rank() != 2 || bias_shape.as_ref().is_some_and(|b| b.len() > 1) {
-            return self.linear_composite(weight, bias);
+            let y = self.linear_composite(weight, bias)?;
+            return if relu { y.relu() } else { Ok(y) };
         }
         checks::matmul::linear(OP, &self.shape(), &weight.shape(), bias_shape.as_deref())?;
-        let out = self
-            .storage()
-            .linear(&weight.storage(), bias.map(Tensor::storage).as_ref())?;
+        let (w, b) = (weight.storage(), bias.map(Tensor::storage));
+        let out = if relu {
+            self.storage().linear_relu(&w, b.as_ref())?
+        } else {
+            self.storage().linear(&w, b.as_ref())?
+        };
         let mut inputs = vec![self, weight];
         inputs.extend(bias);
-        Ok(Tensor::record(out, Op::Linear, &inputs))
+        Ok(Tensor::record(out, Op::Linear { relu }, &inputs))
     }
 
     /// The calls the fused node does not take, as ATen's `linear` writes

@@ -2,7 +2,7 @@
 //! gradient (also conv_transpose2d) and its weight gradient.
 
 use wgrad_core::checks::conv::{Conv2dArgs, Conv2dGeometry};
-use wgrad_core::{BinaryOp, DType, Result};
+use wgrad_core::{BinaryOp, DType, Result, UnaryOp};
 
 use super::{Storage, half_compute, mismatch};
 
@@ -24,15 +24,45 @@ impl Storage {
         bias: &Storage,
         args: &Conv2dArgs,
     ) -> Result<Storage> {
-        half_compute::compute([self, weight, bias], |[x, w, b]| match (x, w, b) {
+        self.conv2d_act(weight, Some(bias), false, args)
+    }
+
+    /// `relu(conv2d(self, weight) + bias)`: on a GPU in the convolution's
+    /// own pass (the bias and the ReLU in its store), on the CPU as the ops
+    /// one by one; the same numbers either way.
+    pub fn conv2d_relu(
+        &self,
+        weight: &Storage,
+        bias: Option<&Storage>,
+        args: &Conv2dArgs,
+    ) -> Result<Storage> {
+        self.conv2d_act(weight, bias, true, args)
+    }
+
+    fn conv2d_act(
+        &self,
+        weight: &Storage,
+        bias: Option<&Storage>,
+        relu: bool,
+        args: &Conv2dArgs,
+    ) -> Result<Storage> {
+        // Without a bias, `self` stands in for it (never read).
+        let b = bias.unwrap_or(self);
+        half_compute::compute([self, weight, b], |[x, w, b]| match (x, w, b) {
             (Storage::Cpu(x), Storage::Cpu(w), Storage::Cpu(b)) => {
-                let y = x.conv2d(w, args)?;
-                Ok(Storage::Cpu(
-                    y.binary(&b.reshape(&[1, -1, 1, 1])?, BinaryOp::Add)?,
-                ))
+                let mut y = x.conv2d(w, args)?;
+                if bias.is_some() {
+                    y = y.binary(&b.reshape(&[1, -1, 1, 1])?, BinaryOp::Add)?;
+                }
+                Ok(Storage::Cpu(if relu { y.unary(UnaryOp::Relu)? } else { y }))
             }
             (Storage::Gpu(x), Storage::Gpu(w), Storage::Gpu(b)) => {
-                Ok(Storage::Gpu(x.conv2d_with_bias(w, Some(b), args)?))
+                let b = bias.map(|_| b);
+                Ok(Storage::Gpu(if relu {
+                    x.conv2d_relu(w, b, args)?
+                } else {
+                    x.conv2d_with_bias(w, b, args)?
+                }))
             }
             (x, w, b) => Err(if x.device().same(&w.device()) {
                 mismatch("conv2d", x, b)

@@ -2,7 +2,7 @@
 //! with its bias added in the same pass (GPU: the matmul kernels' store or
 //! the split-K sum; CPU: the GEMM accumulating onto the bias, beta = 1).
 
-use wgrad_core::{DType, Result};
+use wgrad_core::{DType, Result, UnaryOp};
 
 use super::{Storage, all_cpu, all_gpu, half_compute, mismatch, stray};
 
@@ -15,6 +15,17 @@ impl Storage {
     /// the GPU run on its f16 tensor cores where it has them (exact on
     /// float16 values, as for `matmul_t`).
     pub fn linear(&self, weight: &Storage, bias: Option<&Storage>) -> Result<Storage> {
+        self.linear_act(weight, bias, false)
+    }
+
+    /// `relu(linear(self, weight, bias))`: on a GPU in the product's own
+    /// pass (the ReLU in its store), on the CPU as the two ops; the same
+    /// numbers either way.
+    pub fn linear_relu(&self, weight: &Storage, bias: Option<&Storage>) -> Result<Storage> {
+        self.linear_act(weight, bias, true)
+    }
+
+    fn linear_act(&self, weight: &Storage, bias: Option<&Storage>, relu: bool) -> Result<Storage> {
         const OP: &str = "linear";
         let f16_gpu = matches!(
             (self, weight),
@@ -24,14 +35,16 @@ impl Storage {
         let b = bias.unwrap_or(self);
         half_compute::compute([self, weight, b], |[x, w, b]| {
             if let Some([x, w, b]) = all_cpu([x, w, b]) {
-                return Ok(Storage::Cpu(x.linear(w, bias.map(|_| b))?));
+                let y = x.linear(w, bias.map(|_| b))?;
+                return Ok(Storage::Cpu(if relu { y.unary(UnaryOp::Relu)? } else { y }));
             }
             if let Some([x, w, b]) = all_gpu([x, w, b]) {
                 let b = bias.map(|_| b);
-                let out = if f16_gpu {
-                    x.linear_f16_operands(w, b)?
-                } else {
-                    x.linear(w, b)?
+                let out = match (f16_gpu, relu) {
+                    (true, false) => x.linear_f16_operands(w, b)?,
+                    (true, true) => x.linear_relu_f16_operands(w, b)?,
+                    (false, false) => x.linear(w, b)?,
+                    (false, true) => x.linear_relu(w, b)?,
                 };
                 return Ok(Storage::Gpu(out));
             }

@@ -248,6 +248,42 @@ impl GpuTensor {
         args: &Conv2dArgs,
         tile: usize,
     ) -> Result<GpuTensor> {
+        self.conv2d_core(weight, bias, false, args, tile)
+    }
+
+    /// `relu(conv2d(self, weight) + bias)` in the convolution's own pass
+    /// (the ReLU in the store after the bias), bit-identical to
+    /// [`conv2d_with_bias`](Self::conv2d_with_bias) then `unary(Relu)`. A
+    /// `Conv2d` followed by a `ReLU` in a `Sequential` runs as this.
+    pub fn conv2d_relu(
+        &self,
+        weight: &GpuTensor,
+        bias: Option<&GpuTensor>,
+        args: &Conv2dArgs,
+    ) -> Result<GpuTensor> {
+        self.conv2d_core(weight, bias, true, args, 0)
+    }
+
+    /// [`conv2d_relu`](Self::conv2d_relu) with the output tile forced.
+    #[doc(hidden)]
+    pub fn conv2d_relu_tiled(
+        &self,
+        weight: &GpuTensor,
+        bias: Option<&GpuTensor>,
+        args: &Conv2dArgs,
+        tile: usize,
+    ) -> Result<GpuTensor> {
+        self.conv2d_core(weight, bias, true, args, tile)
+    }
+
+    fn conv2d_core(
+        &self,
+        weight: &GpuTensor,
+        bias: Option<&GpuTensor>,
+        relu: bool,
+        args: &Conv2dArgs,
+        tile: usize,
+    ) -> Result<GpuTensor> {
         const OP: &str = "conv2d";
         self.same_device(OP, weight)?;
         self.expect_dtype(OP, DType::F32)?;
@@ -281,9 +317,14 @@ impl GpuTensor {
         }
         if k == 0 {
             out.fill_words(0.0f32.to_bits())?;
-            return match bias {
-                Some(b) => out.binary(&b.reshape(&[1, -1, 1, 1])?, wgrad_core::BinaryOp::Add),
-                None => Ok(out),
+            let out = match bias {
+                Some(b) => out.binary(&b.reshape(&[1, -1, 1, 1])?, wgrad_core::BinaryOp::Add)?,
+                None => out,
+            };
+            return if relu {
+                out.unary(wgrad_core::UnaryOp::Relu)
+            } else {
+                Ok(out)
             };
         }
         // [C_out, kh, kw, cin_g]: contiguous along K (channel fastest).
@@ -299,7 +340,11 @@ impl GpuTensor {
         let mut imm = gemm_params(OP, &g, [m, n, k], k, 1, tile)?;
         (imm.x_offset, imm.x_strides) = strided(OP, self)?;
         let aligned = flag(g.in_per_group().is_multiple_of(k_step));
-        let constants = [("ALIGNED", aligned), ("HAS_BIAS", flag(bias.is_some()))];
+        let constants = [
+            ("ALIGNED", aligned),
+            ("HAS_BIAS", flag(bias.is_some())),
+            ("ACT_RELU", flag(relu)),
+        ];
         // Without a bias its binding takes the weight (never read).
         let bias_buffer = bias.as_ref().unwrap_or(&weight);
         self.kernels().dispatch_groups(

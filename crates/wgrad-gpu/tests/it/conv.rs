@@ -231,6 +231,20 @@ fn case(input: [usize; 4], weight: [usize; 4], args: Conv2dArgs, views: Views) {
             &out_biased,
             &format!("forward with bias, tile {tile}, {what}"),
         );
+        // The ReLU epilogue: bit for bit the biased output then ReLU.
+        let bits = |t: &GpuTensor| -> Vec<u32> {
+            let v = t.to_vec_blocking::<f32>().unwrap();
+            v.iter().map(|x| x.to_bits()).collect()
+        };
+        let want = got.unary(wgrad_core::UnaryOp::Relu).unwrap();
+        let relu = gx
+            .conv2d_relu_tiled(&gw, Some(&gbias), &args, tile)
+            .unwrap();
+        assert_eq!(
+            bits(&relu),
+            bits(&want),
+            "forward with bias and relu, tile {tile}, {what}"
+        );
         let got = GpuTensor::conv2d_input_grad_tiled(&gdy, &gw, &g, tile).unwrap();
         check(
             &got,

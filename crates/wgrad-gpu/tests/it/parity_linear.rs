@@ -366,3 +366,46 @@ fn bench_linear() {
     }
     set_float32_matmul_precision("highest").unwrap();
 }
+
+/// `linear_relu` (the ReLU in the product's store, or in the split-K sum)
+/// is bit for bit `linear` then `unary(Relu)`, on each kernel, split
+/// counts, with and without bias, with NaN inputs and K = 0.
+#[test]
+fn linear_relu_is_linear_then_relu_bit_for_bit() {
+    let Some(gpu) = shared_gpu() else { return };
+    use wgrad_core::UnaryOp;
+    for (i, &(rows, k, n)) in [(37, 70, 130), (128, 784, 256), (8, 2048, 16), (3, 0, 5)]
+        .iter()
+        .enumerate()
+    {
+        let (_, gx) = pair(&gpu, &[rows, k], 200 + i as u64);
+        let (_, gw) = pair(&gpu, &[n, k], 210 + i as u64);
+        let (_, gb) = pair(&gpu, &[n], 220 + i as u64);
+        // A NaN input row (NaN passes through ReLU, as PyTorch's).
+        let gx = if k > 0 {
+            let mut v = gx.to_vec_blocking::<f32>().unwrap();
+            v[0] = f32::NAN;
+            GpuTensor::from_vec(&gpu, v, &[rows, k]).unwrap()
+        } else {
+            gx
+        };
+        for bias in [Some(&gb), None] {
+            let want = gx.linear(&gw, bias).unwrap().unary(UnaryOp::Relu).unwrap();
+            let what = format!("[{rows}, {k}] x W[{n}, {k}], bias {}", bias.is_some());
+            check_bits(&gx.linear_relu(&gw, bias).unwrap(), &want, &what);
+            for (kernel, splits) in [("64", 1), ("64", 3), ("128", 1), ("128", 2)] {
+                let want = gx
+                    .linear_variant(&gw, bias, kernel, splits)
+                    .unwrap()
+                    .unary(UnaryOp::Relu)
+                    .unwrap();
+                let got = gx.linear_relu_variant(&gw, bias, kernel, splits).unwrap();
+                check_bits(
+                    &got,
+                    &want,
+                    &format!("{what}, kernel {kernel}, {splits} splits"),
+                );
+            }
+        }
+    }
+}

@@ -18,6 +18,7 @@ mod fixtures_optim2;
 mod fixtures_sort;
 mod fixtures_structure;
 mod fixtures_transformer;
+mod fused_relu;
 mod hardening;
 mod inplace;
 mod int_ops;

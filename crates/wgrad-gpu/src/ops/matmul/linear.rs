@@ -19,7 +19,39 @@ impl GpuTensor {
     /// rows of one product where its strides allow, else they are a batch
     /// that the weight broadcasts over.
     pub fn linear(&self, weight: &GpuTensor, bias: Option<&GpuTensor>) -> Result<GpuTensor> {
-        self.linear_forced(weight, bias, None, false)
+        self.linear_forced(weight, bias, None, false, false)
+    }
+
+    /// `relu(linear(self, weight, bias))` in the product's own pass: the
+    /// ReLU applied in the store after the bias (or in the split-K sum),
+    /// bit-identical to [`linear`](Self::linear) then `unary(Relu)`. A
+    /// `Linear` followed by a `ReLU` in a `Sequential` runs as this.
+    pub fn linear_relu(&self, weight: &GpuTensor, bias: Option<&GpuTensor>) -> Result<GpuTensor> {
+        self.linear_forced(weight, bias, None, false, true)
+    }
+
+    /// [`linear_relu`](Self::linear_relu) of widened F16 operands (see
+    /// [`linear_f16_operands`](Self::linear_f16_operands)).
+    pub fn linear_relu_f16_operands(
+        &self,
+        weight: &GpuTensor,
+        bias: Option<&GpuTensor>,
+    ) -> Result<GpuTensor> {
+        self.linear_forced(weight, bias, None, true, true)
+    }
+
+    /// [`linear_relu`](Self::linear_relu) with the kernel and split count
+    /// forced, as [`linear_variant`](Self::linear_variant).
+    #[doc(hidden)]
+    pub fn linear_relu_variant(
+        &self,
+        weight: &GpuTensor,
+        bias: Option<&GpuTensor>,
+        kernel: &str,
+        splits: usize,
+    ) -> Result<GpuTensor> {
+        let kernel = Kernel::by_name(kernel)?;
+        self.linear_forced(weight, bias, Some((kernel, splits)), false, true)
     }
 
     /// [`linear`](Self::linear) of F32 operands whose `self` and `weight`
@@ -31,7 +63,7 @@ impl GpuTensor {
         weight: &GpuTensor,
         bias: Option<&GpuTensor>,
     ) -> Result<GpuTensor> {
-        self.linear_forced(weight, bias, None, true)
+        self.linear_forced(weight, bias, None, true, false)
     }
 
     /// [`linear`](Self::linear) with the kernel and/or split count forced,
@@ -45,7 +77,7 @@ impl GpuTensor {
         splits: usize,
     ) -> Result<GpuTensor> {
         let kernel = Kernel::by_name(kernel)?;
-        self.linear_forced(weight, bias, Some((kernel, splits)), false)
+        self.linear_forced(weight, bias, Some((kernel, splits)), false, false)
     }
 
     fn linear_forced(
@@ -54,6 +86,7 @@ impl GpuTensor {
         bias: Option<&GpuTensor>,
         force: Force,
         f16_operands: bool,
+        relu: bool,
     ) -> Result<GpuTensor> {
         const OP: &str = "linear";
         self.same_device(OP, weight)?;
@@ -76,6 +109,7 @@ impl GpuTensor {
             f16_operands,
             bias: bias.as_ref(),
             row_sums: false,
+            relu,
         };
         let out = self.product(&a, weight, &b, &shapes, OP, extras)?;
         // The product's contiguous [rows, out] (or [batch.., rows, out]) is

@@ -32,7 +32,7 @@
 
 use wgrad_core::checks::matmul::MatmulShape;
 use wgrad_core::precision::{MatmulPrecision, matmul_precision};
-use wgrad_core::{DType, Error, Layout, MAX_RANK, Result, checks};
+use wgrad_core::{DType, Error, Layout, MAX_RANK, Result, UnaryOp, checks};
 use wgrad_kernels::families;
 
 use crate::GpuTensor;
@@ -149,6 +149,7 @@ impl GpuTensor {
             f16_operands,
             bias: None,
             row_sums: false,
+            relu: false,
         };
         self.product(&a, other, &b, &shapes, op, extras)
     }
@@ -240,7 +241,11 @@ impl GpuTensor {
                     .copy_into(&out)?,
                 None => out.fill_words(0.0f32.to_bits())?,
             }
-            return Ok(out);
+            return if extras.relu {
+                out.unary(UnaryOp::Relu)
+            } else {
+                Ok(out)
+            };
         }
 
         let a = a.expand(&shapes.batched(m, k))?;
@@ -282,6 +287,8 @@ impl GpuTensor {
         // Recount: rounding the chunk up may leave fewer (never empty) splits.
         let splits = k.div_ceil(k_chunk);
         let bias = extras.bias.map(|t| bias_row(op, t)).transpose()?;
+        // The tensor-core kernel has no ReLU epilogue: a pass after it.
+        let relu_in_kernel = extras.relu && plan.kernel != Kernel::Coop;
         let mut imm = immediates(
             op,
             &a,
@@ -312,6 +319,7 @@ impl GpuTensor {
             ),
             ("HAS_BIAS", flag(bias.is_some() && splits == 1)),
             ("ONES_COLUMN", flag(row_sums)),
+            ("ACT_RELU", flag(relu_in_kernel && splits == 1)),
         ];
         let spec = plan.kernel.spec();
         let part = if splits > 1 {
@@ -338,11 +346,17 @@ impl GpuTensor {
             };
             self.kernels().dispatch_1d(
                 &families::matmul::SUM_SPLITS,
-                &[("HAS_BIAS", flag(bias.is_some()))],
+                &[
+                    ("HAS_BIAS", flag(bias.is_some())),
+                    ("ACT_RELU", flag(relu_in_kernel)),
+                ],
                 &[&part.buffer, &out.buffer, bias_buffer],
                 &sum,
                 numel as u64,
             )?;
+        }
+        if extras.relu && !relu_in_kernel {
+            return out.unary(UnaryOp::Relu);
         }
         Ok(out)
     }
@@ -373,6 +387,10 @@ struct Extras<'a> {
     /// holds the `[m, n]` product followed by the `[m]` sums (the kernels'
     /// ONES_COLUMN).
     row_sums: bool,
+    /// ReLU on the output after the bias (a `Linear` followed by `ReLU`):
+    /// in the store or the split-K sum (ACT_RELU); a separate pass after
+    /// the tensor-core kernel, which has no such epilogue.
+    relu: bool,
 }
 
 /// The bias view `t` with the offset and column stride the kernels index it

@@ -1,0 +1,207 @@
+//! A `Linear` or `Conv2d` followed by `ReLU` in a `Sequential` runs as one
+//! node (`linear_relu`, `conv2d_relu`: on a GPU the ReLU in the product's
+//! store). Outputs and every gradient must equal the unfused ops', on both
+//! devices, with ties at 0, NaN inputs and layers without bias; the fused
+//! nodes pass a finite-difference gradcheck.
+
+use crate::common::gpu;
+use wgrad::gradcheck::{GradcheckOptions, gradcheck};
+use wgrad::nn::{Conv2d, Conv2dOptions, Linear, Module, ReLU, Sequential};
+use wgrad::{Conv2dArgs, ConvPadding, Device, Tensor};
+
+fn devices() -> Vec<Device> {
+    let mut d = vec![Device::Cpu];
+    d.extend(gpu());
+    d
+}
+
+fn input(shape: &[usize], d: &Device, nan_at: Option<usize>) -> Tensor {
+    let n: usize = shape.iter().product();
+    let mut v: Vec<f32> = (0..n)
+        .map(|i| ((i * 37 % 23) as f32 - 11.0) / 7.0)
+        .collect();
+    // An exact zero: ReLU's tie (gradient 0 there, as PyTorch).
+    v[1] = 0.0;
+    if let Some(i) = nan_at {
+        v[i] = f32::NAN;
+    }
+    Tensor::from_vec(v, shape, d)
+        .unwrap()
+        .with_requires_grad(true)
+        .unwrap()
+}
+
+fn bits(t: &Tensor) -> Vec<u32> {
+    t.to_vec_f32()
+        .unwrap()
+        .iter()
+        .map(|v| v.to_bits())
+        .collect()
+}
+
+/// Runs `fused` and `plain` (the same layers, unfused) on the same input
+/// and compares the outputs and the gradients of the input and of every
+/// parameter bit for bit.
+fn same_as_unfused(
+    what: &str,
+    x_shape: &[usize],
+    nan_at: Option<usize>,
+    d: &Device,
+    fused: &dyn Fn(&Tensor) -> Tensor,
+    plain: &dyn Fn(&Tensor) -> Tensor,
+    params: &[Tensor],
+) {
+    let run = |f: &dyn Fn(&Tensor) -> Tensor| {
+        for p in params {
+            p.zero_grad();
+        }
+        let x = input(x_shape, d, nan_at);
+        let y = f(&x);
+        // A weighted sum, so each output's gradient differs.
+        let w = Tensor::from_vec(
+            (0..y.numel())
+                .map(|i| (i % 5) as f32 - 1.5)
+                .collect::<Vec<_>>(),
+            &y.shape(),
+            d,
+        )
+        .unwrap();
+        y.mul(&w).unwrap().sum_all().unwrap().backward().unwrap();
+        let mut out = vec![bits(&y), bits(&x.grad().unwrap())];
+        out.extend(params.iter().map(|p| bits(&p.grad().unwrap())));
+        out
+    };
+    let (a, b) = (run(fused), run(plain));
+    for (i, (a, b)) in a.iter().zip(&b).enumerate() {
+        assert_eq!(
+            a, b,
+            "{what} on {d}: tensor {i} (0 output, 1 input grad, then parameters)"
+        );
+    }
+}
+
+#[test]
+fn sequential_linear_relu_matches_the_unfused_ops() {
+    for d in devices() {
+        for bias in [true, false] {
+            for nan_at in [None, Some(5)] {
+                wgrad::manual_seed(4);
+                let l1 = Linear::new(12, 9, bias, &d).unwrap();
+                let l2 = Linear::new(9, 4, true, &d).unwrap();
+                let params: Vec<Tensor> =
+                    l1.parameters().into_iter().chain(l2.parameters()).collect();
+                let (w1, b1) = (l1.weight.clone(), l1.bias.clone());
+                let (w2, b2) = (l2.weight.clone(), l2.bias.clone());
+                let model = Sequential::new()
+                    .add(l1)
+                    .add(ReLU::new())
+                    .add(l2)
+                    .add(ReLU::new());
+                let plain = |x: &Tensor| {
+                    let h = x.linear(&w1, b1.as_ref()).unwrap().relu().unwrap();
+                    h.linear(&w2, b2.as_ref()).unwrap().relu().unwrap()
+                };
+                same_as_unfused(
+                    &format!("linear bias {bias} nan {nan_at:?}"),
+                    &[6, 12],
+                    nan_at,
+                    &d,
+                    &|x| model.forward(x).unwrap(),
+                    &plain,
+                    &params,
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn sequential_conv_relu_matches_the_unfused_ops() {
+    for d in devices() {
+        for bias in [true, false] {
+            wgrad::manual_seed(5);
+            let options = Conv2dOptions {
+                bias,
+                padding: ConvPadding::Explicit(1),
+                ..Default::default()
+            };
+            let conv = Conv2d::with_options(3, 5, [3, 3], options, &d).unwrap();
+            let params = conv.parameters();
+            let (w, b, args) = (conv.weight.clone(), conv.bias.clone(), *conv.args());
+            let model = Sequential::new().add(conv).add(ReLU::new());
+            let plain = |x: &Tensor| x.conv2d(&w, b.as_ref(), &args).unwrap().relu().unwrap();
+            same_as_unfused(
+                &format!("conv bias {bias}"),
+                &[2, 3, 7, 6],
+                Some(9),
+                &d,
+                &|x| model.forward(x).unwrap(),
+                &plain,
+                &params,
+            );
+        }
+    }
+}
+
+#[test]
+fn fused_nodes_pass_gradcheck() {
+    let d = Device::Cpu;
+    let w = Tensor::from_vec(
+        (0..12).map(|i| (i as f32 - 5.5) / 4.0).collect::<Vec<_>>(),
+        &[3, 4],
+        &d,
+    )
+    .unwrap()
+    .with_requires_grad(true)
+    .unwrap();
+    let b = Tensor::from_vec(vec![0.1f32, -0.2, 0.3], &[3], &d)
+        .unwrap()
+        .with_requires_grad(true)
+        .unwrap();
+    let x = Tensor::from_vec(
+        vec![0.7f32, -1.3, 0.4, 2.1, -0.6, 0.9, 1.7, -0.35],
+        &[2, 4],
+        &d,
+    )
+    .unwrap()
+    .with_requires_grad(true)
+    .unwrap();
+    let report = gradcheck(
+        |t| t[0].linear_relu(&t[1], Some(&t[2])),
+        &[x, w, b],
+        GradcheckOptions::default(),
+    )
+    .unwrap();
+    report.check().unwrap();
+    let cw = Tensor::from_vec(
+        (0..2 * 2 * 2 * 2)
+            .map(|i| (i as f32 - 7.5) / 5.0)
+            .collect::<Vec<_>>(),
+        &[2, 2, 2, 2],
+        &d,
+    )
+    .unwrap()
+    .with_requires_grad(true)
+    .unwrap();
+    let cb = Tensor::from_vec(vec![0.05f32, -0.1], &[2], &d)
+        .unwrap()
+        .with_requires_grad(true)
+        .unwrap();
+    let cx = Tensor::from_vec(
+        (0..2 * 3 * 3)
+            .map(|i| ((i * 7 % 11) as f32 - 5.3) / 3.0)
+            .collect::<Vec<_>>(),
+        &[1, 2, 3, 3],
+        &d,
+    )
+    .unwrap()
+    .with_requires_grad(true)
+    .unwrap();
+    let report = gradcheck(
+        |t| t[0].conv2d_relu(&t[1], Some(&t[2]), &Conv2dArgs::default()),
+        &[cx, cw, cb],
+        GradcheckOptions::default(),
+    )
+    .unwrap();
+    report.check().unwrap();
+}
