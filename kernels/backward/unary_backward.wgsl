@@ -1,6 +1,9 @@
 // Fused backward of the unary math ops: out = grad * op'(x), elementwise
 // over strided views of the same shape. op' mirrors
-// wgrad_core::UnaryOp::derivative formula by formula.
+// wgrad_core::UnaryOp::derivative formula by formula. The ops whose
+// gradient PyTorch selects rather than multiplies (relu, hardtanh, clamp:
+// `where(mask, grad, 0)`; sign/floor/ceil/round: zeros) give an exact 0
+// where op' is 0, even for a NaN or infinite grad (`chain`).
 // Bindings: 0 grad (read), 1 x (read), 2 out (read_write, contiguous).
 // Immediates: Params. Override OP = UnaryOp::code(); a0/a1 = UnaryOp::params()
 // (leaky_relu slope; clamp min/max with open bounds as -inf/+inf; softplus
@@ -83,13 +86,17 @@ fn derivative(v: f32) -> f32 {
         case UNARY_CLAMP: {
             // The gradient passes strictly inside (min, max), as torch 2.15
             // for scalar bounds; never for NaN.
+            // An open bound arrives as -inf / +inf and blocks nothing, not
+            // even an infinite v (tested on the bits).
             if is_nan(v) { return 0.0; }
-            return select(0.0, 1.0, v > p.a0 && v < p.a1);
+            let above = v > p.a0 || bitcast<u32>(p.a0) == 0xff800000u;
+            let below = v < p.a1 || bitcast<u32>(p.a1) == INF_BITS;
+            return select(0.0, 1.0, above && below);
         }
         case UNARY_ERF: { return FRAC_2_SQRT_PI * exp(-v * v); }
         case UNARY_LOG1P: { return 1.0 / (1.0 + v); }
         case UNARY_EXPM1: { return exp(v); }
-        // Piecewise constant: the gradient is 0 (grad * 0 keeps a NaN grad NaN).
+        // Piecewise constant: the gradient is 0 (`chain` makes it exact).
         case UNARY_SIGN, UNARY_FLOOR, UNARY_CEIL, UNARY_ROUND: { return 0.0; }
         case UNARY_SOFTPLUS: {
             if is_nan(v) { return v; }
@@ -98,8 +105,9 @@ fn derivative(v: f32) -> f32 {
             return sigmoid(bv);
         }
         case UNARY_ELU: {
-            // alpha * e^v on v <= 0, as torch (elu'(0) = alpha); NaN passes.
-            if is_nan(v) { return 1.0; }
+            // alpha * e^v on v <= 0, as torch (elu'(0) = alpha); NaN as
+            // torch's vectorized kernel.
+            if is_nan(v) { return v; }
             if v > 0.0 { return 1.0; }
             return p.a0 * exp(v);
         }
@@ -109,8 +117,9 @@ fn derivative(v: f32) -> f32 {
             return tanh_f32(sp) + v * sigmoid(v) * sech2_f32(sp);
         }
         case UNARY_HARDTANH: {
-            // Open interval, as torch's hardtanh_backward; NaN passes.
-            if is_nan(v) { return 1.0; }
+            // Open interval, as torch's hardtanh_backward; NaN blocked, as
+            // its vectorized kernel.
+            if is_nan(v) { return 0.0; }
             return select(0.0, 1.0, v > p.a0 && v < p.a1);
         }
         case UNARY_GELU_TANH: {
@@ -122,6 +131,17 @@ fn derivative(v: f32) -> f32 {
         // Not a UnaryOp code: NaN, so a missing case cannot pass for another op.
         default: { return bitcast<f32>(NAN_BITS); }
     }
+}
+
+// grad * op'(x), or 0 where op' is 0 for the ops PyTorch selects the
+// gradient of (as wgrad_core::UnaryOp::chain).
+fn chain(g: f32, d: f32) -> f32 {
+    let selects = OP == UNARY_RELU || OP == UNARY_HARDTANH || OP == UNARY_CLAMP || OP == UNARY_SIGN
+        || OP == UNARY_FLOOR || OP == UNARY_CEIL || OP == UNARY_ROUND;
+    if selects && d == 0.0 {
+        return 0.0;
+    }
+    return g * d;
 }
 
 // (gradient, x) element offsets of logical element `i` (row-major walk).
@@ -146,7 +166,7 @@ fn unary_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
         return;
     }
     let at = offsets_of(i);
-    out[i] = grad[at.x] * derivative(x[at.y]);
+    out[i] = chain(grad[at.x], derivative(x[at.y]));
 }
 
 // `unary_backward_vec4`: dense operands (the host coalesced both to rank 1
@@ -161,7 +181,7 @@ fn unary_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
 const VPT: u32 = 4u;
 
 fn grad4(g: vec4<f32>, v: vec4<f32>) -> vec4<f32> {
-    return g * vec4<f32>(derivative(v.x), derivative(v.y), derivative(v.z), derivative(v.w));
+    return vec4<f32>(chain(g.x, derivative(v.x)), chain(g.y, derivative(v.y)), chain(g.z, derivative(v.z)), chain(g.w, derivative(v.w)));
 }
 
 @compute @workgroup_size(256)
@@ -194,7 +214,7 @@ fn half_grad(i: u32) -> u32 {
     let ix = at.y;
     let g = word_to_f32(KIND, grad_words[ig >> 1u], ig);
     let v = word_to_f32(KIND, x_words[ix >> 1u], ix);
-    return f32_to_half_bits(KIND, g * derivative(v));
+    return f32_to_half_bits(KIND, chain(g, derivative(v)));
 }
 
 @compute @workgroup_size(256)

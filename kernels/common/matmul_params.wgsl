@@ -53,6 +53,13 @@ override HAS_BIAS: u32 = 0u;
 // separate pass): ReLU on the finished output, after the bias (a `Linear`
 // followed by `ReLU`, in one pass: common/relu4.wgsl).
 override ACT_RELU: u32 = 0u;
+// A_RELU_MASK = 1 (matmul_64/matmul_128; never with HAS_BIAS): each A
+// element is kept where the element at the same index of binding 3 (the
+// output of a fused `Linear` + ReLU, laid out as A's source) is not +0.0,
+// and zeroed where it is: ReLU's backward (`out > 0`, NaN passing) folded
+// into the products of a `linear_relu`'s gradients (the host checks the
+// layouts match).
+override A_RELU_MASK: u32 = 0u;
 // ONES_COLUMN = 1 (matmul_64/matmul_128, unbatched): B gets a last column
 // of ones, so the product's last output column is the row sums of A
 // (sum over k of A[m, k]: `linear`'s bias gradient alongside its weight
@@ -66,6 +73,15 @@ override ONES_COLUMN: u32 = 0u;
 @group(0) @binding(1) var<storage, read> b: array<f32>;
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 @group(0) @binding(3) var<storage, read> bias: array<f32>;
+
+// `v` (an A element at index `at`) through A_RELU_MASK: ReLU's outputs
+// are +0.0 exactly where its gradient is blocked (NaN and positives pass).
+fn relu_masked(v: f32, at: u32) -> f32 {
+    if A_RELU_MASK == 1u && bitcast<u32>(bias[at]) == 0u {
+        return 0.0;
+    }
+    return v;
+}
 
 // The bias of output column `col` (0 past N, for edge tiles).
 fn bias_at(col: u32) -> f32 {

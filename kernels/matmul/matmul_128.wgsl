@@ -38,7 +38,8 @@ fn load_a(i: u32, k0: u32) -> f32 {
     let r = row0 + s.x;
     let c = k0 + s.y;
     if r < p.m && c < k_stop {
-        return a[a_base + r * p.a_rs + c * p.a_cs];
+        let at = a_base + r * p.a_rs + c * p.a_cs;
+        return relu_masked(a[at], at);
     }
     return 0.0; // zero padding makes edge tiles exact without special cases
 }

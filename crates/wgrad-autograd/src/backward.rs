@@ -372,8 +372,8 @@ fn input_gradients(saved: &Saved, g: &Storage) -> Result<Vec<Option<Storage>>> {
             ]
         }
         Op::Linear { relu } => {
-            let g = relu_masked(g, *relu, saved)?;
-            linear::linear_grads(&g, &x, inputs)?
+            let out = if *relu { Some(saved.output()?) } else { None };
+            linear::linear_grads(g, out.as_ref(), &x, inputs)?
         }
         Op::IndexSelect { axis, index } => {
             let base = Storage::full(&shape_of(0), 0.0, DType::F32, &g.device())?;

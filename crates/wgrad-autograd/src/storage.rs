@@ -404,7 +404,7 @@ impl Storage {
     }
 
     // ---- backward building blocks ----
-    /// `self * op.derivative(x)`: the gradient of `x.unary(op)` given the
+    /// `op.chain(self, x)` (`self * op.derivative(x)`, an exact 0 where PyTorch selects the gradient away): the gradient of `x.unary(op)` given the
     /// upstream gradient `self` (same shape, F32, one device).
     pub fn unary_backward(&self, x: &Storage, op: UnaryOp) -> Result<Storage> {
         let op = half_compute::round_bounds(op, x.dtype());

@@ -17,8 +17,10 @@ use crate::parallel;
 use crate::tensor::{CpuTensor, expect_dtype, internal};
 
 impl CpuTensor {
-    /// `self * op.derivative(x)` elementwise: the gradient of `x.unary(op)`
-    /// given the upstream gradient `self`. Both F32 and of the same shape.
+    /// `op.chain(self, x)` elementwise (`self * op.derivative(x)`, exact 0
+    /// where PyTorch selects the gradient away): the gradient of
+    /// `x.unary(op)` given the upstream gradient `self`. Both F32 and of
+    /// the same shape.
     pub fn unary_backward(&self, x: &CpuTensor, op: UnaryOp) -> Result<Self> {
         const OP: &str = "unary_backward";
         let g = self.f32_input(OP)?;
@@ -32,12 +34,12 @@ impl CpuTensor {
                 // Written out (the same formula as `UnaryOp::derivative`)
                 // so that ReLU's and GELU's backward, the hot ones, vectorise.
                 UnaryOp::Relu => {
-                    parallel::zip_map(gs, xs, 1, |g, x| g * if x <= 0.0 { 0.0 } else { 1.0 })
+                    parallel::zip_map(gs, xs, 1, |g, x| if x <= 0.0 { 0.0 } else { g })
                 }
                 UnaryOp::Gelu => parallel::zip_map(gs, xs, unary_cost(op), |g, x| {
                     g * wgrad_core::math::gelu_derivative(x)
                 }),
-                op => parallel::zip_map(gs, xs, unary_cost(op), |g, x| g * op.derivative(x)),
+                op => parallel::zip_map(gs, xs, unary_cost(op), |g, x| op.chain(g, x)),
             };
             return CpuTensor::from_vec(data.during(OP)?, self.shape());
         }
@@ -45,7 +47,7 @@ impl CpuTensor {
             Zip::from(&mut out)
                 .and(&g)
                 .and(&xv)
-                .for_each(|o, &g, &x| *o = g * op.derivative(x))
+                .for_each(|o, &g, &x| *o = op.chain(g, x))
         })
     }
 

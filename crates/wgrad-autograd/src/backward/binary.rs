@@ -78,24 +78,28 @@ pub(super) fn binary_grads(
             if !need_a && !need_b {
                 return Ok([None, None]);
             }
-            // The winner takes the gradient; ties split it evenly (as PyTorch does).
-            let winner = if op == Maximum {
-                CompareOp::Gt
+            // Each side gets the gradient unless it loses; ties split it
+            // evenly. As PyTorch's rule (mask out the loser), a NaN operand
+            // loses nothing, so both sides get the whole gradient.
+            let (a_loses, b_loses) = if op == Maximum {
+                (CompareOp::Lt, CompareOp::Gt)
             } else {
-                CompareOp::Lt
+                (CompareOp::Gt, CompareOp::Lt)
             };
             let (a, b) = (saved.input(0)?, saved.input(1)?);
-            let wins_a = a.compare(&b, winner)?.cast(DType::F32)?;
-            let ties = a
+            let half_ties = a
                 .compare(&b, CompareOp::Eq)?
                 .cast(DType::F32)?
                 .binary_scalar(Mul, 0.5, false)?;
-            let share_a = wins_a.binary(&ties, Add)?;
+            let share = |loses: CompareOp| -> Result<Storage> {
+                a.compare(&b, loses)?
+                    .cast(DType::F32)?
+                    .binary(&half_ties, Add)?
+                    .binary_scalar(Sub, 1.0, true)
+            };
             [
-                when(need_a, &|| g.binary(&share_a, Mul))?,
-                when(need_b, &|| {
-                    g.binary(&share_a.binary_scalar(Sub, 1.0, true)?, Mul)
-                })?,
+                when(need_a, &|| g.binary(&share(a_loses)?, Mul))?,
+                when(need_b, &|| g.binary(&share(b_loses)?, Mul))?,
             ]
         }
         // Piecewise constant: PyTorch defines a zero gradient.
@@ -153,18 +157,25 @@ pub(super) fn scalar_grad(
         // d(s^x)/dx = out * ln(s)
         (Pow, true) => g.binary(&out()?.binary_scalar(Mul, s.ln(), false)?, Mul),
         (Maximum | Minimum, _) => {
-            let winner = if op == Maximum {
-                CompareOp::Gt
-            } else {
+            // 1 unless the tensor loses, 0.5 on ties; NaN never loses (as
+            // the tensor-tensor rule).
+            let loses = if op == Maximum {
                 CompareOp::Lt
+            } else {
+                CompareOp::Gt
             };
             let x = x()?;
-            let wins = x.compare_scalar(winner, s)?.cast(DType::F32)?;
-            let ties = x
-                .compare_scalar(CompareOp::Eq, s)?
+            let share = x
+                .compare_scalar(loses, s)?
                 .cast(DType::F32)?
-                .binary_scalar(Mul, 0.5, false)?;
-            g.binary(&wins.binary(&ties, Add)?, Mul)
+                .binary(
+                    &x.compare_scalar(CompareOp::Eq, s)?
+                        .cast(DType::F32)?
+                        .binary_scalar(Mul, 0.5, false)?,
+                    Add,
+                )?
+                .binary_scalar(Sub, 1.0, true)?;
+            g.binary(&share, Mul)
         }
         (FloorDiv, _) => g.zeros_like(),
         (Remainder, false) => Ok(g.clone()),

@@ -2,7 +2,7 @@
 //! node, the bias added in the product's own pass ([`Storage::linear`]),
 //! and its backward rule.
 
-use wgrad_core::{DType, Result, checks};
+use wgrad_core::{DType, Result, UnaryOp, checks};
 
 use crate::autocast::{self, AutocastGuard, lower_opt, lower_precision};
 use crate::graph::Op;
@@ -135,15 +135,42 @@ impl Tensor {
 /// device through the existing products and sums: `dx = g @ weight`,
 /// `dweight = g^T @ x` over every row (the leading dims folded into one
 /// product), `dbias = g` summed over all but its last dim (on a GPU, by
-/// that same product: `matmul_t_with_row_sums`).
+/// that same product: `matmul_t_with_row_sums`). With `relu_out` (a fused
+/// `linear_relu`'s output) `g` first goes through ReLU's gradient: on a
+/// GPU inside those products' loads, elsewhere as a pass of its own.
 pub(crate) fn linear_grads(
     g: &Storage,
+    relu_out: Option<&Storage>,
     input: &dyn Fn(usize) -> Result<Storage>,
     inputs: &[Tensor],
 ) -> Result<Vec<Option<Storage>>> {
     let needs = |i: usize| inputs.get(i).is_some_and(Tensor::requires_grad);
+    // The GPU folds the mask into the products (F32 operands); any other
+    // case masks g first and proceeds as an unfused linear.
+    let gpu_mask = match (g, relu_out) {
+        (Storage::Gpu(gg), Some(Storage::Gpu(out)))
+            if gg.dtype() == DType::F32 && out.dtype() == DType::F32 =>
+        {
+            Some(out.clone())
+        }
+        _ => None,
+    };
+    let masked;
+    let g = match relu_out {
+        Some(out) if gpu_mask.is_none() => {
+            masked = g.unary_backward(out, UnaryOp::Relu)?;
+            &masked
+        }
+        _ => g,
+    };
     let dx = if needs(0) {
-        Some(g.matmul_t(&input(1)?, false, false)?)
+        let w = input(1)?;
+        match (g, &w, &gpu_mask) {
+            (Storage::Gpu(gg), Storage::Gpu(w), Some(out)) => {
+                Some(Storage::Gpu(gg.matmul_t_relu_grad(out, w, false, false)?))
+            }
+            _ => Some(g.matmul_t(&w, false, false)?),
+        }
     } else {
         None
     };
@@ -158,18 +185,31 @@ pub(crate) fn linear_grads(
         let (rows, n, k) = (rows as isize, n as isize, k as isize);
         let g2 = g.reshape(&[rows, n])?;
         let x2 = x.reshape(&[rows, k])?;
-        match (&g2, &x2, inputs.get(2)) {
+        let mask2 = gpu_mask
+            .as_ref()
+            .map(|out| out.reshape(&[rows, n]))
+            .transpose()?;
+        let with_bias = inputs
+            .get(2)
+            .is_some_and(|b| needs(2) && b.shape() == [n as usize]);
+        match (&g2, &x2) {
             // A [n] bias's gradient (g summed over the rows, g^T 1) comes
             // out of the weight gradient's own product on a GPU.
-            (Storage::Gpu(g2), Storage::Gpu(x2), Some(bias))
-                if needs(2)
-                    && bias.shape() == [n as usize]
-                    && g2.dtype() == DType::F32
-                    && x2.dtype() == DType::F32 =>
+            (Storage::Gpu(g2), Storage::Gpu(x2))
+                if with_bias && g2.dtype() == DType::F32 && x2.dtype() == DType::F32 =>
             {
-                let (dw, sums) = g2.matmul_t_with_row_sums(x2, true, false)?;
+                let (dw, sums) = match &mask2 {
+                    Some(out) => g2.matmul_t_with_row_sums_relu_grad(out, x2, true, false)?,
+                    None => g2.matmul_t_with_row_sums(x2, true, false)?,
+                };
                 db = Some(Storage::Gpu(sums));
                 Some(Storage::Gpu(dw))
+            }
+            (Storage::Gpu(g2), Storage::Gpu(x2)) if mask2.is_some() => {
+                let out = mask2
+                    .as_ref()
+                    .ok_or_else(|| wgrad_core::Error::invalid(OP, "the ReLU mask went missing"))?;
+                Some(Storage::Gpu(g2.matmul_t_relu_grad(out, x2, true, false)?))
             }
             _ => Some(g2.matmul_t(&x2, true, false)?),
         }
@@ -180,7 +220,14 @@ pub(crate) fn linear_grads(
     if let Some(bias) = inputs.get(2) {
         grads.push(match db {
             Some(db) => Some(db),
-            None if needs(2) => Some(g.sum_to_shape(&bias.shape())?),
+            None if needs(2) => {
+                // g through the mask, for the bias alone.
+                let g = match &gpu_mask {
+                    Some(out) => &g.unary_backward(&Storage::Gpu(out.clone()), UnaryOp::Relu)?,
+                    None => g,
+                };
+                Some(g.sum_to_shape(&bias.shape())?)
+            }
             None => None,
         });
     }

@@ -290,15 +290,36 @@ impl UnaryOp {
         }
     }
 
+    /// The gradient `g` takes through this op at `x`: `g * derivative(x)`,
+    /// except that the ops whose gradient PyTorch selects rather than
+    /// multiplies (relu, hardtanh and clamp: `where(mask, grad, 0)`;
+    /// sign, floor, ceil and round: zeros) give an exact 0 where the
+    /// derivative is 0, even for a NaN or infinite `g`.
+    pub fn chain(self, g: f32, x: f32) -> f32 {
+        let d = self.derivative(x);
+        let selects = matches!(
+            self,
+            UnaryOp::Relu
+                | UnaryOp::Hardtanh { .. }
+                | UnaryOp::Clamp { .. }
+                | UnaryOp::Sign
+                | UnaryOp::Floor
+                | UnaryOp::Ceil
+                | UnaryOp::Round
+        );
+        if selects && d == 0.0 { 0.0 } else { g * d }
+    }
+
     /// The derivative of [`apply`](Self::apply) at `x`: what reverse-mode
     /// autograd multiplies the upstream gradient by. Kinks follow PyTorch:
     /// `relu'(0) = 0`, `leaky_relu'(x <= 0) = slope`, `abs'(0) = 0`,
     /// `elu'(0) = alpha`, and `clamp` and `hardtanh` pass the gradient
     /// strictly inside `(min, max)` (PyTorch 2.15 for scalar bounds) and
-    /// block it at and past the bounds. At a NaN input each follows
-    /// PyTorch's comparisons: `relu`, `elu` and `hardtanh` pass the
-    /// gradient (they test `x <= bound`), `leaky_relu` scales it by the
-    /// slope, `clamp` and `abs` block it. The GPU kernel
+    /// block it at and past the bounds. At a NaN input: `relu` passes the
+    /// gradient (PyTorch tests `x <= 0`), `leaky_relu` scales it by the
+    /// slope, `clamp`, `hardtanh` and `abs` block it and `elu` gives NaN
+    /// (PyTorch's vectorized kernels; its scalar tails differ for
+    /// hardtanh and elu). The GPU kernel
     /// `kernels/backward/unary_backward.wgsl` mirrors this formula by formula.
     pub fn derivative(self, x: f32) -> f32 {
         match self {
@@ -356,7 +377,15 @@ impl UnaryOp {
                 // Strictly inside the bounds, as the PyTorch our fixtures come
                 // from (2.15) does for scalar bounds: at x == min or x == max the
                 // gradient is 0. NaN fails both comparisons, so it gets 0 too.
-                if x > lo && x < hi { 1.0 } else { 0.0 }
+                // An absent bound (an infinite one here) blocks nothing, not
+                // even an infinite x (`clamp(min=0)` passes +inf's gradient).
+                let above = x > lo || lo == f32::NEG_INFINITY;
+                let below = x < hi || hi == f32::INFINITY;
+                if above && below && !x.is_nan() {
+                    1.0
+                } else {
+                    0.0
+                }
             }
             UnaryOp::Erf => std::f32::consts::FRAC_2_SQRT_PI * exp(-x * x),
             UnaryOp::Log1p => 1.0 / (1.0 + x),
@@ -366,22 +395,26 @@ impl UnaryOp {
                 scalar::softplus_derivative(x, beta, threshold)
             }
             // PyTorch's elu backward: alpha * e^x on x <= 0 (so elu'(0) = alpha).
-            // NaN takes the x > 0 branch, as PyTorch's `x <= 0 ? .. : ..`.
+            // NaN: NaN, as PyTorch's vectorized kernel (what tensors of 16
+            // or more elements take) gives; its scalar tail gives 1.
             UnaryOp::Elu { alpha } => {
-                if x <= 0.0 {
-                    alpha * exp(x)
-                } else {
+                if x.is_nan() {
+                    x
+                } else if x > 0.0 {
                     1.0
+                } else {
+                    alpha * exp(x)
                 }
             }
             UnaryOp::Mish => scalar::mish_derivative(x),
             // Open interval, as torch's hardtanh_backward (0 at the bounds).
-            // NaN passes, as hardtanh_backward's `x <= min || x >= max ? 0 : g`.
+            // Open interval; NaN blocked, as PyTorch's vectorized kernel
+            // (tensors of 16 or more elements) does (its scalar tail passes it).
             UnaryOp::Hardtanh { min, max } => {
-                if x <= min || x >= max {
-                    0.0
-                } else {
+                if x > min && x < max {
                     1.0
+                } else {
+                    0.0
                 }
             }
             UnaryOp::GeluTanh => scalar::gelu_tanh_derivative(x),

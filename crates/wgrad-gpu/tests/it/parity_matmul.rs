@@ -604,3 +604,63 @@ fn products_with_row_sums_match_cpu() {
     let (_, g3) = pair(&gpu, &[2, 3, 4], 1);
     assert!(g3.matmul_t_with_row_sums(&g3, false, true).is_err());
 }
+
+/// The products of a fused Linear + ReLU's backward, with ReLU's gradient
+/// folded into A's loads (`matmul_t_relu_grad`,
+/// `matmul_t_with_row_sums_relu_grad`), bit for bit against masking first
+/// (`unary_backward(out, Relu)`) and then the plain products; NaN in the
+/// gradient and the output included, and a mask whose layout differs from
+/// the gradient's (taken the explicit way).
+#[test]
+fn relu_masked_products_match_masking_first() {
+    let Some(gpu) = shared_gpu() else { return };
+    use wgrad_core::UnaryOp;
+    let bits = |t: &GpuTensor| -> Vec<u32> {
+        t.to_vec_blocking::<f32>()
+            .unwrap()
+            .iter()
+            .map(|v| v.to_bits())
+            .collect()
+    };
+    for (i, &(rows, out, other)) in [(128, 256, 784), (37, 10, 65), (8, 300, 2048)]
+        .iter()
+        .enumerate()
+    {
+        let what = format!("g [{rows}, {out}], other {other}");
+        let (_, g) = pair(&gpu, &[rows, out], 300 + i as u64);
+        let (_, pre) = pair(&gpu, &[rows, out], 310 + i as u64);
+        let mut y = pre
+            .unary(UnaryOp::Relu)
+            .unwrap()
+            .to_vec_blocking::<f32>()
+            .unwrap();
+        y[3] = f32::NAN; // a NaN output passes the gradient
+        let mut gv = g.to_vec_blocking::<f32>().unwrap();
+        gv[5] = f32::NAN; // a NaN gradient is blocked where the output is 0
+        let y = GpuTensor::from_vec(&gpu, y, &[rows, out]).unwrap();
+        let g = GpuTensor::from_vec(&gpu, gv, &[rows, out]).unwrap();
+        let masked = g.unary_backward(&y, UnaryOp::Relu).unwrap();
+        // dx = g' @ W (W [out, other] here) and dW, db = g'^T x.
+        let (_, w) = pair(&gpu, &[out, other], 320 + i as u64);
+        let (_, x) = pair(&gpu, &[rows, other], 330 + i as u64);
+        let want = masked.matmul_t(&w, false, false).unwrap();
+        let got = g.matmul_t_relu_grad(&y, &w, false, false).unwrap();
+        assert_eq!(bits(&got), bits(&want), "dx, {what}");
+        let (want_w, want_b) = masked.matmul_t_with_row_sums(&x, true, false).unwrap();
+        let (got_w, got_b) = g
+            .matmul_t_with_row_sums_relu_grad(&y, &x, true, false)
+            .unwrap();
+        assert_eq!(bits(&got_w), bits(&want_w), "dW, {what}");
+        assert_eq!(bits(&got_b), bits(&want_b), "db, {what}");
+        // A mask laid out differently (transposed storage): masked first.
+        let y_t = y
+            .transpose(0, 1)
+            .unwrap()
+            .contiguous()
+            .unwrap()
+            .transpose(0, 1)
+            .unwrap();
+        let got = g.matmul_t_relu_grad(&y_t, &w, false, false).unwrap();
+        assert_eq!(bits(&got), bits(&want), "dx with a strided mask, {what}");
+    }
+}

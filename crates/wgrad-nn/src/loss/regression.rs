@@ -44,9 +44,14 @@ pub fn smooth_l1_loss(
     if beta == 0.0 {
         return reduction.apply(d);
     }
-    let quadratic = d.square()?.mul_scalar(0.5 / beta)?;
+    // The quadratic branch sees d clamped to beta, so it stays finite (and
+    // its masked-out gradient 0, not 0 * inf) where d is infinite; PyTorch's
+    // gradient there is sign(input - target).
+    let quadratic = d
+        .clamp(None, Some(beta))?
+        .square()?
+        .mul_scalar(0.5 / beta)?;
     let linear = d.sub_scalar(0.5 * beta)?;
-    // Both branches stay finite, so the masked-out one adds a zero gradient.
     let losses = Tensor::where_cond(&d.lt_scalar(beta)?, &quadratic, &linear)?;
     reduction.apply(losses)
 }
@@ -70,7 +75,8 @@ pub fn huber_loss(
         ));
     }
     let d = input.sub(target)?.abs()?;
-    let quadratic = d.square()?.mul_scalar(0.5)?;
+    // Clamped as in smooth_l1_loss: finite where d is infinite.
+    let quadratic = d.clamp(None, Some(delta))?.square()?.mul_scalar(0.5)?;
     let linear = d.sub_scalar(0.5 * delta)?.mul_scalar(delta)?;
     let losses = Tensor::where_cond(&d.lt_scalar(delta)?, &quadratic, &linear)?;
     reduction.apply(losses)

@@ -395,3 +395,40 @@ fn new_losses_pass_gradcheck() {
         report.check().unwrap_or_else(|e| panic!("{name}: {e}"));
     }
 }
+
+/// smooth_l1_loss and huber_loss where input - target is infinite: the
+/// gradient is sign(d) (times delta), finite, as PyTorch 2.15's
+/// `F.smooth_l1_loss([inf, -inf, 0.3, 2], 0, beta=1, reduction='sum')`
+/// gives [1, -1, 0.3, 1] and `F.huber_loss(.., delta=2)` [2, -2, 0.3, 2].
+#[test]
+fn smooth_l1_and_huber_gradients_stay_finite_at_infinity() {
+    use wgrad::nn::loss::smooth_l1_loss;
+    let inf = f32::INFINITY;
+    for d in devices() {
+        let target = t(&[0.0; 4], &[4], &d);
+        let x = t(&[inf, -inf, 0.3, 2.0], &[4], &d)
+            .with_requires_grad(true)
+            .unwrap();
+        smooth_l1_loss(&x, &target, 1.0, Reduction::Sum)
+            .unwrap()
+            .backward()
+            .unwrap();
+        close(
+            "smooth_l1",
+            &x.grad().unwrap().to_vec_f32().unwrap(),
+            &[1.0, -1.0, 0.3, 1.0],
+        );
+        let x = t(&[inf, -inf, 0.3, 2.0], &[4], &d)
+            .with_requires_grad(true)
+            .unwrap();
+        huber_loss(&x, &target, 2.0, Reduction::Sum)
+            .unwrap()
+            .backward()
+            .unwrap();
+        close(
+            "huber",
+            &x.grad().unwrap().to_vec_f32().unwrap(),
+            &[2.0, -2.0, 0.3, 2.0],
+        );
+    }
+}

@@ -595,22 +595,22 @@ fn clamp_with_a_nan_bound_is_nan() {
     }
 }
 
-/// The gradient at a NaN input, as PyTorch 2.15 computes it (its backward
-/// kernels compare `x <= bound`, which NaN fails):
-/// `x = torch.tensor([nan], requires_grad=True); f(x).backward()` gives
-/// relu 1, elu 1, hardtanh 1, leaky_relu(0.1) 0.1, clamp(-1, 1) 0, abs 0.
+/// The gradient at a NaN input, as PyTorch 2.15 computes it for tensors
+/// of 16 or more elements (its vectorized kernels; the scalar tail differs
+/// for hardtanh, 1, and elu, 1): relu 1 (it tests `x <= 0`), elu NaN,
+/// hardtanh 0, leaky_relu(0.1) 0.1, clamp(-1, 1) 0, abs 0.
 #[test]
 fn gradients_at_a_nan_input_follow_torch() {
     let cases = [
         ("relu", UnaryOp::Relu, 1.0),
-        ("elu", UnaryOp::Elu { alpha: 1.0 }, 1.0),
+        ("elu", UnaryOp::Elu { alpha: 1.0 }, f32::NAN),
         (
             "hardtanh",
             UnaryOp::Hardtanh {
                 min: -1.0,
                 max: 1.0,
             },
-            1.0,
+            0.0,
         ),
         ("leaky_relu", UnaryOp::LeakyRelu { slope: 0.1 }, 0.1),
         (
@@ -626,17 +626,123 @@ fn gradients_at_a_nan_input_follow_torch() {
     for d in devices() {
         for (name, op, want) in cases {
             // Dense 4-element operands take the GPU's vec4 path; 3 the strided one.
-            for n in [3, 4] {
+            for n in [3, 4, 32] {
                 let x = leaf(&vec![f32::NAN; n], &[n], &d);
                 let y = x.unary(op).unwrap();
                 assert!(vals(&y).iter().all(|v| v.is_nan()), "{name}: forward");
                 y.sum_all().unwrap().backward().unwrap();
                 let g = vals(&x.grad().unwrap());
                 assert!(
-                    g.iter().all(|&v| (v - want).abs() < 1e-7),
+                    g.iter()
+                        .all(|&v| (v - want).abs() < 1e-7 || (v.is_nan() && want.is_nan())),
                     "{name} on {d}: gradient {g:?}, PyTorch {want}"
                 );
             }
+        }
+    }
+}
+
+/// A NaN or infinite upstream gradient through the ops whose gradient
+/// PyTorch selects (`where(mask, grad, 0)`, or zeros): an exact 0 where the
+/// op blocks it, the gradient itself where it passes. PyTorch 2.15:
+/// `relu(-1)`, `hardtanh(5)`, `clamp(5, -1, 1)`, `floor/sign/round(1.5)`
+/// backward with `grad = nan` give 0; `relu(1)` gives nan; `abs(0)` (a
+/// product, `grad * sign`) gives nan.
+#[test]
+fn blocked_gradients_are_exact_zeros_even_for_nan_upstream() {
+    let clamp = UnaryOp::Clamp {
+        min: Some(-1.0),
+        max: Some(1.0),
+    };
+    let hardtanh = UnaryOp::Hardtanh {
+        min: -1.0,
+        max: 1.0,
+    };
+    let cases: [(&str, UnaryOp, f32, bool); 8] = [
+        ("relu blocked", UnaryOp::Relu, -1.0, false),
+        ("relu passing", UnaryOp::Relu, 1.0, true),
+        ("hardtanh blocked", hardtanh, 5.0, false),
+        ("clamp blocked", clamp, 5.0, false),
+        ("floor", UnaryOp::Floor, 1.5, false),
+        ("sign", UnaryOp::Sign, 1.5, false),
+        ("round", UnaryOp::Round, 1.5, false),
+        ("abs at 0", UnaryOp::Abs, 0.0, true),
+    ];
+    for d in devices() {
+        for (name, op, xv, nan_passes) in cases {
+            for n in [3, 4] {
+                let x = leaf(&vec![xv; n], &[n], &d);
+                let y = x.unary(op).unwrap();
+                let g = f(&vec![f32::NAN; n], &[n], &d);
+                y.backward_with(&g).unwrap();
+                let got = vals(&x.grad().unwrap());
+                for v in got {
+                    if nan_passes {
+                        assert!(v.is_nan(), "{name} on {d}: {v}, PyTorch nan");
+                    } else {
+                        assert!(v == 0.0, "{name} on {d}: {v}, PyTorch 0");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `maximum`/`minimum` with a NaN operand give the whole gradient to both
+/// sides (PyTorch masks out the loser, and NaN loses nothing), ties split
+/// it; `clamp` with one bound passes an infinite x's gradient on the open
+/// side. Values from PyTorch 2.15.
+#[test]
+fn maximum_minimum_nan_and_one_sided_clamp_gradients_follow_torch() {
+    let nan = f32::NAN;
+    for d in devices() {
+        for max in [true, false] {
+            let a = leaf(&[nan, 1.0, 2.0, 1.0, nan], &[5], &d);
+            let b = leaf(&[1.0, nan, 2.0, 2.0, nan], &[5], &d);
+            let y = if max { a.maximum(&b) } else { a.minimum(&b) }.unwrap();
+            y.sum_all().unwrap().backward().unwrap();
+            let (ga, gb) = (vals(&a.grad().unwrap()), vals(&b.grad().unwrap()));
+            let (wa, wb) = if max {
+                ([1.0, 1.0, 0.5, 0.0, 1.0], [1.0, 1.0, 0.5, 1.0, 1.0])
+            } else {
+                ([1.0, 1.0, 0.5, 1.0, 1.0], [1.0, 1.0, 0.5, 0.0, 1.0])
+            };
+            assert_eq!(ga, wa, "max {max} on {d}: a");
+            assert_eq!(gb, wb, "max {max} on {d}: b");
+            // Against a scalar: NaN keeps the gradient.
+            let x = leaf(&[nan, 0.0, -1.0], &[3], &d);
+            let y = if max {
+                x.maximum_scalar(0.0)
+            } else {
+                x.minimum_scalar(0.0)
+            }
+            .unwrap();
+            y.sum_all().unwrap().backward().unwrap();
+            let want = if max {
+                [1.0, 0.5, 0.0]
+            } else {
+                [1.0, 0.5, 1.0]
+            };
+            assert_eq!(vals(&x.grad().unwrap()), want, "max {max} scalar on {d}");
+        }
+        let inf = f32::INFINITY;
+        for (min, max, v, want) in [
+            (Some(0.0), None, inf, 1.0),
+            (None, Some(0.0), -inf, 1.0),
+            (None, Some(1.0), inf, 0.0),
+            (Some(-1.0), Some(1.0), inf, 0.0),
+        ] {
+            let x = leaf(&[v, v, v, v], &[4], &d);
+            x.clamp(min, max)
+                .unwrap()
+                .sum_all()
+                .unwrap()
+                .backward()
+                .unwrap();
+            assert!(
+                vals(&x.grad().unwrap()).iter().all(|&g| g == want),
+                "clamp({min:?}, {max:?}) at {v} on {d}: PyTorch {want}"
+            );
         }
     }
 }

@@ -40,6 +40,7 @@ use crate::params::{self, MatmulParams, SumSplitsParams};
 
 mod linear;
 mod plan;
+mod relu_grad;
 
 use plan::{Force, Kernel, plan};
 
@@ -150,6 +151,7 @@ impl GpuTensor {
             bias: None,
             row_sums: false,
             relu: false,
+            a_relu_mask: None,
         };
         self.product(&a, other, &b, &shapes, op, extras)
     }
@@ -165,6 +167,19 @@ impl GpuTensor {
         other: &GpuTensor,
         trans_a: bool,
         trans_b: bool,
+    ) -> Result<(GpuTensor, GpuTensor)> {
+        self.row_sums_product(other, trans_a, trans_b, None)
+    }
+
+    /// [`matmul_t_with_row_sums`](Self::matmul_t_with_row_sums) of A masked
+    /// by `relu_mask` (see `relu_grad.rs`), whose layout the caller checked
+    /// equals `self`'s.
+    fn row_sums_product(
+        &self,
+        other: &GpuTensor,
+        trans_a: bool,
+        trans_b: bool,
+        relu_mask: Option<&GpuTensor>,
     ) -> Result<(GpuTensor, GpuTensor)> {
         const OP: &str = "matmul_t_with_row_sums";
         if self.rank() != 2 || other.rank() != 2 {
@@ -184,12 +199,17 @@ impl GpuTensor {
         let b = checks::matmul::operand_layout(OP, &other.layout, trans_b)?;
         let shapes = checks::matmul::matmul(OP, a.shape(), b.shape())?;
         if !row_sums_pay(shapes.m, shapes.n, shapes.k) {
-            let product = self.matmul_t(other, trans_a, trans_b)?;
-            let sums = self.sum(&[if trans_a { 0 } else { 1 }], false)?;
+            let masked = match relu_mask {
+                Some(out) => self.unary_backward(out, UnaryOp::Relu)?,
+                None => self.clone(),
+            };
+            let product = masked.matmul_t(other, trans_a, trans_b)?;
+            let sums = masked.sum(&[if trans_a { 0 } else { 1 }], false)?;
             return Ok((product, sums));
         }
         let extras = Extras {
             row_sums: true,
+            a_relu_mask: relu_mask,
             ..Extras::default()
         };
         let flat = self.product(&a, other, &b, &shapes, OP, extras)?;
@@ -268,6 +288,7 @@ impl GpuTensor {
         // The tensor-core kernel has no ones column.
         let coop = coop_ok
             && !row_sums
+            && extras.a_relu_mask.is_none()
             && (extras.f16_operands || matmul_precision() == MatmulPrecision::Medium);
         // Partial sums of all splits must fit one binding.
         let max_floats = limits
@@ -302,8 +323,16 @@ impl GpuTensor {
         if let Some((_, offset, stride)) = bias {
             (imm.bias_offset, imm.bias_stride) = (offset, stride);
         }
-        // Any buffer fills the bias binding of a product without one.
-        let bias_buffer = bias.map_or(&self.buffer, |(t, ..)| &t.buffer);
+        // Any buffer fills the bias binding of a product without one; a
+        // ReLU mask takes it (the two never meet).
+        if bias.is_some() && extras.a_relu_mask.is_some() {
+            return Err(Error::invalid(op, "a bias and a ReLU mask in one product"));
+        }
+        let bias_buffer = match (bias, extras.a_relu_mask) {
+            (Some((t, ..)), _) => &t.buffer,
+            (None, Some(mask)) => &mask.buffer,
+            (None, None) => &self.buffer,
+        };
         // Walk each staged slice along the operand's unit-stride index so
         // neighbouring threads read neighbouring addresses. With split K the
         // bias waits for the sum of the splits (sum_splits adds it once).
@@ -320,6 +349,7 @@ impl GpuTensor {
             ("HAS_BIAS", flag(bias.is_some() && splits == 1)),
             ("ONES_COLUMN", flag(row_sums)),
             ("ACT_RELU", flag(relu_in_kernel && splits == 1)),
+            ("A_RELU_MASK", flag(extras.a_relu_mask.is_some())),
         ];
         let spec = plan.kernel.spec();
         let part = if splits > 1 {
@@ -391,6 +421,10 @@ struct Extras<'a> {
     /// in the store or the split-K sum (ACT_RELU); a separate pass after
     /// the tensor-core kernel, which has no such epilogue.
     relu: bool,
+    /// A fused `Linear` + ReLU's output, laid out as A's source: A is
+    /// masked by ReLU's gradient as it loads (A_RELU_MASK; never with a
+    /// bias; keeps the product off the tensor-core kernel).
+    a_relu_mask: Option<&'a GpuTensor>,
 }
 
 /// The bias view `t` with the offset and column stride the kernels index it

@@ -1,0 +1,64 @@
+//! The products of a fused `Linear` + ReLU's backward (`linear_relu`):
+//! both take the output gradient through ReLU's gradient first. Rather
+//! than a pass writing `g * (out > 0)`, the products read `g` and the
+//! layer's output side by side and zero the masked elements as A loads
+//! (the kernels' `A_RELU_MASK`), which needs the output laid out as `g`
+//! (the usual case: both contiguous); otherwise the mask is applied first.
+
+use wgrad_core::{Result, UnaryOp, checks};
+
+use super::Extras;
+use crate::GpuTensor;
+
+impl GpuTensor {
+    /// [`matmul_t`](Self::matmul_t) of `self * relu'(relu_out)` (`relu_out`
+    /// a ReLU's output with `self`'s shape: the gradient passes where it is
+    /// positive or NaN, as PyTorch's ReLU backward), without writing the
+    /// masked gradient.
+    pub fn matmul_t_relu_grad(
+        &self,
+        relu_out: &GpuTensor,
+        other: &GpuTensor,
+        trans_a: bool,
+        trans_b: bool,
+    ) -> Result<GpuTensor> {
+        const OP: &str = "matmul_t";
+        if !self.mask_fits(relu_out) {
+            let masked = self.unary_backward(relu_out, UnaryOp::Relu)?;
+            return masked.matmul_t(other, trans_a, trans_b);
+        }
+        let a = checks::matmul::operand_layout(OP, &self.layout, trans_a)?;
+        let b = checks::matmul::operand_layout(OP, &other.layout, trans_b)?;
+        let shapes = checks::matmul::matmul(OP, a.shape(), b.shape())?;
+        let extras = Extras {
+            a_relu_mask: Some(relu_out),
+            ..Extras::default()
+        };
+        self.product(&a, other, &b, &shapes, OP, extras)
+    }
+
+    /// [`matmul_t_with_row_sums`](Self::matmul_t_with_row_sums) of
+    /// `self * relu'(relu_out)`, as [`matmul_t_relu_grad`](Self::matmul_t_relu_grad).
+    pub fn matmul_t_with_row_sums_relu_grad(
+        &self,
+        relu_out: &GpuTensor,
+        other: &GpuTensor,
+        trans_a: bool,
+        trans_b: bool,
+    ) -> Result<(GpuTensor, GpuTensor)> {
+        if !self.mask_fits(relu_out) {
+            let masked = self.unary_backward(relu_out, UnaryOp::Relu)?;
+            return masked.matmul_t_with_row_sums(other, trans_a, trans_b);
+        }
+        self.row_sums_product(other, trans_a, trans_b, Some(relu_out))
+    }
+
+    /// Whether `mask` can be read at A's own indices: F32 on this device,
+    /// with this view's shape, strides and offset.
+    fn mask_fits(&self, mask: &GpuTensor) -> bool {
+        self.device().same_device(mask.device())
+            && mask.dtype == wgrad_core::DType::F32
+            && self.dtype == wgrad_core::DType::F32
+            && mask.layout == self.layout
+    }
+}
