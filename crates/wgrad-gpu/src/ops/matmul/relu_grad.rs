@@ -4,6 +4,13 @@
 //! layer's output side by side and zero the masked elements as A loads
 //! (the kernels' `A_RELU_MASK`), which needs the output laid out as `g`
 //! (the usual case: both contiguous); otherwise the mask is applied first.
+//! The extra load per A element slows a long product more than a pass
+//! costs (H100: the W2 MLP's 1024^3 products, 535 -> 610 us), so only
+//! products of at most [`MASK_MACS`] multiply-adds, where the dispatch is
+//! the cost, fold it.
+
+/// Largest product (multiply-adds) that folds the mask into its loads.
+const MASK_MACS: usize = 1 << 26;
 
 use wgrad_core::{Result, UnaryOp, checks};
 
@@ -23,13 +30,14 @@ impl GpuTensor {
         trans_b: bool,
     ) -> Result<GpuTensor> {
         const OP: &str = "matmul_t";
-        if !self.mask_fits(relu_out) {
-            let masked = self.unary_backward(relu_out, UnaryOp::Relu)?;
-            return masked.matmul_t(other, trans_a, trans_b);
-        }
         let a = checks::matmul::operand_layout(OP, &self.layout, trans_a)?;
         let b = checks::matmul::operand_layout(OP, &other.layout, trans_b)?;
         let shapes = checks::matmul::matmul(OP, a.shape(), b.shape())?;
+        let macs = shapes.batch.iter().product::<usize>() * shapes.m * shapes.n * shapes.k;
+        if !self.mask_fits(relu_out) || macs > MASK_MACS {
+            let masked = self.unary_backward(relu_out, UnaryOp::Relu)?;
+            return masked.matmul_t(other, trans_a, trans_b);
+        }
         let extras = Extras {
             a_relu_mask: Some(relu_out),
             ..Extras::default()
@@ -46,7 +54,10 @@ impl GpuTensor {
         trans_a: bool,
         trans_b: bool,
     ) -> Result<(GpuTensor, GpuTensor)> {
-        if !self.mask_fits(relu_out) {
+        let a = checks::matmul::operand_layout("matmul_t_with_row_sums", &self.layout, trans_a)?;
+        let b = checks::matmul::operand_layout("matmul_t_with_row_sums", &other.layout, trans_b)?;
+        let shapes = checks::matmul::matmul("matmul_t_with_row_sums", a.shape(), b.shape())?;
+        if !self.mask_fits(relu_out) || shapes.m * shapes.n * shapes.k > MASK_MACS {
             let masked = self.unary_backward(relu_out, UnaryOp::Relu)?;
             return masked.matmul_t_with_row_sums(other, trans_a, trans_b);
         }
