@@ -42,7 +42,7 @@ pub struct BceOptions<'a> {
 
 /// [`binary_cross_entropy_with_logits`] with `weight` and `pos_weight`:
 /// `l = (1 - t) x + (1 + (pw - 1) t) softplus(-x)`, times `weight`, in the
-/// stable form of PyTorch's kernel (`softplus(-x) = log(1 + exp(-|x|)) +
+/// stable form of PyTorch's kernel (`softplus(-x) = log1p(exp(-|x|)) +
 /// max(-x, 0)`).
 pub fn binary_cross_entropy_with_logits_with(
     logits: &Tensor,
@@ -53,9 +53,10 @@ pub fn binary_cross_entropy_with_logits_with(
     let (logits, target) = (&full_precision(logits)?, &full_precision(target)?);
     same_shape("binary_cross_entropy_with_logits", logits, target)?;
     let abs = logits.abs()?;
-    // exp(-|x|) <= 1, so 1 + exp(-|x|) never overflows; its rounding for
-    // large |x| costs at most ~6e-8 absolute.
-    let softplus_tail = abs.neg()?.exp()?.add_scalar(1.0)?.log()?;
+    // log1p(exp(-|x|)): exp(-|x|) <= 1 never overflows, and log1p keeps
+    // the tail's relative precision for confident logits (x = 10: 4.5399e-5,
+    // as PyTorch; log(1 + e) gave 4.5418e-5).
+    let softplus_tail = abs.neg()?.exp()?.log1p()?;
     let losses = match options.pos_weight {
         None => {
             let positive_part = logits.add(&abs)?.mul_scalar(0.5)?;

@@ -432,3 +432,36 @@ fn smooth_l1_and_huber_gradients_stay_finite_at_infinity() {
         );
     }
 }
+
+/// binary_cross_entropy_with_logits keeps its relative precision for
+/// confident logits (the tail through log1p): PyTorch 2.15's
+/// `F.binary_cross_entropy_with_logits([10, 15, -3, 0, 2.5], [1, 1, 0, .5, .3],
+/// reduction='none')`.
+#[test]
+fn bce_with_logits_is_precise_for_confident_logits() {
+    let want = [
+        4.539_890_1e-5,
+        3.059_022_6e-7,
+        0.048_587_32,
+        0.693_147_2,
+        1.828_889_7,
+    ];
+    for d in devices() {
+        let x = t(&[10.0, 15.0, -3.0, 0.0, 2.5], &[5], &d);
+        let y = t(&[1.0, 1.0, 0.0, 0.5, 0.3], &[5], &d);
+        let o = BceOptions {
+            reduction: Reduction::None,
+            ..BceOptions::default()
+        };
+        let got = binary_cross_entropy_with_logits_with(&x, &y, o)
+            .unwrap()
+            .to_vec_f32()
+            .unwrap();
+        for (g, w) in got.iter().zip(want) {
+            assert!(
+                (g - w).abs() <= 1e-5 * w.abs() + 1e-12,
+                "{g} vs PyTorch {w} on {d}"
+            );
+        }
+    }
+}
