@@ -490,6 +490,15 @@ impl Storage {
             (l, t) => Err(mismatch("cross_entropy_mean", l, t)),
         }
     }
+    /// Checks that every element is in [0, 1] (not NaN), as
+    /// `binary_cross_entropy` requires: the CPU's error is immediate, the
+    /// GPU's comes at the next readback (a device fault).
+    pub fn check_unit_interval(&self) -> Result<()> {
+        match self {
+            Storage::Cpu(t) => t.check_unit_interval(),
+            Storage::Gpu(t) => t.check_unit_interval(),
+        }
+    }
     /// Gradient of [`cross_entropy`](Self::cross_entropy) w.r.t. the logits given the
     /// per-sample upstream gradient `grad` `[N]`.
     pub fn cross_entropy_backward(

@@ -93,6 +93,19 @@ impl CpuTensor {
         ))
     }
 
+    /// Checks that every element is in [0, 1] (not NaN), as
+    /// `binary_cross_entropy` requires of its input; the first element
+    /// outside is PyTorch's error, with its index.
+    pub fn check_unit_interval(&self) -> Result<()> {
+        const OP: &str = "binary_cross_entropy";
+        expect_dtype(OP, self, DType::F32)?;
+        let values = self.dense::<f32>(OP)?;
+        match values.iter().position(|v| !(0.0..=1.0).contains(v)) {
+            Some(i) => Err(checks::loss::outside_unit_interval(OP, i)),
+            None => Ok(()),
+        }
+    }
+
     /// Gradient of [`cross_entropy`](Self::cross_entropy) w.r.t. the logits
     /// given the per-sample upstream gradient `grad` `[N]` (F32):
     /// `dlogits[n, c] = grad_n * (softmax[n, c] - (1 - ls) * [c == t_n] - ls / C)`,

@@ -48,6 +48,9 @@ pub enum FaultCode {
     /// An integer floor division or remainder by zero (index: the output
     /// element; size: the `BinaryOp` code), PyTorch's ZeroDivisionError.
     ZeroDivision = 10,
+    /// A `binary_cross_entropy` input outside `[0, 1]` or NaN (index: the
+    /// element).
+    UnitInterval = 11,
 }
 
 impl FaultCode {
@@ -63,6 +66,7 @@ impl FaultCode {
             8 => FaultCode::Bernoulli,
             9 => FaultCode::Multinomial,
             10 => FaultCode::ZeroDivision,
+            11 => FaultCode::UnitInterval,
             _ => return None,
         })
     }
@@ -80,6 +84,7 @@ impl FaultCode {
             FaultCode::Bernoulli => "bernoulli",
             FaultCode::Multinomial => "multinomial",
             FaultCode::ZeroDivision => "integer division",
+            FaultCode::UnitInterval => "binary_cross_entropy",
         }
     }
 }
@@ -105,6 +110,12 @@ pub(crate) fn check(words: [u32; 4]) -> wgrad_core::Result<()> {
     use wgrad_core::checks::sort::{BadWeights, bad_probability};
     match FaultCode::from_word(words[0]) {
         Some(FaultCode::Bernoulli) => return Err(bad_probability(words[1] as usize)),
+        Some(FaultCode::UnitInterval) => {
+            return Err(wgrad_core::checks::loss::outside_unit_interval(
+                "binary_cross_entropy",
+                words[1] as usize,
+            ));
+        }
         Some(FaultCode::ZeroDivision) => {
             let op = wgrad_core::BinaryOp::ALL
                 .iter()

@@ -60,6 +60,15 @@ pub fn loss_mean(op: &'static str, losses: &[usize], target: &[usize]) -> Result
     Ok(())
 }
 
+/// PyTorch's error for a probability input outside [0, 1] (NaN included),
+/// naming the first bad element found.
+pub fn outside_unit_interval(op: &'static str, index: usize) -> Error {
+    Error::invalid(
+        op,
+        format!("all elements of input should be between 0 and 1 (element {index} is not)"),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,7 +10,7 @@ use wgrad_core::{DType, Result, checks};
 use wgrad_kernels::families;
 
 use crate::GpuTensor;
-use crate::params::{self, CrossEntropyParams, LossMeanParams};
+use crate::params::{self, CheckParams, CrossEntropyParams, LossMeanParams};
 
 /// Threads per workgroup of the cross-entropy kernels.
 const WG: usize = 256;
@@ -172,5 +172,30 @@ impl GpuTensor {
             out.narrow(0, 0, 1)?.reshape(&[])?,
             out.narrow(0, 1, 1)?.reshape(&[])?,
         ))
+    }
+
+    /// Checks that every element is in [0, 1] (not NaN), as
+    /// `binary_cross_entropy` requires of its input: an element outside
+    /// raises a device fault, so the next readback returns PyTorch's error
+    /// ("all elements of input should be between 0 and 1") with the
+    /// element's index. Records one dispatch; reads nothing back.
+    pub fn check_unit_interval(&self) -> Result<()> {
+        const OP: &str = "binary_cross_entropy";
+        self.expect_dtype(OP, DType::F32)?;
+        let x = self.dense()?;
+        if x.numel() == 0 {
+            return Ok(());
+        }
+        let p = CheckParams {
+            numel: params::to_u32(OP, "element count", x.numel())?,
+            offset: params::to_u32(OP, "offset", x.layout.offset())?,
+        };
+        self.kernels().dispatch_1d(
+            &families::nn::CHECK_UNIT_INTERVAL,
+            &[],
+            &[&x.buffer],
+            &p,
+            x.numel() as u64,
+        )
     }
 }

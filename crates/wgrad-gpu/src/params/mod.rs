@@ -38,7 +38,7 @@ pub(crate) use movement::{
     ArangeParams, CopyParams, CopyViewParams, GatherParams, IndexSelectParams, OneHotParams,
     RandomParams,
 };
-pub(crate) use nn::{CrossEntropyParams, LayerNormParams, LossMeanParams};
+pub(crate) use nn::{CheckParams, CrossEntropyParams, LayerNormParams, LossMeanParams};
 pub(crate) use optim::{
     AdagradParams, AdamAmsgradParams, AdamForeachParams, AdamParams, RmsPropParams,
     SgdMomentumParams, SgdParams,

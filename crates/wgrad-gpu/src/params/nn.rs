@@ -34,6 +34,16 @@ immediates! {
 }
 
 immediates! {
+    /// `CheckParams` of `nn/check_unit_interval.wgsl`.
+    CheckParams {
+        /// Elements to check.
+        numel: u32,
+        /// Offset of the first.
+        offset: u32,
+    }
+}
+
+immediates! {
     /// `LossMeanParams` of `nn/cross_entropy_mean.wgsl`.
     LossMeanParams {
         /// Samples.

@@ -81,6 +81,7 @@ fn cases() -> Vec<Case> {
         AdagradParams => [optim::ADAGRAD],
         CrossEntropyParams => [nn::CROSS_ENTROPY, nn::CROSS_ENTROPY_BACKWARD],
         LossMeanParams => [nn::CROSS_ENTROPY_MEAN],
+        CheckParams => [nn::CHECK_UNIT_INTERVAL],
         LayerNormParams => [nn::LAYER_NORM, nn::LAYER_NORM_BACKWARD, nn::LAYER_NORM_PARAM_GRADS],
         Pool2dParams => [
             pool::MAX_POOL2D,

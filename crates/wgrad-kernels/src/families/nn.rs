@@ -45,6 +45,19 @@ pub static CROSS_ENTROPY_MEAN: KernelSpec = KernelSpec {
     selector: None,
 };
 
+/// binary_cross_entropy's input check: an element outside [0, 1] (or NaN)
+/// raises fault code 11. Bindings: x (dense from `offset`).
+/// Immediates: numel, offset.
+pub static CHECK_UNIT_INTERVAL: KernelSpec = KernelSpec {
+    file: "nn/check_unit_interval.wgsl",
+    entry: "check_unit_interval",
+    bindings: &[Read],
+    immediate_bytes: 8,
+    uses_fault: true,
+    elem: Elem::F32,
+    selector: None,
+};
+
 /// `layer_norm` forward over contiguous `[rows, cols]`: the output and
 /// each row's mean and rstd. Bindings: x, weight, bias (x where absent),
 /// y, mean, rstd. Immediates (8 words): rows, cols, eps (f32 bits), lanes,
@@ -92,6 +105,7 @@ pub static ALL: &[&KernelSpec] = &[
     &CROSS_ENTROPY,
     &CROSS_ENTROPY_BACKWARD,
     &CROSS_ENTROPY_MEAN,
+    &CHECK_UNIT_INTERVAL,
     &LAYER_NORM,
     &LAYER_NORM_BACKWARD,
     &LAYER_NORM_PARAM_GRADS,

@@ -99,6 +99,9 @@ pub fn binary_cross_entropy(
             "pos_weight applies to binary_cross_entropy_with_logits only",
         ));
     }
+    // PyTorch's error for inputs outside [0, 1] (on a GPU at the next
+    // readback, from a device check).
+    input.storage().check_unit_interval()?;
     let log_p = clamped_log(input)?;
     let log_q = clamped_log(&input.neg()?.add_scalar(1.0)?)?;
     let losses = target

@@ -178,7 +178,10 @@ fn bad_loss_arguments_are_errors() {
         weight: Some(&w),
         ..BceOptions::default()
     };
-    let e = binary_cross_entropy(&x, &x, opts).unwrap_err().to_string();
+    let probs = t(&[0.1, 0.2, 0.3, 0.4, 0.5, 0.6], &[2, 3], &d);
+    let e = binary_cross_entropy(&probs, &probs, opts)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("[2, 2, 3]"), "{e}");
     let e = wgrad::nn::loss::cross_entropy(
         &x,
@@ -463,5 +466,34 @@ fn bce_with_logits_is_precise_for_confident_logits() {
                 "{g} vs PyTorch {w} on {d}"
             );
         }
+    }
+}
+
+/// binary_cross_entropy refuses inputs outside [0, 1] (and NaN) with
+/// PyTorch's message: on the CPU at once, on the GPU at the next readback
+/// (a device check), never a meaningless loss.
+#[test]
+fn binary_cross_entropy_refuses_inputs_outside_the_unit_interval() {
+    for d in devices() {
+        let target = t(&[0.0, 1.0, 1.0], &[3], &d);
+        for bad in [-0.5, 1.5, f32::NAN] {
+            let x = t(&[0.2, bad, 0.9], &[3], &d);
+            let o = BceOptions::default();
+            let err = binary_cross_entropy(&x, &target, o)
+                .and_then(|l| l.item())
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("binary_cross_entropy") && err.contains("between 0 and 1"),
+                "{bad} on {d}: {err}"
+            );
+        }
+        // 0 and 1 themselves (saturated sigmoids) are fine.
+        let x = t(&[0.0, 1.0, 0.5], &[3], &d);
+        let loss = binary_cross_entropy(&x, &target, BceOptions::default())
+            .unwrap()
+            .item()
+            .unwrap();
+        assert!(loss.is_finite(), "{loss} on {d}");
     }
 }
