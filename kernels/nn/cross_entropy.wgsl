@@ -28,6 +28,7 @@ struct CrossEntropyParams {
     ignore_index: u32,   // i32 bits
     g_offset: u32,       // backward only
     g_stride: u32,       // backward only
+    d_offset: u32,       // backward with HAS_DIVISOR: the divisor's element
 }
 
 const WG: u32 = 256u;

@@ -9,8 +9,9 @@
 // per row. Logits, target and grad are strided views; the output is a
 // contiguous [N, C].
 // Bindings: 0 logits (read), 1 target (read, i32), 2 grad (read),
-// 3 out (read_write), 4 fault. A target outside 0..C that is not
-// ignore_index raises fault code 5 and is clamped.
+// 3 out (read_write), 4 divisor (read; only with HAS_DIVISOR), 5 fault.
+// A target outside 0..C that is not ignore_index raises fault code 5 and
+// is clamped.
 
 //! include common/nan.wgsl
 //! include common/fault.wgsl
@@ -28,6 +29,7 @@ struct CrossEntropyParams {
     ignore_index: u32,   // i32 bits
     g_offset: u32,
     g_stride: u32,
+    d_offset: u32,       // backward with HAS_DIVISOR: the divisor's element
 }
 
 const WG: u32 = 256u;
@@ -39,7 +41,13 @@ var<immediate> p: CrossEntropyParams;
 @group(0) @binding(1) var<storage, read> labels: array<i32>;
 @group(0) @binding(2) var<storage, read> grad: array<f32>;
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;
-@group(0) @binding(4) var<storage, read_write> fault: array<atomic<u32>, 4>;
+// HAS_DIVISOR = 1 (the fused 'mean' reduction): grad is divided by
+// divisor[d_offset], the count of samples not ignored, as the mean's own
+// backward would (one dispatch instead of a division and this pass).
+@group(0) @binding(4) var<storage, read> divisor: array<f32>;
+@group(0) @binding(5) var<storage, read_write> fault: array<atomic<u32>, 4>;
+
+override HAS_DIVISOR: u32 = 0u;
 
 var<workgroup> smax: array<f32, 256>;
 var<workgroup> ssum: array<f32, 256>;
@@ -116,7 +124,10 @@ fn cross_entropy_backward_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(n
         } else if !ignored {
             k = u32(tgt);
         }
-        let g = grad[p.g_offset + row * p.g_stride];
+        var g = grad[p.g_offset + row * p.g_stride];
+        if HAS_DIVISOR == 1u {
+            g = g / divisor[p.d_offset];
+        }
         let out_base = row * p.n;
         for (var e = t; e < p.n; e += lanes) {
             var d = 0.0;

@@ -445,14 +445,17 @@ fn input_gradients(saved: &Saved, g: &Storage) -> Result<Vec<Option<Storage>>> {
             target,
             label_smoothing,
             ignore_index,
-        } => {
-            vec![Some(x(0)?.cross_entropy_backward(
+            mean_count,
+        } => vec![Some(match mean_count {
+            Some(count) => x(0)?.cross_entropy_mean_backward(
                 target,
                 g,
+                count,
                 *label_smoothing,
                 *ignore_index,
-            )?)]
-        }
+            )?,
+            None => x(0)?.cross_entropy_backward(target, g, *label_smoothing, *ignore_index)?,
+        })],
         Op::CrossEntropyMean { count } => {
             let share = g.binary(count, BinaryOp::Div)?.reshape(&[1])?;
             vec![Some(share.expand(&shape_of(0))?)]

@@ -139,6 +139,9 @@ pub(crate) enum Op {
         target: Storage,
         label_smoothing: f32,
         ignore_index: i32,
+        /// With the 'mean' reduction fused in (the output is the 0-d mean):
+        /// the count of samples not ignored it divided by.
+        mean_count: Option<Storage>,
     },
     /// The 'mean' reduction of per-sample losses over the samples not
     /// ignored; backward spreads `g / count` over them (ignored samples'

@@ -519,6 +519,33 @@ impl Storage {
         })
     }
 
+    /// The gradient of the 'mean'-reduced cross-entropy w.r.t. the logits
+    /// (`self`): `grad / count` (both 0-d) on every row through
+    /// [`cross_entropy_backward`](Self::cross_entropy_backward); one pass
+    /// on a GPU (the division in the kernel).
+    pub fn cross_entropy_mean_backward(
+        &self,
+        target: &Storage,
+        grad: &Storage,
+        count: &Storage,
+        label_smoothing: f32,
+        ignore_index: i32,
+    ) -> Result<Storage> {
+        if let (Storage::Gpu(x), Storage::Gpu(t), Storage::Gpu(g), Storage::Gpu(c)) =
+            (self, target, grad, count)
+            && x.dtype() == DType::F32
+        {
+            let out = x.cross_entropy_mean_backward(t, g, c, label_smoothing, ignore_index)?;
+            return Ok(Storage::Gpu(out));
+        }
+        let n = self.shape().first().copied().unwrap_or(0);
+        let share = grad
+            .binary(count, BinaryOp::Div)?
+            .reshape(&[1])?
+            .expand(&[n])?;
+        self.cross_entropy_backward(target, &share, label_smoothing, ignore_index)
+    }
+
     /// Sums a broadcast gradient back to `shape` — the one place where
     /// broadcasting is undone in backward.
     pub fn sum_to_shape(&self, shape: &[usize]) -> Result<Storage> {

@@ -48,6 +48,7 @@ impl Tensor {
                 target,
                 label_smoothing,
                 ignore_index,
+                mean_count: None,
             },
             &[self],
         ))
@@ -66,6 +67,42 @@ impl Tensor {
         Ok(Tensor::record(
             mean,
             Op::CrossEntropyMean { count },
+            &[self],
+        ))
+    }
+
+    /// `cross_entropy_per_sample(..)` reduced by `cross_entropy_mean(..)`
+    /// (`F.cross_entropy(..., reduction='mean')`) as one graph node: the
+    /// same forward dispatches, and a backward that divides by the count in
+    /// the gradient kernel itself (one dispatch fewer a step on a GPU).
+    /// F32 logits (`DTypeMismatch` otherwise; `nn::loss::cross_entropy`
+    /// reduces half logits its own way).
+    pub fn cross_entropy_mean_loss(
+        &self,
+        target: &Tensor,
+        label_smoothing: f32,
+        ignore_index: i32,
+    ) -> Result<Tensor> {
+        if self.dtype() != wgrad_core::DType::F32 {
+            return Err(wgrad_core::Error::DTypeMismatch {
+                op: "cross_entropy",
+                expected: wgrad_core::DType::F32,
+                got: self.dtype(),
+            });
+        }
+        let target = target.storage();
+        let losses = self
+            .storage()
+            .cross_entropy(&target, label_smoothing, ignore_index)?;
+        let (mean, count) = losses.cross_entropy_mean(&target, ignore_index)?;
+        Ok(Tensor::record(
+            mean,
+            Op::CrossEntropy {
+                target,
+                label_smoothing,
+                ignore_index,
+                mean_count: Some(count),
+            },
             &[self],
         ))
     }

@@ -66,6 +66,7 @@ fn immediates(
         ignore_index: ignore_index as u32,
         g_offset,
         g_stride,
+        d_offset: 0,
     })
 }
 
@@ -112,6 +113,56 @@ impl GpuTensor {
         label_smoothing: f32,
         ignore_index: i32,
     ) -> Result<GpuTensor> {
+        self.cross_entropy_backward_divided(target, grad, None, label_smoothing, ignore_index)
+    }
+
+    /// The gradient of `cross_entropy(..).cross_entropy_mean(..)` (the
+    /// 'mean' reduction) w.r.t. the logits: `grad` (0-d, the mean's
+    /// upstream gradient) divided by `count` (0-d, the mean's count of
+    /// samples not ignored) on every row, in the one pass of
+    /// [`cross_entropy_backward`](Self::cross_entropy_backward) (no
+    /// division of its own).
+    pub fn cross_entropy_mean_backward(
+        &self,
+        target: &GpuTensor,
+        grad: &GpuTensor,
+        count: &GpuTensor,
+        label_smoothing: f32,
+        ignore_index: i32,
+    ) -> Result<GpuTensor> {
+        const OP: &str = "cross_entropy_backward";
+        for scalar in [grad, count] {
+            if scalar.numel() != 1 {
+                return Err(wgrad_core::Error::invalid(
+                    OP,
+                    format!(
+                        "the mean's gradient and count are 0-d, got shape {:?}",
+                        scalar.shape()
+                    ),
+                ));
+            }
+            self.same_device(OP, scalar)?;
+            scalar.expect_dtype(OP, DType::F32)?;
+        }
+        let n = self.shape().first().copied().unwrap_or(0);
+        let rows = grad.reshape(&[1])?.expand(&[n])?;
+        self.cross_entropy_backward_divided(
+            target,
+            &rows,
+            Some(count),
+            label_smoothing,
+            ignore_index,
+        )
+    }
+
+    fn cross_entropy_backward_divided(
+        &self,
+        target: &GpuTensor,
+        grad: &GpuTensor,
+        divisor: Option<&GpuTensor>,
+        label_smoothing: f32,
+        ignore_index: i32,
+    ) -> Result<GpuTensor> {
         const OP: &str = "cross_entropy_backward";
         let (n, c) = check_inputs(OP, self, target, label_smoothing)?;
         self.same_device(OP, grad)?;
@@ -123,12 +174,23 @@ impl GpuTensor {
         if n == 0 || c == 0 {
             return Ok(out);
         }
-        let p = immediates(OP, self, target, Some(grad), label_smoothing, ignore_index)?;
+        let mut p = immediates(OP, self, target, Some(grad), label_smoothing, ignore_index)?;
+        if let Some(d) = divisor {
+            p.d_offset = params::to_u32(OP, "offset", d.layout.offset())?;
+        }
+        // Without a divisor its binding takes the gradient (never read).
+        let divisor_buffer = divisor.map_or(&grad.buffer, |d| &d.buffer);
         let rows_per_group = WG / lanes_for(c);
         self.kernels().dispatch_groups(
             &families::nn::CROSS_ENTROPY_BACKWARD,
-            &[],
-            &[&self.buffer, &target.buffer, &grad.buffer, &out.buffer],
+            &[("HAS_DIVISOR", if divisor.is_some() { 1.0 } else { 0.0 })],
+            &[
+                &self.buffer,
+                &target.buffer,
+                &grad.buffer,
+                &out.buffer,
+                divisor_buffer,
+            ],
             &p,
             n.div_ceil(rows_per_group) as u64,
         )?;

@@ -30,6 +30,8 @@ immediates! {
         g_offset: u32,
         /// Stride of the upstream gradient (backward only).
         g_stride: u32,
+        /// The divisor's element (backward with `HAS_DIVISOR` only).
+        d_offset: u32,
     }
 }
 

@@ -528,3 +528,55 @@ fn cross_entropy_mean_matches_cpu() {
         Err(Error::DTypeMismatch { .. })
     ));
 }
+
+/// The fused 'mean' backward (`cross_entropy_mean_backward`: the division
+/// by the count inside the gradient kernel) against dividing first and
+/// running `cross_entropy_backward` on the broadcast share, and against
+/// the CPU.
+#[test]
+fn cross_entropy_mean_backward_matches_dividing_first() {
+    let Some(dev) = shared_gpu() else { return };
+    let (n, c) = (70, 13);
+    let logits: Vec<f32> = values(n * c, -3.0, 3.0, 41);
+    let gx = GpuTensor::from_vec(&dev, logits.clone(), &[n, c]).unwrap();
+    let cx = CpuTensor::from_vec(logits, &[n, c]).unwrap();
+    let (ct, gt) = targets_pair(&dev, n, c, -100, 4, true, 42);
+    for smoothing in [0.0, 0.2] {
+        let (_, gcount) = gx
+            .cross_entropy(&gt, smoothing, -100)
+            .unwrap()
+            .cross_entropy_mean(&gt, -100)
+            .unwrap();
+        let g = GpuTensor::from_vec(&dev, vec![0.75f32], &[]).unwrap();
+        let fused = gx
+            .cross_entropy_mean_backward(&gt, &g, &gcount, smoothing, -100)
+            .unwrap();
+        let share = g
+            .binary(&gcount, wgrad_core::BinaryOp::Div)
+            .unwrap()
+            .reshape(&[1])
+            .unwrap()
+            .expand(&[n])
+            .unwrap();
+        let want = gx
+            .cross_entropy_backward(&gt, &share, smoothing, -100)
+            .unwrap();
+        assert_close(
+            &gpu_f32(&fused),
+            &gpu_f32(&want),
+            1e-6,
+            "fused vs divided first",
+        );
+        let (_, ccount) = cx
+            .cross_entropy(&ct, smoothing, -100)
+            .unwrap()
+            .cross_entropy_mean(&ct, -100)
+            .unwrap();
+        let count = cpu_f32(&ccount)[0];
+        let cshare = CpuTensor::from_vec(vec![0.75 / count; n], &[n]).unwrap();
+        let cwant = cx
+            .cross_entropy_backward(&ct, &cshare, smoothing, -100)
+            .unwrap();
+        assert_close(&gpu_f32(&fused), &cpu_f32(&cwant), 1e-5, "fused vs CPU");
+    }
+}

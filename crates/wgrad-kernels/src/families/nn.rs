@@ -12,20 +12,22 @@ pub static CROSS_ENTROPY: KernelSpec = KernelSpec {
     file: "nn/cross_entropy.wgsl",
     entry: "cross_entropy_rows",
     bindings: &[Read, Read, ReadWrite],
-    immediate_bytes: 48,
+    immediate_bytes: 52,
     uses_fault: true,
     elem: Elem::F32,
     selector: None,
 };
 
 /// Gradient of [`CROSS_ENTROPY`] w.r.t. the logits, as a contiguous `[N, C]`.
-/// Bindings: logits, target, grad, out. Immediates as [`CROSS_ENTROPY`]
-/// (g_offset/g_stride address the upstream gradient `[N]`).
+/// Bindings: logits, target, grad, out, divisor (override `HAS_DIVISOR` = 1:
+/// grad is divided by `divisor[d_offset]`, the 'mean' reduction's count).
+/// Immediates as [`CROSS_ENTROPY`] (g_offset/g_stride address the upstream
+/// gradient `[N]`).
 pub static CROSS_ENTROPY_BACKWARD: KernelSpec = KernelSpec {
     file: "nn/cross_entropy_backward.wgsl",
     entry: "cross_entropy_backward_rows",
-    bindings: &[Read, Read, Read, ReadWrite],
-    immediate_bytes: 48,
+    bindings: &[Read, Read, Read, ReadWrite, Read],
+    immediate_bytes: 52,
     uses_fault: true,
     elem: Elem::F32,
     selector: None,
