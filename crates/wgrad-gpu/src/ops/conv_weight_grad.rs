@@ -83,17 +83,17 @@ impl GpuTensor {
         splits: usize,
         tile: usize,
     ) -> Result<(GpuTensor, GpuTensor)> {
-        let (weight, bias) = weight_grad(input, grad_out, geometry, splits, tile, true)?;
-        let bias = match bias {
-            Some(b) => b,
-            None => GpuTensor::zeros(input.device(), &[geometry.out_channels], DType::F32)?,
-        };
-        Ok((weight, bias))
+        match weight_grad(input, grad_out, geometry, splits, tile, true)? {
+            (weight, Some(bias)) => Ok((weight, bias)),
+            (_, None) => Err(wgrad_core::Error::Device(
+                "conv2d_weight_grad: the bias gradient view went missing".into(),
+            )),
+        }
     }
 }
 
 /// The weight gradient and, with `with_bias`, the bias gradient (a view
-/// after it in the same buffer; `None` only when there is nothing to sum).
+/// after it in the same buffer; `Some` exactly when `with_bias`).
 fn weight_grad(
     input: &GpuTensor,
     grad_out: &GpuTensor,
