@@ -21,6 +21,7 @@
 //! include common/conv_params.wgsl
 //! include common/conv_tile.wgsl
 //! include common/conv_weight_grad_store.wgsl
+//! include common/conv_pixel_walk.wgsl
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
 @group(0) @binding(1) var<storage, read> dy: array<f32>;
@@ -45,6 +46,11 @@ var<private> q_ok1: bool;
 // Its columns are the ones column (ONES_COLUMN: the bias gradient's).
 var<private> q_one0: bool;
 var<private> q_one1: bool;
+// Its two pixels of the next fetch, (img, y, x) of k0 + tid % 8 and of
+// 8 more (common/conv_pixel_walk.wgsl): the GEMM core fetches the K steps
+// in order, from k_begin on.
+var<private> pix0: vec3<u32>;
+var<private> pix1: vec3<u32>;
 
 fn a_slot(i: u32) -> vec2<u32> {
     return k_fast_slot(tid + i * THREADS);
@@ -61,19 +67,17 @@ fn input_at(ok: bool, base: u32, h: u32, ww: u32) -> f32 {
     return 0.0;
 }
 
-// Loads the four values (rows 0/1 x columns 0/1) of pixel s; `first`
-// picks ra0, ra1, rb0, rb1 (else ra2, ra3, rb2, rb3).
-fn fetch_pixel(s: u32, first: bool) {
+// Loads the four values (rows 0/1 x columns 0/1) of pixel s = (img, y,
+// xx) = pix; `first` picks ra0, ra1, rb0, rb1 (else ra2, ra3, rb2, rb3).
+fn fetch_pixel(s: u32, pix: vec3<u32>, first: bool) {
     var a0 = 0.0;
     var a1 = 0.0;
     var b0 = 0.0;
     var b1 = 0.0;
     if s < k_stop {
-        let ohw = p.out_h * p.out_w;
-        let img = s / ohw;
-        let yx = s % ohw;
-        let y = yx / p.out_w;
-        let xx = yx % p.out_w;
+        let img = pix.x;
+        let y = pix.y;
+        let xx = pix.z;
         let dy_base = p.dy_offset + img * p.dy_strides[0] + y * p.dy_strides[2] + xx * p.dy_strides[3];
         if o_ok0 { a0 = dy[dy_base + o_off0]; }
         if o_ok1 { a1 = dy[dy_base + o_off1]; }
@@ -98,8 +102,10 @@ fn fetch_pixel(s: u32, first: bool) {
 
 fn fetch(k0: u32) {
     let s = k0 + tid % 8u;
-    fetch_pixel(s, true);
-    fetch_pixel(s + 8u, false);
+    fetch_pixel(s, pix0, true);
+    fetch_pixel(s + 8u, pix1, false);
+    pix0 = pixel_advance(pix0, TILE_K);
+    pix1 = pixel_advance(pix1, TILE_K);
 }
 
 @compute @workgroup_size(256)
@@ -137,6 +143,8 @@ fn conv2d_weight_grad(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
     let k_begin = split * p.k_chunk;
     let k_end = min(k_begin + p.k_chunk, p.k);
     k_stop = k_end;
+    pix0 = pixel_decode(k_begin + tid % 8u);
+    pix1 = pixel_decode(k_begin + tid % 8u + 8u);
     gemm_k_loop(k_begin, k_end);
 
     set_out_matrix(t.mat);

@@ -12,6 +12,7 @@
 //! include common/conv_params.wgsl
 //! include common/conv_tile.wgsl
 //! include common/conv_weight_grad_store.wgsl
+//! include common/conv_pixel_walk.wgsl
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
 @group(0) @binding(1) var<storage, read> dy: array<f32>;
@@ -28,6 +29,10 @@ var<private> q_dw: vec4<u32>;
 var<private> q_ok: vec4<bool>;
 // Which of them is the ones column (ONES_COLUMN: the bias gradient's).
 var<private> q_one: vec4<bool>;
+// (img, y, x) of this thread's pixel k0 + tid % 8 of the next fetch
+// (common/conv_pixel_walk.wgsl): the GEMM core fetches the K steps in
+// order, from k_begin on.
+var<private> pix: vec3<u32>;
 
 fn a_slot(i: u32) -> vec2<u32> {
     return k_fast_slot(tid + i * THREADS);
@@ -53,6 +58,10 @@ fn grad_at(ok: bool, at: u32) -> f32 {
 
 fn fetch(k0: u32) {
     let s = k0 + tid % 8u;
+    let img = pix.x;
+    let y = pix.y;
+    let xx = pix.z;
+    pix = pixel_advance(pix, TILE_K);
     if s >= k_stop {
         ra0 = 0.0;
         ra1 = 0.0;
@@ -64,11 +73,6 @@ fn fetch(k0: u32) {
         rb3 = 0.0;
         return;
     }
-    let ohw = p.out_h * p.out_w;
-    let img = s / ohw;
-    let yx = s % ohw;
-    let y = yx / p.out_w;
-    let xx = yx % p.out_w;
     let g = p.dy_offset + img * p.dy_strides[0] + y * p.dy_strides[2] + xx * p.dy_strides[3];
     ra0 = grad_at(o_ok.x, g + o_off.x);
     ra1 = grad_at(o_ok.y, g + o_off.y);
@@ -109,6 +113,7 @@ fn conv2d_weight_grad_128(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wo
     let k_begin = split * p.k_chunk;
     let k_end = min(k_begin + p.k_chunk, p.k);
     k_stop = k_end;
+    pix = pixel_decode(k_begin + tid % 8u);
     gemm_k_loop(k_begin, k_end);
 
     set_out_matrix(t.mat);

@@ -457,7 +457,8 @@ fn transposing_a_vector_is_an_error() {
 /// correctness test). Run with
 /// `cargo test --release -p wgrad-gpu --test it -- --ignored --nocapture parity_matmul::bench_matmul_throughput`.
 /// `WGRAD_BENCH_MAX_DIM=<d>` skips shapes with a dim above `d` (for slow
-/// adapters). Prints GFLOP/s per shape for: `auto` (the shape-based choice),
+/// adapters), `WGRAD_BENCH_ONLY=<s>` runs only the cases whose name contains
+/// `s`. Prints GFLOP/s per shape for: `auto` (the shape-based choice),
 /// `k64` / `k128` (the 64 x 64 / 128 x
 /// 128 kernels, no split), `k64+` / `k128+` (that kernel with the automatic
 /// K split), and `k64/sN`, `k128/sN` (N splits).
@@ -470,6 +471,7 @@ fn bench_matmul_throughput() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(usize::MAX);
+    let only = std::env::var("WGRAD_BENCH_ONLY").unwrap_or_default();
     // (name, A shape, B shape, trans_a, trans_b)
     type Case = (&'static str, &'static [usize], &'static [usize], bool, bool);
     let cases: &[Case] = &[
@@ -491,6 +493,19 @@ fn bench_matmul_throughput() {
         ("cls fwd", &[128, 256], &[10, 256], false, true),
         ("cls dW", &[128, 10], &[128, 256], true, false),
         ("batched 32x", &[32, 256, 64], &[32, 64, 256], false, false),
+        // T2's products (8192 tokens, C 384, MLP 1536, vocab 1024).
+        ("T2 qkv fwd", &[8192, 384], &[1152, 384], false, true),
+        ("T2 proj fwd", &[8192, 384], &[384, 384], false, true),
+        ("T2 fc fwd", &[8192, 384], &[1536, 384], false, true),
+        ("T2 fc2 fwd", &[8192, 1536], &[384, 1536], false, true),
+        ("T2 head fwd", &[8192, 384], &[1024, 384], false, true),
+        ("T2 qkv dx", &[8192, 1152], &[1152, 384], false, false),
+        ("T2 fc dx", &[8192, 1536], &[1536, 384], false, false),
+        ("T2 fc2 dx", &[8192, 384], &[384, 1536], false, false),
+        ("T2 qkv dW", &[8192, 1152], &[8192, 384], true, false),
+        ("T2 proj dW", &[8192, 384], &[8192, 384], true, false),
+        ("T2 fc dW", &[8192, 1536], &[8192, 384], true, false),
+        ("T2 fc2 dW", &[8192, 384], &[8192, 1536], true, false),
     ];
     let variants: &[(&str, &str, usize)] = &[
         ("auto", "auto", 0),
@@ -504,6 +519,8 @@ fn bench_matmul_throughput() {
         ("k128+", "128", 0),
         ("k128/s2", "128", 2),
         ("k128/s4", "128", 4),
+        ("k128/s8", "128", 8),
+        ("k128/s16", "128", 16),
     ];
     let mut header = format!("{:<14} {:>16}", "case", "[M,N,K]");
     for (name, _, _) in variants {
@@ -511,7 +528,7 @@ fn bench_matmul_throughput() {
     }
     println!("{header}   (GFLOP/s)");
     for &(name, sa, sb, ta, tb) in cases {
-        if sa.iter().chain(sb).any(|&d| d > max_dim) {
+        if sa.iter().chain(sb).any(|&d| d > max_dim) || !name.contains(only.as_str()) {
             continue;
         }
         let (_, a) = pair(&gpu, sa, 1);

@@ -16,6 +16,8 @@ const FILL_GROUPS: usize = 256;
 /// The least K per split for which a split 128 x 128 product beats the
 /// 64 x 64 kernel (see `plan`).
 const LONG_SPLIT_K: usize = 256;
+/// The least K for which big tiles that nearly fill the GPU are split in two.
+const NEARLY_FILL_SPLIT_K: usize = 1024;
 /// Least K per split: shorter chunks spend more on the partial sums than the
 /// extra parallelism gains.
 const MIN_SPLIT_K: usize = 128;
@@ -100,17 +102,29 @@ pub(super) fn plan(
 ) -> Plan {
     let (force_kernel, force_splits) = force.unwrap_or((None, 0));
     let tiles = |(tm, tn): (usize, usize)| count * m.div_ceil(tm) * n.div_ceil(tn);
-    // The K splits that bring `tiles` workgroups up to a full GPU.
+    // The most K splits that keep `tiles` workgroups within a full GPU.
+    // Rounded down: a few workgroups past it start a whole second round of
+    // the 128 kernel (H100, T2's [1152, 384] weight gradient: 27 tiles split
+    // 10 ways, 270 workgroups, ran at 21.3 TFLOP/s; 8 ways, 216, at 25.0).
     let filling_splits = |tiles: usize| {
-        FILL_GROUPS
-            .div_ceil(tiles)
+        (FILL_GROUPS / tiles)
             .min(k / MIN_SPLIT_K)
             .min(max_splits)
             .max(1)
     };
+    // Big tiles that fill three quarters of the GPU but not all of it, over
+    // a long K (T2's [8192, 384] products over K = 1152 or 1536): split in
+    // two, they beat the 64 kernel's unsplit tiles (H100: 26.4-28.7 against
+    // 24.5-25.5 TFLOP/s; over K = 384 they do not).
+    let big_tiles_nearly_fill = || {
+        let big = tiles((128, 128));
+        4 * big >= 3 * FILL_GROUPS && big < FILL_GROUPS && k >= NEARLY_FILL_SPLIT_K
+    };
     let splits_for = |t: (usize, usize)| {
         if force_splits != 0 {
             force_splits
+        } else if t == (128, 128) && big_tiles_nearly_fill() {
+            2
         } else if 2 * tiles(t) <= FILL_GROUPS {
             filling_splits(tiles(t))
         } else {
@@ -134,11 +148,14 @@ pub(super) fn plan(
     // tiles, split 3 ways or unsplit on 144 workgroups, 17.6).
     let big_tiles_fill = || {
         let big = tiles((128, 128));
-        let splits = filling_splits(big);
+        // Judged by the splits that would reach a full GPU (the plan then
+        // takes one fewer where they would pass it).
+        let reaching = FILL_GROUPS.div_ceil(big);
         big >= FILL_GROUPS
+            || big_tiles_nearly_fill()
             || (tiles((64, 64)) < FILL_GROUPS
-                && big * splits >= FILL_GROUPS
-                && k / splits >= LONG_SPLIT_K)
+                && reaching <= max_splits
+                && k / reaching >= LONG_SPLIT_K)
     };
     let kernel = if let Some(kernel) = force_kernel {
         kernel
@@ -191,11 +208,17 @@ mod tests {
         assert_eq!(auto(3, 260, 250, 256), (64, 2));
         // Long K, small output (T2's weight gradients): 128 x 128 tiles split
         // until they fill the GPU.
-        assert_eq!(auto(1, 1152, 384, 8192), (128, 10));
-        assert_eq!(auto(1, 1024, 384, 8192), (128, 11));
-        assert_eq!(auto(1, 1536, 384, 8192), (128, 8));
-        assert_eq!(auto(1, 384, 1536, 8192), (128, 8));
-        assert_eq!(auto(1, 384, 384, 8192), (128, 29));
+        // never past it.
+        assert_eq!(auto(1, 1152, 384, 8192), (128, 9));
+        assert_eq!(auto(1, 1024, 384, 8192), (128, 10));
+        assert_eq!(auto(1, 1536, 384, 8192), (128, 7));
+        assert_eq!(auto(1, 384, 1536, 8192), (128, 7));
+        assert_eq!(auto(1, 384, 384, 8192), (128, 28));
+        // Big tiles that nearly fill the GPU over a long K (T2's [8192, 384]
+        // outputs): split in two; over a short K, the 64 kernel.
+        assert_eq!(auto(1, 8192, 384, 1536), (128, 2));
+        assert_eq!(auto(32, 256, 384, 1152), (128, 2));
+        assert_eq!(auto(1, 8192, 384, 384), (64, 1));
         // No 128 kernel without its workgroup memory; splits capped by memory.
         assert_eq!(pick([1, 4096, 4096, 4096], false, 1, None), (64, 1));
         assert_eq!(pick([1, 512, 512, 4096], true, 2, None), (64, 2));
