@@ -11,7 +11,9 @@ use crate::storage::Storage;
 use crate::tensor::Tensor;
 
 mod binary;
+mod windows;
 use binary::{binary_grads, scalar_grad};
+use windows::Window;
 
 /// Options of [`Tensor::backward_with_options`] (PyTorch's keyword
 /// arguments of `backward`).
@@ -145,9 +147,15 @@ pub(crate) fn walk(
     mut grads: HashMap<u64, Storage>,
     mut arrive: impl FnMut(&Tensor, Storage) -> Option<Storage>,
 ) -> Result<()> {
+    // Gradients of `narrow` outputs, per input, assembled at the input's
+    // turn (backward/windows.rs).
+    let mut windows: HashMap<u64, Vec<Window>> = HashMap::new();
     for tensor in order.iter().rev() {
-        let Some(grad) = grads.remove(&tensor.id()) else {
-            continue;
+        let dense = grads.remove(&tensor.id());
+        let grad = match (dense, windows.remove(&tensor.id())) {
+            (None, None) => continue,
+            (Some(dense), None) => dense,
+            (dense, Some(parts)) => windows::assemble(&tensor.shape(), dense, parts)?,
         };
         let Some(grad) = arrive(tensor, grad) else {
             continue;
@@ -158,6 +166,17 @@ pub(crate) fn walk(
         let (inputs, input_grads) = {
             let node = grad_fn.lock();
             let node = node.as_ref().ok_or_else(|| grad_fn.freed())?;
+            if let Op::Narrow { axis, start } = node.op {
+                let input = &node.inputs[0];
+                if input.requires_grad() {
+                    let axis = shape::normalize_axis("narrow", axis, input.shape().len())?;
+                    windows
+                        .entry(input.id())
+                        .or_default()
+                        .push(Window { axis, start, grad });
+                }
+                continue;
+            }
             let saved = Saved {
                 node,
                 output: tensor,

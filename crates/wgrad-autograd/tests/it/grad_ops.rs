@@ -176,6 +176,34 @@ fn cases() -> Vec<Case> {
         ("narrow", vec![vec![3, 4]], |x| {
             x[0].narrow(1, 1, 2)?.square()
         }),
+        // Gradients of several windows of one input (backward/windows.rs):
+        // covering the axis (q, k, v of a fused projection), with gaps and
+        // a dense use, overlapping, on two axes, and reaching the windows
+        // as transposed (non-contiguous) gradients.
+        ("chunks covering the axis", vec![vec![3, 6]], |x| {
+            let p = x[0].chunk(3, 1)?;
+            p[0].mul(&p[1])?.add(&p[2].square()?)
+        }),
+        ("windows with gaps and a dense use", vec![vec![4, 5]], |x| {
+            let a = x[0].narrow(0, 0, 1)?.square()?;
+            let b = x[0].narrow(0, 2, 2)?.mul_scalar(3.0)?;
+            Tensor::cat(&[&a, &b, &x[0].exp()?], 0)
+        }),
+        ("overlapping windows", vec![vec![2, 5]], |x| {
+            let a = x[0].narrow(1, 0, 3)?.square()?;
+            let b = x[0].narrow(1, 2, 3)?.exp()?;
+            Tensor::cat(&[&a, &b], 1)
+        }),
+        ("windows on two axes", vec![vec![3, 4]], |x| {
+            let a = x[0].narrow(0, 0, 2)?.square()?;
+            let b = x[0].narrow(1, 1, 2)?.exp()?;
+            Tensor::cat(&[&a.reshape(&[-1])?, &b.reshape(&[-1])?], 0)
+        }),
+        ("chunks used transposed", vec![vec![4, 6]], |x| {
+            let p = x[0].chunk(3, 1)?;
+            let b = p[1].t()?.mul_scalar(2.0)?;
+            Tensor::cat(&[&p[0].t()?, &b, &p[2].t()?.square()?], 0)
+        }),
         ("expand", vec![vec![3, 1]], |x| {
             x[0].expand(&[2, 3, 4])?.mul_scalar(1.5)
         }),

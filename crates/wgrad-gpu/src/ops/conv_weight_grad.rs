@@ -12,8 +12,8 @@ use wgrad_core::{DType, Result};
 use wgrad_kernels::families;
 
 use super::conv::{
-    FILL_GROUPS, K_STEP, MIN_SPLIT_K, check_geometry, check_operand, dispatch, gemm_params,
-    pick_tile, strided,
+    FILL_GROUPS, K_STEP, MAX_SPLITS, MIN_SPLIT_K, check_geometry, check_operand, dispatch,
+    gemm_params, pick_tile, strided,
 };
 use crate::GpuTensor;
 use crate::params::{self, SumSplitsParams};
@@ -156,6 +156,7 @@ fn weight_grad(
     } else if tiles < fill {
         fill.div_ceil(tiles)
             .min(k / MIN_SPLIT_K)
+            .min(MAX_SPLITS)
             .min(max_splits)
             .max(1)
     } else {

@@ -587,3 +587,49 @@ fn weight_and_bias_grad_paths_agree() {
         close(&b, &b1, "bias grad");
     }
 }
+
+/// Weight-gradient time by split count and tile at the MNIST net's shapes
+/// (not a correctness test). Run with `cargo test --release -p wgrad-gpu
+/// --test it -- --ignored --nocapture conv::bench_conv_weight_grad_splits`;
+/// prints microseconds (weight and bias gradient, as `Conv2d` runs it).
+#[test]
+#[ignore = "benchmark"]
+fn bench_conv_weight_grad_splits() {
+    let Some(gpu) = shared_gpu() else { return };
+    println!("adapter: {}", gpu.label());
+    let d = Conv2dArgs::default();
+    let cases: &[(&str, [usize; 4], [usize; 4])] = &[
+        ("mnist 1->32 b128", [128, 1, 28, 28], [32, 1, 3, 3]),
+        ("mnist 32->64 b128", [128, 32, 26, 26], [64, 32, 3, 3]),
+    ];
+    let splits = [0, 8, 16, 32, 64, 128, 256, 512];
+    for &(name, xs, ws) in cases {
+        let g = conv::conv2d("bench", &xs, &ws, &d).unwrap();
+        let numel = |s: [usize; 4]| s.iter().product::<usize>();
+        let x = GpuTensor::from_vec(&gpu, data(numel(xs), 1), &xs).unwrap();
+        let dy =
+            GpuTensor::from_vec(&gpu, data(numel(g.output_shape()), 3), &g.output_shape()).unwrap();
+        for tile in [64, 128] {
+            let mut line = format!("{name:<18} tile {tile:>3}:");
+            for &s in &splits {
+                let run = || {
+                    drop(
+                        GpuTensor::conv2d_weight_and_bias_grad_variant(&x, &dy, &g, s, tile)
+                            .unwrap(),
+                    )
+                };
+                run();
+                gpu.synchronize().unwrap();
+                let iters = 50;
+                let start = std::time::Instant::now();
+                for _ in 0..iters {
+                    run();
+                }
+                gpu.synchronize().unwrap();
+                let us = start.elapsed().as_secs_f64() / f64::from(iters) * 1e6;
+                line += &format!("  s{s}={us:.1}");
+            }
+            println!("{line}");
+        }
+    }
+}
