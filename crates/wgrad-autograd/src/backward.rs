@@ -155,7 +155,15 @@ pub(crate) fn walk(
         let grad = match (dense, windows.remove(&tensor.id())) {
             (None, None) => continue,
             (Some(dense), None) => dense,
-            (dense, Some(parts)) => windows::assemble(&tensor.shape(), dense, parts)?,
+            (dense, Some(parts)) => {
+                let grad = windows::assemble(&tensor.shape(), dense, parts)?;
+                // In the input's own float dtype, as every other gradient.
+                if grad.dtype() != tensor.dtype() && grad.dtype().is_float() {
+                    grad.cast(tensor.dtype())?
+                } else {
+                    grad
+                }
+            }
         };
         let Some(grad) = arrive(tensor, grad) else {
             continue;

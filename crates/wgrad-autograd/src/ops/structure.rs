@@ -101,14 +101,14 @@ pub(crate) fn narrow_backward(
     let ax = shape::normalize_axis("narrow", axis, in_shape.len())?;
     let len = g.shape()[ax];
     if let Storage::Gpu(gg) = g {
-        let base = GpuTensor::full(gg.device(), in_shape, 0.0, DType::F32)?;
+        let base = GpuTensor::full(gg.device(), in_shape, 0.0, gg.dtype())?;
         base.narrow(ax as isize, start, len)?.write_view(gg)?;
         return Ok(Storage::Gpu(base));
     }
     let pad = |n: usize| -> Result<Storage> {
         let mut s = in_shape.to_vec();
         s[ax] = n;
-        Storage::full(&s, 0.0, DType::F32, &g.device())
+        Storage::full(&s, 0.0, g.dtype(), &g.device())
     };
     let mut parts = Vec::new();
     if start > 0 {

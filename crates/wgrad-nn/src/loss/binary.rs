@@ -2,7 +2,7 @@
 
 use wgrad_autograd::Tensor;
 use wgrad_autograd::autocast::full_precision;
-use wgrad_core::{DType, Error, Result};
+use wgrad_core::{BinaryOp, DType, Error, Result, UnaryOp};
 
 use super::{Reduction, same_shape};
 
@@ -41,9 +41,8 @@ pub struct BceOptions<'a> {
 }
 
 /// [`binary_cross_entropy_with_logits`] with `weight` and `pos_weight`:
-/// `l = (1 - t) x + (1 + (pw - 1) t) softplus(-x)`, times `weight`, in the
-/// stable form of PyTorch's kernel (`softplus(-x) = log1p(exp(-|x|)) +
-/// max(-x, 0)`).
+/// `l = (1 - t) x + (1 + (pw - 1) t) softplus(-x)`, times `weight`, as
+/// PyTorch's kernel computes it (`-log_sigmoid(x)` for `softplus(-x)`).
 pub fn binary_cross_entropy_with_logits_with(
     logits: &Tensor,
     target: &Tensor,
@@ -52,29 +51,26 @@ pub fn binary_cross_entropy_with_logits_with(
     // Autocast runs the losses in float32 (a no-op outside a region).
     let (logits, target) = (&full_precision(logits)?, &full_precision(target)?);
     same_shape("binary_cross_entropy_with_logits", logits, target)?;
-    let abs = logits.abs()?;
-    // log1p(exp(-|x|)): exp(-|x|) <= 1 never overflows, and log1p keeps
-    // the tail's relative precision for confident logits (x = 10: 4.5399e-5,
-    // as PyTorch; log(1 + e) gave 4.5418e-5).
-    let softplus_tail = abs.neg()?.exp()?.log1p()?;
+    // softplus(-x) = -log_sigmoid(x) (PyTorch's form of the loss): log1p(exp(-x))
+    // keeps the tail's relative precision for confident logits (x = 10:
+    // 4.5399e-5, as PyTorch; log(1 + e) gave 4.5418e-5) and turns linear
+    // past -x = 20. So the loss is +inf at x = +inf (t < 1) and NaN at -inf,
+    // as in PyTorch (max(x, 0) - x t + log1p(exp(-|x|)) gave NaN at +inf),
+    // and its gradient is (1 - t) - sigmoid(-x) = sigmoid(x) - t, 0.5 - t
+    // at x = 0 (forms through relu(-x) or abs lose the 0.5 there).
+    let softplus_neg = logits.neg()?.unary(UnaryOp::Softplus {
+        beta: 1.0,
+        threshold: 20.0,
+    })?;
+    let linear = target
+        .binary_scalar(BinaryOp::Sub, 1.0, true)?
+        .mul(logits)?;
     let losses = match options.pos_weight {
-        None => {
-            let positive_part = logits.add(&abs)?.mul_scalar(0.5)?;
-            positive_part
-                .sub(&logits.mul(target)?)?
-                .add(&softplus_tail)?
-        }
+        None => linear.add(&softplus_neg)?,
         Some(pw) => {
             let pw = full_precision(pw)?;
-            // max(-x, 0) as (|x| - x) / 2: see above.
-            let negative_part = abs.sub(logits)?.mul_scalar(0.5)?;
-            let softplus_neg = softplus_tail.add(&negative_part)?;
             let log_weight = pw.sub_scalar(1.0)?.mul(target)?.add_scalar(1.0)?;
-            target
-                .neg()?
-                .add_scalar(1.0)?
-                .mul(logits)?
-                .add(&log_weight.mul(&softplus_neg)?)?
+            linear.add(&log_weight.mul(&softplus_neg)?)?
         }
     };
     weighted(losses, options, "binary_cross_entropy_with_logits")

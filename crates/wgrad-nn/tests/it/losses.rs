@@ -418,6 +418,32 @@ fn bce_with_logits_is_stable() {
         "huge",
     );
     assert!(binary_cross_entropy_with_logits(&x, &t(&[1.], &[1]), Reduction::Mean).is_err());
+    // Infinite and confident logits as PyTorch 2.15 gives them: +inf
+    // (t < 1) is an infinite loss and a gradient of 1 - t, -inf a NaN loss
+    // and a gradient of -t; the tail keeps 9.3576e-14 at x = 30, t = 1.
+    let inf = f32::INFINITY;
+    let xs = leaf(&[inf, -inf, 30., -30., 30.], &[5]);
+    let ts = t(&[0.25, 0.25, 0., 1., 1.], &[5]);
+    let per = binary_cross_entropy_with_logits(&xs, &ts, Reduction::None).unwrap();
+    let got = values(&per);
+    assert_eq!(got[0], inf);
+    assert!(got[1].is_nan());
+    assert_close(&got[2..], &[30., 30., 9.357_623e-14], 1e-6, "confident");
+    per.narrow(0, 0, 1)
+        .unwrap()
+        .add(&per.narrow(0, 2, 3).unwrap().sum_all().unwrap())
+        .unwrap()
+        .sum_all()
+        .unwrap()
+        .backward()
+        .unwrap();
+    let g = values(&xs.grad().unwrap());
+    assert_close(
+        &[g[0], g[2], g[3]],
+        &[0.75, 1., -1.],
+        1e-6,
+        "infinite grads",
+    );
 }
 
 #[test]
