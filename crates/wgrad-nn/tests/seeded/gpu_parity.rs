@@ -227,6 +227,16 @@ fn losses_match_cpu() {
     loss_parity("bce", &gpu, &bce_inputs, &|t, _| {
         binary_cross_entropy_with_logits(&t[0], &t[1].detach(), Reduction::Sum).unwrap()
     });
+    // Infinite and confident logits (PyTorch: +inf loss, gradient 1 - t at
+    // +inf; NaN at -inf; the tails of softplus).
+    let inf = f32::INFINITY;
+    let extreme = vec![
+        (vec![inf, -inf, 30., -30., 0., 25.], vec![6]),
+        (vec![0.25, 0.25, 1., 0., 1., 0.5], vec![6]),
+    ];
+    loss_parity("bce extreme", &gpu, &extreme, &|t, _| {
+        binary_cross_entropy_with_logits(&t[0], &t[1].detach(), Reduction::None).unwrap()
+    });
     let targets = |d: &Device| Tensor::from_vec(vec![5i32, 0, -100, 3], &[4], d).unwrap();
     loss_parity("nll", &gpu, &[(sample(24, 7), vec![4, 6])], &|t, d| {
         nll_loss(&t[0].log_softmax(1).unwrap(), &targets(d), Reduction::Mean).unwrap()
