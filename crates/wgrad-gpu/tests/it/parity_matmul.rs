@@ -493,6 +493,10 @@ fn bench_matmul_throughput() {
         ("cls fwd", &[128, 256], &[10, 256], false, true),
         ("cls dW", &[128, 10], &[128, 256], true, false),
         ("batched 32x", &[32, 256, 64], &[32, 64, 256], false, false),
+        // The MNIST CNN's fc1 (9216 -> 128, batch 128).
+        ("cnn fc1 fwd", &[128, 9216], &[128, 9216], false, true),
+        ("cnn fc1 dW", &[128, 128], &[128, 9216], true, false),
+        ("cnn fc1 dx", &[128, 128], &[128, 9216], false, false),
         // T2's products (8192 tokens, C 384, MLP 1536, vocab 1024).
         ("T2 qkv fwd", &[8192, 384], &[1152, 384], false, true),
         ("T2 proj fwd", &[8192, 384], &[384, 384], false, true),
