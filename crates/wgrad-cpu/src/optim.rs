@@ -383,6 +383,121 @@ mod tests {
     use super::*;
     use wgrad_core::Error;
 
+    /// Deterministic values in [-1, 1) (or [0, 1) when `positive`).
+    fn values(n: usize, seed: u32, positive: bool) -> Vec<f32> {
+        (0..n as u32)
+            .map(|i| {
+                let x = (i.wrapping_mul(2_654_435_761).wrapping_add(seed) % 2000) as f32 / 1000.0;
+                if positive { x / 2.0 } else { x - 1.0 }
+            })
+            .collect()
+    }
+
+    fn tensor(v: &[f32]) -> CpuTensor {
+        CpuTensor::from_vec(v.to_vec(), &[v.len()]).unwrap()
+    }
+
+    fn bits(t: &CpuTensor) -> Vec<u32> {
+        t.to_vec::<f32>()
+            .unwrap()
+            .iter()
+            .map(|x| x.to_bits())
+            .collect()
+    }
+
+    /// A step over several tasks' worth of elements (split across threads)
+    /// equals the same step over pieces small enough to run serially, bit
+    /// for bit, with every optional state present.
+    #[test]
+    fn parallel_steps_match_serial_pieces() {
+        let n = (parallel::PAR_MIN_WORK / 2).max(3 * parallel::TASK_ELEMS) + 5;
+        let (p, g, m) = (
+            values(n, 1, false),
+            values(n, 2, false),
+            values(n, 3, false),
+        );
+        let (v, vm) = (values(n, 4, true), values(n, 5, true));
+        let big = tensor(&p)
+            .adam_step(
+                &tensor(&g),
+                &tensor(&m),
+                &tensor(&v),
+                Some(&tensor(&vm)),
+                3,
+                1e-3,
+                (0.9, 0.999),
+                1e-8,
+                0.01,
+                true,
+                false,
+            )
+            .unwrap();
+        let sgd = tensor(&p)
+            .sgd_step(
+                &tensor(&g),
+                Some(&tensor(&m)),
+                0.1,
+                0.9,
+                0.1,
+                0.01,
+                true,
+                false,
+            )
+            .unwrap();
+        let sgd_first = tensor(&p)
+            .sgd_step(&tensor(&g), None, 0.1, 0.9, 0.0, 0.0, false, false)
+            .unwrap();
+        let (mut want_adam, mut want_sgd, mut want_first) = (Vec::new(), Vec::new(), Vec::new());
+        for start in (0..n).step_by(1000) {
+            let r = start..(start + 1000).min(n);
+            let piece = |x: &[f32]| tensor(&x[r.clone()]);
+            let (np, nm, nv, nvm) = piece(&p)
+                .adam_step(
+                    &piece(&g),
+                    &piece(&m),
+                    &piece(&v),
+                    Some(&piece(&vm)),
+                    3,
+                    1e-3,
+                    (0.9, 0.999),
+                    1e-8,
+                    0.01,
+                    true,
+                    false,
+                )
+                .unwrap();
+            want_adam.push([bits(&np), bits(&nm), bits(&nv), bits(&nvm.unwrap())]);
+            let (sp, sb) = piece(&p)
+                .sgd_step(
+                    &piece(&g),
+                    Some(&piece(&m)),
+                    0.1,
+                    0.9,
+                    0.1,
+                    0.01,
+                    true,
+                    false,
+                )
+                .unwrap();
+            want_sgd.push([bits(&sp), bits(&sb.unwrap())]);
+            let (fp, fb) = piece(&p)
+                .sgd_step(&piece(&g), None, 0.1, 0.9, 0.0, 0.0, false, false)
+                .unwrap();
+            want_first.push([bits(&fp), bits(&fb.unwrap())]);
+        }
+        let join = |parts: Vec<Vec<u32>>| parts.concat();
+        let col = |w: &[[Vec<u32>; 4]], i: usize| join(w.iter().map(|x| x[i].clone()).collect());
+        assert_eq!(bits(&big.0), col(&want_adam, 0));
+        assert_eq!(bits(&big.1), col(&want_adam, 1));
+        assert_eq!(bits(&big.2), col(&want_adam, 2));
+        assert_eq!(bits(big.3.as_ref().unwrap()), col(&want_adam, 3));
+        let col2 = |w: &[[Vec<u32>; 2]], i: usize| join(w.iter().map(|x| x[i].clone()).collect());
+        assert_eq!(bits(&sgd.0), col2(&want_sgd, 0));
+        assert_eq!(bits(sgd.1.as_ref().unwrap()), col2(&want_sgd, 1));
+        assert_eq!(bits(&sgd_first.0), col2(&want_first, 0));
+        assert_eq!(bits(sgd_first.1.as_ref().unwrap()), col2(&want_first, 1));
+    }
+
     #[test]
     fn lerp_is_exact_at_both_ends() {
         assert_eq!(lerp(3.0, 7.0, 0.0), 3.0);
