@@ -27,13 +27,24 @@ fn layer_norm_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     let base = row * cols;
     let n = f32(cols);
 
+    // The row's first element is subtracted before summing (when finite):
+    // a constant row then sums to exactly 0, so its mean is exact and its
+    // variance 0, as PyTorch's Welford gives (a plain sum of 513 copies of
+    // -1.1 left a variance of 3.8e-5).
+    var k = 0.0;
+    if live && cols > 0u {
+        let first = x[base];
+        if first - first == 0.0 {
+            k = first;
+        }
+    }
     var s = 0.0;
     if live {
         for (var j = lane; j < cols; j += lanes) {
-            s += x[base + j];
+            s += x[base + j] - k;
         }
     }
-    let mean = row_sum(vec2<f32>(s, 0.0), lid).x / n;
+    let mean = k + row_sum(vec2<f32>(s, 0.0), lid).x / n;
     var q = 0.0;
     if live {
         for (var j = lane; j < cols; j += lanes) {

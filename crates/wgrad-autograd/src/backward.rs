@@ -330,6 +330,11 @@ fn input_gradients(saved: &Saved, g: &Storage) -> Result<Vec<Option<Storage>>> {
             let mut start = 0;
             let mut out = Vec::with_capacity(inputs.len());
             for t in inputs {
+                if t.shape() == [0] && g.shape().len() != 1 {
+                    // A legacy empty `[0]` input that `cat` skipped.
+                    out.push(Some(Storage::full(&[0], 0.0, t.dtype(), &g.device())?));
+                    continue;
+                }
                 let len = t.shape()[ax];
                 out.push(Some(g.narrow(ax as isize, start, len)?));
                 start += len;

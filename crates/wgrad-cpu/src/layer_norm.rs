@@ -21,9 +21,21 @@ use crate::tensor::{CpuTensor, expect_dtype};
 /// Rows per parallel task.
 const ROWS_PER_TASK: usize = 64;
 
+/// The value a row is shifted by before its sum: its first element when
+/// finite (an infinite one would turn every difference into NaN), else 0.
+pub(crate) fn shift_of(row: &[f32]) -> f32 {
+    row.first()
+        .copied()
+        .filter(|v| v.is_finite())
+        .unwrap_or(0.0)
+}
+
 fn mean_rstd(row: &[f32], eps: f32) -> (f32, f32) {
     let n = row.len() as f32;
-    let mean = row.iter().sum::<f32>() / n;
+    // Shifted by the first element (kernels/nn/layer_norm.wgsl says why):
+    // a constant row's mean is exact and its variance 0.
+    let k = shift_of(row);
+    let mean = k + row.iter().map(|&v| v - k).sum::<f32>() / n;
     let var = row.iter().map(|&v| (v - mean) * (v - mean)).sum::<f32>() / n;
     (mean, 1.0 / (var + eps).sqrt())
 }

@@ -307,7 +307,10 @@ impl CpuTensor {
     pub fn var(&self, axes: &[isize], correction: usize, keepdim: bool) -> Result<Self> {
         self.reduce_with("var", axes, keepdim, false, |r| {
             let n = r.len();
-            let mean = pairwise_sum(r, &|x| x) / n as f32;
+            // Shifted by the first element (as layer_norm): a constant
+            // row's variance is exactly 0, as PyTorch's Welford gives.
+            let k = crate::layer_norm::shift_of(r);
+            let mean = k + pairwise_sum(r, &|x| x - k) / n as f32;
             let ss = pairwise_sum(r, &|x| (x - mean) * (x - mean));
             ss / n.saturating_sub(correction) as f32
         })

@@ -135,7 +135,11 @@ impl Tensor {
                 .copied()
                 .filter(|t| !legacy_empty(t))
                 .collect();
-            return Tensor::cat(&kept, axis);
+            let out = Tensor::cat(&kept, axis)?.storage();
+            // Recorded with every input, as PyTorch does: the result
+            // requires grad when a skipped empty input does (it gets an
+            // empty gradient, see the Concat rule).
+            return Ok(Tensor::record(out, Op::Concat { axis }, tensors));
         }
         let storages: Vec<Storage> = tensors.iter().map(|t| t.storage()).collect();
         let refs: Vec<&Storage> = storages.iter().collect();

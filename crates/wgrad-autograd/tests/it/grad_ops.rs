@@ -417,6 +417,45 @@ fn grads_accumulate_until_zeroed() {
     assert!(x.grad().is_none());
 }
 
+/// A result none of whose elements come from an input still depends on it,
+/// as in PyTorch: `pad` cropping every element, or padding an empty input
+/// (whose `[0]` shape `cat` skips), requires grad and gives a zero (or
+/// empty) gradient.
+#[test]
+fn pads_that_keep_no_element_still_require_grad() {
+    use wgrad_autograd::PadMode;
+    for device in [Some(Device::Cpu), gpu()].into_iter().flatten() {
+        let x = Tensor::from_vec(vec![2.0f32], &[1], &device)
+            .unwrap()
+            .with_requires_grad(true)
+            .unwrap();
+        let y = x.pad(&[1, -1], PadMode::Constant(0.0)).unwrap();
+        assert!(y.requires_grad());
+        y.sum_all().unwrap().backward().unwrap();
+        assert_eq!(x.grad().unwrap().to_vec_f32().unwrap(), [0.0]);
+
+        let e = Tensor::from_vec(Vec::<f32>::new(), &[0], &device)
+            .unwrap()
+            .with_requires_grad(true)
+            .unwrap();
+        let y = e.pad(&[1, 1], PadMode::Constant(3.0)).unwrap();
+        assert_eq!(y.to_vec_f32().unwrap(), [3.0, 3.0]);
+        assert!(y.requires_grad());
+        y.sum_all().unwrap().backward().unwrap();
+        assert_eq!(e.grad().unwrap().shape(), [0]);
+        // The same skip in `cat` of a 2-D tensor and a legacy `[0]` one.
+        let a = Tensor::from_vec(vec![1.0f32, 2.0], &[1, 2], &device).unwrap();
+        let e = Tensor::from_vec(Vec::<f32>::new(), &[0], &device)
+            .unwrap()
+            .with_requires_grad(true)
+            .unwrap();
+        let y = Tensor::cat(&[&a, &e], 0).unwrap();
+        assert_eq!(y.shape(), [1, 2]);
+        y.sum_all().unwrap().backward().unwrap();
+        assert_eq!(e.grad().unwrap().shape(), [0]);
+    }
+}
+
 #[test]
 fn a_value_used_twice_gets_both_gradients() {
     let x = Tensor::from_vec(vec![3.0f32], &[1], &Device::Cpu)

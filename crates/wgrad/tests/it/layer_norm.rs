@@ -215,3 +215,25 @@ fn layer_norm_bad_input_is_a_clear_error() {
     }
     assert_eq!(x.dtype(), DType::F32);
 }
+
+/// A constant row normalizes to exactly 0 on both devices, as PyTorch's
+/// Welford-based kernels give (a plain f32 mean of 513 copies of -1.1 is
+/// off by an ulp, which 1 / sqrt(eps) turns into outputs of ~5e-4); its
+/// variance is exactly 0 on the CPU.
+#[test]
+fn constant_rows_normalize_to_exact_zeros() {
+    for d in [Some(Device::Cpu), gpu()].into_iter().flatten() {
+        for (cols, value) in [(8usize, 0.3f32), (513, -1.1), (1000, 0.1)] {
+            let x = Tensor::full(&[2, cols], f64::from(value), DType::F32, &d).unwrap();
+            let y = x.layer_norm(&[cols], None, None, 1e-5).unwrap();
+            assert!(
+                values(&y).iter().all(|&v| v == 0.0),
+                "{cols} x {value} on {d:?}: {:?}",
+                &values(&y)[..4]
+            );
+        }
+    }
+    let x = Tensor::full(&[5, 5], -1.033_003_2, DType::F32, &Device::Cpu).unwrap();
+    assert_eq!(values(&x.var(&[], 1, false).unwrap()), [0.0]);
+    assert_eq!(values(&x.std(&[], 1, false).unwrap()), [0.0]);
+}
