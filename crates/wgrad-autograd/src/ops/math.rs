@@ -226,8 +226,8 @@ impl Tensor {
     /// `torch.linalg.vector_norm(x, ord=p, dim, keepdim)`): `p = 2` is
     /// Euclidean (gradient 0 at the zero vector, as PyTorch), `1` the sum of
     /// magnitudes, `f32::INFINITY`/`NEG_INFINITY` the largest/smallest
-    /// magnitude (ties share the gradient), `0` the count of non-zeros (not
-    /// differentiable), any other `p` is `(sum |x|^p)^(1/p)`. NaN `p` is an
+    /// magnitude (ties share the gradient), `0` the count of non-zeros (gradient
+    /// zeros, as PyTorch's), any other `p` is `(sum |x|^p)^(1/p)`. NaN `p` is an
     /// error.
     pub fn norm(&self, p: f32, axes: &[isize], keepdim: bool) -> Result<Tensor> {
         if crate::autocast::is_autocast_enabled() && self.dtype().is_half() {
@@ -249,10 +249,16 @@ impl Tensor {
             return self.abs()?.sum(axes, keepdim);
         }
         if p == 0.0 {
+            // A count: recorded so that the result requires grad with its
+            // input, as in PyTorch, whose gradient for it is zeros.
             let nonzero = self.storage().compare_scalar(CompareOp::Ne, 0.0)?;
-            return Ok(Tensor::from_storage_leaf(
-                nonzero.cast(self.dtype())?.sum(axes, keepdim)?,
-            ));
+            let out = nonzero.cast(self.dtype())?.sum(axes, keepdim)?;
+            let node = MathOp::Norm {
+                p,
+                axes: axes.to_vec(),
+                keepdim,
+            };
+            return Ok(Tensor::record(out, Op::Math(node), &[self]));
         }
         let x = self.storage();
         let out = if p == 2.0 {

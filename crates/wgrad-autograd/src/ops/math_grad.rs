@@ -187,6 +187,10 @@ fn norm_grad(
     keepdim: bool,
 ) -> Result<Storage> {
     let shape = (at.shape)(0);
+    if p == 0.0 {
+        // The count of non-zeros is piecewise constant.
+        return Storage::full(&shape, 0.0, g.dtype(), &g.device());
+    }
     let x = (at.input)(0)?;
     let out = (at.output)()?;
     if p == 2.0 {

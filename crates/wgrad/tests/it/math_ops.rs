@@ -321,6 +321,12 @@ fn std_and_norm_edge_cases() {
         // p = 0 counts non-zeros; inf ties share the gradient.
         let x = f(&[0.0, 1.0, -2.0, 0.0], &[4], &d);
         assert_eq!(vals(&x.norm(0.0, &[], false).unwrap()), [2.0]);
+        // ... and, as in PyTorch, has a zero gradient.
+        let x = leaf(&[0.0, 1.0, -2.0, 0.0], &[2, 2], &d);
+        let n = x.norm(0.0, &[1], true).unwrap();
+        assert!(n.requires_grad());
+        n.sum_all().unwrap().backward().unwrap();
+        assert_eq!(vals(&x.grad().unwrap()), [0.0; 4], "on {d}");
         let x = leaf(&[1.0, -3.0, 3.0], &[3], &d);
         x.norm(f32::INFINITY, &[], false)
             .unwrap()
