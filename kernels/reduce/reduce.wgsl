@@ -11,8 +11,9 @@
 // chunk-major partials [chunks, rows] which a second dispatch of this kernel
 // reduces (arg ops carry their indices through `aux`).
 //
-// Bindings: 0 src (read), 1 aux (read: per-row mean for REDUCE_SQDEV, partial indices
-// when FLAG_IDX_FROM_AUX; otherwise an alias of src, never read),
+// Bindings: 0 src (read), 1 aux (read: per-row mean for REDUCE_SQDEV, per-row
+// shift with FLAG_SHIFT / FLAG_UNSHIFT, partial indices when
+// FLAG_IDX_FROM_AUX; otherwise an alias of src, never read),
 // 2 out_val (read_write), 3 out_idx (read_write; arg ops only, otherwise an
 // alias of out_val that is never written).
 // Override OP = wgrad_kernels::families::reduce::Fold::code() (case constants
@@ -40,6 +41,12 @@ const FLAG_ROW_FAST: u32 = 1u;      // neighbouring threads take neighbouring ro
 const FLAG_IDX_FROM_AUX: u32 = 2u;  // arg ops: element indices come from aux
 const FLAG_WRITE_VAL: u32 = 4u;     // arg ops: also write the extreme's value
 const FLAG_DIVIDE: u32 = 8u;
+// Sums only (var's mean): fold x - aux[row] (the row's first element), and
+// add aux[row] back to the final (divided) result. A constant row then sums
+// to exactly 0 and its mean is exact, as PyTorch's Welford gives. A split
+// row's first pass shifts, its second pass adds back.
+const FLAG_SHIFT: u32 = 16u;
+const FLAG_UNSHIFT: u32 = 32u;
 
 const WG: u32 = 256u;
 const NO_INDEX: u32 = 0xffffffffu;
@@ -141,6 +148,8 @@ fn fold(acc: ptr<function, f32>, acc_idx: ptr<function, u32>, x: f32, e: u32, at
     } else if OP == REDUCE_SQDEV {
         let d = x - mean;
         *acc += d * d;
+    } else if (p.flags & FLAG_SHIFT) != 0u {
+        *acc = combine(*acc, x - mean);
     } else {
         *acc = combine(*acc, x);
     }
@@ -195,8 +204,8 @@ fn reduce_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
         }
         let start = chunk * p.chunk_len;
         let end = min(start + p.chunk_len, p.inner);
-        var mean = 0.0;
-        if OP == REDUCE_SQDEV {
+        var mean = 0.0; // SQDEV: the row's mean; FLAG_SHIFT: its shift
+        if OP == REDUCE_SQDEV || (p.flags & FLAG_SHIFT) != 0u {
             mean = bitcast<f32>(aux[row]);
         }
         // Walk e = start + t, start + t + lanes, ... keeping (o, i) = e split
@@ -270,6 +279,9 @@ fn reduce_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
             var v = sval[slot];
             if (p.flags & FLAG_DIVIDE) != 0u {
                 v = divide(v);
+            }
+            if (p.flags & FLAG_UNSHIFT) != 0u {
+                v += bitcast<f32>(aux[row]);
             }
             out_val[vrow] = v;
         }

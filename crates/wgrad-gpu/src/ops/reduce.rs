@@ -42,6 +42,8 @@ const FLAG_ROW_FAST: u32 = 1;
 const FLAG_IDX_FROM_AUX: u32 = 2;
 const FLAG_WRITE_VAL: u32 = 4;
 const FLAG_DIVIDE: u32 = 8;
+const FLAG_SHIFT: u32 = 16;
+const FLAG_UNSHIFT: u32 = 32;
 
 /// A strided view regrouped into rows: `dims[..kept_rank]` (size, stride)
 /// unravel the row index, `dims[kept_rank..]` the element within a row.
@@ -257,6 +259,7 @@ impl GpuTensor {
         view: &RowView,
         divisor: Option<f32>,
         aux: Option<&GpuBuffer>,
+        shift: Option<&GpuBuffer>,
         out: &GpuTensor,
     ) -> Result<()> {
         let lanes = Lanes::choose(
@@ -279,7 +282,12 @@ impl GpuTensor {
         let chunks = view.inner.div_ceil(view.inner.div_ceil(chunks));
         let divide = if divisor.is_some() { FLAG_DIVIDE } else { 0 };
         let divisor = divisor.unwrap_or(1.0);
-        let aux = aux.unwrap_or(&self.buffer);
+        // A shifted sum (var's mean) reads the per-row shifts through aux.
+        let (aux, shifted) = match shift {
+            Some(k) => (k, FLAG_SHIFT),
+            None => (aux.unwrap_or(&self.buffer), 0),
+        };
+        let unshift = if shifted != 0 { FLAG_UNSHIFT } else { 0 };
 
         if chunks == 1 {
             let b = Bindings {
@@ -288,7 +296,8 @@ impl GpuTensor {
                 out_val: &out.buffer,
                 out_idx: &out.buffer,
             };
-            return self.dispatch_rows(op, fold, view, lanes, 1, divide, divisor, &b);
+            let flags = divide | shifted | unshift;
+            return self.dispatch_rows(op, fold, view, lanes, 1, flags, divisor, &b);
         }
 
         // Pass 1: chunk-major partials [chunks, rows], so that rows adjacent
@@ -308,7 +317,16 @@ impl GpuTensor {
             out_idx: part_idx_buf,
         };
         let write_val = if fold.is_arg() { FLAG_WRITE_VAL } else { 0 };
-        self.dispatch_rows(op, fold, view, lanes, chunks, write_val, 1.0, &first)?;
+        self.dispatch_rows(
+            op,
+            fold,
+            view,
+            lanes,
+            chunks,
+            write_val | shifted,
+            1.0,
+            &first,
+        )?;
 
         // Pass 2: each row folds its `chunks` partials (arg folds take the
         // element indices recorded by pass 1).
@@ -324,7 +342,7 @@ impl GpuTensor {
         let from_aux = if fold.is_arg() { FLAG_IDX_FROM_AUX } else { 0 };
         let second = Bindings {
             src: &part_val.buffer,
-            aux: part_idx_buf,
+            aux: if shifted != 0 { aux } else { part_idx_buf },
             out_val: &out.buffer,
             out_idx: &out.buffer,
         };
@@ -334,7 +352,7 @@ impl GpuTensor {
             &second_view,
             second_lanes,
             1,
-            from_aux | divide,
+            from_aux | divide | unshift,
             divisor,
             &second,
         )
@@ -385,7 +403,7 @@ impl GpuTensor {
             return Ok(out);
         }
         let divisor = mean.then_some(view.inner as f32);
-        self.reduce_view(op, fold, &view, divisor, None, &out)?;
+        self.reduce_view(op, fold, &view, divisor, None, None, &out)?;
         Ok(out)
     }
 
@@ -423,7 +441,7 @@ impl GpuTensor {
     /// accurate where `E[x^2] - E[x]^2` would cancel.
     pub fn var(&self, axes: &[isize], correction: usize, keepdim: bool) -> Result<GpuTensor> {
         let op = "var";
-        let (view, out_shape, _) = self.reduction(op, axes, keepdim)?;
+        let (view, out_shape, reduced_axes) = self.reduction(op, axes, keepdim)?;
         let out = self.empty_like_device(op, &out_shape, DType::F32)?;
         if view.rows == 0 {
             return Ok(out);
@@ -432,8 +450,16 @@ impl GpuTensor {
             out.fill_words(f32::NAN.to_bits())?;
             return Ok(out);
         }
+        // Each row's mean is summed about its first element (kernels/reduce/
+        // reduce.wgsl, FLAG_SHIFT): a constant row's variance is exactly 0.
+        let mut firsts = self.clone();
+        for &a in &reduced_axes {
+            firsts = firsts.narrow(a as isize, 0, 1)?;
+        }
+        let firsts = firsts.contiguous()?;
         let means = self.empty_like_device(op, &[view.rows], DType::F32)?;
-        self.reduce_view(op, Fold::Sum, &view, Some(view.inner as f32), None, &means)?;
+        let n = Some(view.inner as f32);
+        self.reduce_view(op, Fold::Sum, &view, n, None, Some(&firsts.buffer), &means)?;
         let divisor = view.inner.saturating_sub(correction) as f32;
         self.reduce_view(
             op,
@@ -441,6 +467,7 @@ impl GpuTensor {
             &view,
             Some(divisor),
             Some(&means.buffer),
+            None,
             &out,
         )?;
         Ok(out)
@@ -484,7 +511,7 @@ impl GpuTensor {
         let out =
             self.empty_like_device(op, &reduced_shape(self.shape(), &[a], keepdim), DType::I32)?;
         if view.rows > 0 {
-            self.reduce_view(op, fold, &view, None, None, &out)?;
+            self.reduce_view(op, fold, &view, None, None, None, &out)?;
         }
         Ok(out)
     }

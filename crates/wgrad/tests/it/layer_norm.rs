@@ -219,7 +219,7 @@ fn layer_norm_bad_input_is_a_clear_error() {
 /// A constant row normalizes to exactly 0 on both devices, as PyTorch's
 /// Welford-based kernels give (a plain f32 mean of 513 copies of -1.1 is
 /// off by an ulp, which 1 / sqrt(eps) turns into outputs of ~5e-4); its
-/// variance is exactly 0 on the CPU.
+/// variance is exactly 0 on both devices.
 #[test]
 fn constant_rows_normalize_to_exact_zeros() {
     for d in [Some(Device::Cpu), gpu()].into_iter().flatten() {
@@ -233,7 +233,16 @@ fn constant_rows_normalize_to_exact_zeros() {
             );
         }
     }
-    let x = Tensor::full(&[5, 5], -1.033_003_2, DType::F32, &Device::Cpu).unwrap();
-    assert_eq!(values(&x.var(&[], 1, false).unwrap()), [0.0]);
-    assert_eq!(values(&x.std(&[], 1, false).unwrap()), [0.0]);
+    // var/std too, on both devices: short rows, rows of a strided view, and
+    // one long row that the GPU splits in two passes.
+    for d in [Some(Device::Cpu), gpu()].into_iter().flatten() {
+        let x = Tensor::full(&[5, 5], -1.033_003_2, DType::F32, &d).unwrap();
+        assert_eq!(values(&x.var(&[], 1, false).unwrap()), [0.0], "on {d:?}");
+        assert_eq!(values(&x.std(&[], 1, false).unwrap()), [0.0], "on {d:?}");
+        let x = Tensor::full(&[6, 300], 0.1, DType::F32, &d).unwrap();
+        let v = x.t().unwrap().var(&[0], 0, false).unwrap();
+        assert!(values(&v).iter().all(|&v| v == 0.0), "on {d:?}");
+        let x = Tensor::full(&[1 << 20], 0.3, DType::F32, &d).unwrap();
+        assert_eq!(values(&x.var(&[], 1, false).unwrap()), [0.0], "on {d:?}");
+    }
 }
