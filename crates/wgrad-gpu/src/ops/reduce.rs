@@ -45,6 +45,15 @@ const FLAG_DIVIDE: u32 = 8;
 const FLAG_SHIFT: u32 = 16;
 const FLAG_UNSHIFT: u32 = 32;
 
+/// What a row reduction reads per row through its aux binding.
+enum RowAux<'a> {
+    None,
+    /// Each row's mean (the squared deviations of var).
+    Means(&'a GpuBuffer),
+    /// Each row's shift, its first element (var's mean, summed about it).
+    Shifts(&'a GpuBuffer),
+}
+
 /// A strided view regrouped into rows: `dims[..kept_rank]` (size, stride)
 /// unravel the row index, `dims[kept_rank..]` the element within a row.
 #[derive(Debug)]
@@ -258,8 +267,7 @@ impl GpuTensor {
         fold: Fold,
         view: &RowView,
         divisor: Option<f32>,
-        aux: Option<&GpuBuffer>,
-        shift: Option<&GpuBuffer>,
+        aux: RowAux<'_>,
         out: &GpuTensor,
     ) -> Result<()> {
         let lanes = Lanes::choose(
@@ -283,9 +291,10 @@ impl GpuTensor {
         let divide = if divisor.is_some() { FLAG_DIVIDE } else { 0 };
         let divisor = divisor.unwrap_or(1.0);
         // A shifted sum (var's mean) reads the per-row shifts through aux.
-        let (aux, shifted) = match shift {
-            Some(k) => (k, FLAG_SHIFT),
-            None => (aux.unwrap_or(&self.buffer), 0),
+        let (aux, shifted) = match aux {
+            RowAux::Shifts(k) => (k, FLAG_SHIFT),
+            RowAux::Means(m) => (m, 0),
+            RowAux::None => (&self.buffer, 0),
         };
         let unshift = if shifted != 0 { FLAG_UNSHIFT } else { 0 };
 
@@ -403,7 +412,7 @@ impl GpuTensor {
             return Ok(out);
         }
         let divisor = mean.then_some(view.inner as f32);
-        self.reduce_view(op, fold, &view, divisor, None, None, &out)?;
+        self.reduce_view(op, fold, &view, divisor, RowAux::None, &out)?;
         Ok(out)
     }
 
@@ -459,15 +468,21 @@ impl GpuTensor {
         let firsts = firsts.contiguous()?;
         let means = self.empty_like_device(op, &[view.rows], DType::F32)?;
         let n = Some(view.inner as f32);
-        self.reduce_view(op, Fold::Sum, &view, n, None, Some(&firsts.buffer), &means)?;
+        self.reduce_view(
+            op,
+            Fold::Sum,
+            &view,
+            n,
+            RowAux::Shifts(&firsts.buffer),
+            &means,
+        )?;
         let divisor = view.inner.saturating_sub(correction) as f32;
         self.reduce_view(
             op,
             Fold::SqDev,
             &view,
             Some(divisor),
-            Some(&means.buffer),
-            None,
+            RowAux::Means(&means.buffer),
             &out,
         )?;
         Ok(out)
@@ -511,7 +526,7 @@ impl GpuTensor {
         let out =
             self.empty_like_device(op, &reduced_shape(self.shape(), &[a], keepdim), DType::I32)?;
         if view.rows > 0 {
-            self.reduce_view(op, fold, &view, None, None, None, &out)?;
+            self.reduce_view(op, fold, &view, None, RowAux::None, &out)?;
         }
         Ok(out)
     }
