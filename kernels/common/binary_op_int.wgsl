@@ -36,9 +36,28 @@ fn apply_int(lhs: elem, rhs: elem, at: u32) -> elem {
             if r != elem(0) && ((r < elem(0)) != (rhs < elem(0))) { return r + rhs; }
             return r;
         }
-        // True division and pow never reach the integer kernels (the host
-        // promotes or refuses them); 0 like any code that is not an op.
-        case BINARY_DIV, BINARY_POW: { return elem(0); }
+        case BINARY_POW: {
+            // PyTorch's powi: by squaring, wrapping; a negative exponent
+            // gives 0 but for a base of 1 (1) or -1 (-1 when odd, else 1).
+            if rhs < elem(0) {
+                if lhs == elem(1) { return elem(1); }
+                if lhs == elem(-1) { return select(elem(1), elem(-1), (rhs & elem(1)) != elem(0)); }
+                return elem(0);
+            }
+            var base = lhs;
+            var e = u32(rhs);
+            var r = elem(1);
+            loop {
+                if e == 0u { break; }
+                if (e & 1u) != 0u { r = r * base; }
+                base = base * base;
+                e = e >> 1u;
+            }
+            return r;
+        }
+        // True division never reaches the integer kernels (the host
+        // promotes it); 0 like any code that is not an op.
+        case BINARY_DIV: { return elem(0); }
         default: { return elem(0); }
     }
 }

@@ -51,7 +51,7 @@ impl CpuTensor {
         scalar_on_left: bool,
     ) -> Result<Self> {
         let name = op.name();
-        let Some(s) = scalar_dtype(op, self.dtype(), scalar)? else {
+        let Some(s) = scalar_dtype(op, self.dtype(), scalar, scalar_on_left)? else {
             return self
                 .cast(DType::F32)?
                 .binary_scalar(op, scalar, scalar_on_left);

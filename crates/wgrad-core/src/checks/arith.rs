@@ -7,8 +7,8 @@ use crate::{BinaryOp, DType, Error, Layout, Result};
 /// The dtype `a (op) b` computes in and returns, following PyTorch's type
 /// promotion: F32 with F32 or with I32 gives F32 (the I32 operand is cast
 /// first); I32 with I32 stays I32 for the ops that keep integers
-/// ([`BinaryOp::keeps_int`]) and gives F32 for true division. `pow` on two
-/// I32 tensors and any U32 (mask) operand are errors naming the op.
+/// ([`BinaryOp::keeps_int`], `pow` included) and gives F32 for true
+/// division. Any U32 (mask) operand is an error naming the op.
 pub fn binary_dtype(op: BinaryOp, a: DType, b: DType) -> Result<DType> {
     let name = op.name();
     for got in [a, b] {
@@ -22,10 +22,6 @@ pub fn binary_dtype(op: BinaryOp, a: DType, b: DType) -> Result<DType> {
     }
     match (a, b) {
         (DType::I32, DType::I32) if op.keeps_int() => Ok(DType::I32),
-        (DType::I32, DType::I32) if op == BinaryOp::Pow => Err(Error::invalid(
-            name,
-            "I32 ** I32 is not supported; cast an operand to F32 first",
-        )),
         _ => Ok(DType::F32),
     }
 }
@@ -34,10 +30,18 @@ pub fn binary_dtype(op: BinaryOp, a: DType, b: DType) -> Result<DType> {
 /// I32 tensor stays I32 when the op keeps integers and the scalar is an
 /// integer that fits i32 (returned), else the tensor is cast to F32 (a
 /// fractional scalar promotes, as `int_tensor + 2.5` does in PyTorch).
-/// U32 is an error.
-pub fn scalar_dtype(op: BinaryOp, dtype: DType, scalar: f32) -> Result<Option<i32>> {
+/// A negative exponent promotes too (`int_tensor ** -1` is an error in
+/// PyTorch and `** -1.0` a float, which a wgrad scalar cannot tell apart;
+/// the float is the useful one). U32 is an error.
+pub fn scalar_dtype(
+    op: BinaryOp,
+    dtype: DType,
+    scalar: f32,
+    scalar_on_left: bool,
+) -> Result<Option<i32>> {
     match dtype {
         DType::F32 => Ok(None),
+        DType::I32 if op == BinaryOp::Pow && !scalar_on_left && scalar < 0.0 => Ok(None),
         DType::I32 => Ok(op.keeps_int().then(|| int_scalar(scalar)).flatten()),
         got => Err(Error::DTypeMismatch {
             op: op.name(),
@@ -127,11 +131,26 @@ mod tests {
             binary_dtype(Mul, DType::I32, DType::F32).ok(),
             Some(DType::F32)
         );
-        assert!(binary_dtype(Pow, DType::I32, DType::I32).is_err());
+        assert_eq!(
+            binary_dtype(Pow, DType::I32, DType::I32).ok(),
+            Some(DType::I32)
+        );
         assert!(binary_dtype(Add, DType::U32, DType::F32).is_err());
-        assert_eq!(scalar_dtype(Add, DType::I32, 2.0).ok(), Some(Some(2)));
-        assert_eq!(scalar_dtype(Add, DType::I32, 2.5).ok(), Some(None));
-        assert_eq!(scalar_dtype(Div, DType::I32, 2.0).ok(), Some(None));
+        assert_eq!(
+            scalar_dtype(Add, DType::I32, 2.0, false).ok(),
+            Some(Some(2))
+        );
+        assert_eq!(scalar_dtype(Add, DType::I32, 2.5, false).ok(), Some(None));
+        assert_eq!(scalar_dtype(Div, DType::I32, 2.0, false).ok(), Some(None));
+        assert_eq!(
+            scalar_dtype(Pow, DType::I32, 3.0, false).ok(),
+            Some(Some(3))
+        );
+        assert_eq!(scalar_dtype(Pow, DType::I32, -1.0, false).ok(), Some(None));
+        assert_eq!(
+            scalar_dtype(Pow, DType::I32, -2.0, true).ok(),
+            Some(Some(-2))
+        );
         assert_eq!(int_scalar(3e9), None);
     }
 }

@@ -43,10 +43,9 @@ pub fn remainder_f32(a: f32, b: f32) -> f32 {
 
 impl BinaryOp {
     /// Whether two I32 operands give an I32 result (PyTorch's type
-    /// promotion): add, sub, mul, floor division, remainder, maximum and
-    /// minimum. True division gives F32; `pow` on I32 is not supported.
+    /// promotion): every op but true division, which gives F32.
     pub fn keeps_int(self) -> bool {
-        !matches!(self, BinaryOp::Div | BinaryOp::Pow)
+        !matches!(self, BinaryOp::Div)
     }
 
     /// Whether a zero divisor is an error on integers (PyTorch's
@@ -83,9 +82,33 @@ impl BinaryOp {
                     r
                 }
             }
-            BinaryOp::FloorDiv | BinaryOp::Remainder | BinaryOp::Div | BinaryOp::Pow => 0,
+            BinaryOp::Pow => int_pow(a, b),
+            BinaryOp::FloorDiv | BinaryOp::Remainder | BinaryOp::Div => 0,
         }
     }
+}
+
+/// `a ** b` on int32 as PyTorch computes it (`powi`): by squaring, wrapping
+/// on overflow; a negative exponent gives 0 except for a base of 1 (1) or
+/// -1 (-1 for odd exponents, else 1).
+fn int_pow(a: i32, b: i32) -> i32 {
+    if b < 0 {
+        return match a {
+            1 => 1,
+            -1 if b % 2 != 0 => -1,
+            -1 => 1,
+            _ => 0,
+        };
+    }
+    let (mut base, mut e, mut r) = (a, b.unsigned_abs(), 1i32);
+    while e > 0 {
+        if e & 1 == 1 {
+            r = r.wrapping_mul(base);
+        }
+        base = base.wrapping_mul(base);
+        e >>= 1;
+    }
+    r
 }
 
 #[cfg(test)]

@@ -61,7 +61,7 @@ impl GpuTensor {
         let name = op.name();
         // As in `binary_promoted`: a 16-bit float is widened by the caller.
         self.reject_half(name)?;
-        let Some(s) = scalar_dtype(op, self.dtype(), scalar)? else {
+        let Some(s) = scalar_dtype(op, self.dtype(), scalar, scalar_on_left)? else {
             return self
                 .cast(DType::F32)?
                 .binary_scalar(op, scalar, scalar_on_left);
