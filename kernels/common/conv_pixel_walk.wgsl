@@ -13,29 +13,21 @@ fn pixel_decode(s: u32) -> vec3<u32> {
     return vec3<u32>(s / ohw, yx / p.out_w, yx % p.out_w);
 }
 
+// (v mod n, v div n), dividing only when v reaches 2n.
+fn wrap(v: u32, n: u32) -> vec2<u32> {
+    if v < n {
+        return vec2<u32>(v, 0u);
+    }
+    if v < 2u * n {
+        return vec2<u32>(v - n, 1u);
+    }
+    return vec2<u32>(v % n, v / n);
+}
+
 // The pixel d places after v (v.y < out_h, v.z < out_w). Divides only
 // where the step crosses more than one row or image at once.
 fn pixel_advance(v: vec3<u32>, d: u32) -> vec3<u32> {
-    var img = v.x;
-    var y = v.y;
-    var xx = v.z + d;
-    if xx >= p.out_w {
-        if xx < 2u * p.out_w {
-            xx -= p.out_w;
-            y += 1u;
-        } else {
-            y += xx / p.out_w;
-            xx %= p.out_w;
-        }
-        if y >= p.out_h {
-            if y < 2u * p.out_h {
-                y -= p.out_h;
-                img += 1u;
-            } else {
-                img += y / p.out_h;
-                y %= p.out_h;
-            }
-        }
-    }
-    return vec3<u32>(img, y, xx);
+    let xx = wrap(v.z + d, p.out_w);
+    let y = wrap(v.y + xx.y, p.out_h);
+    return vec3<u32>(v.x + y.y, y.x, xx.x);
 }

@@ -379,12 +379,13 @@ impl CpuTensor {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+    use std::ops::Range;
     use wgrad_core::Error;
 
     /// Deterministic values in [-1, 1) (or [0, 1) when `positive`).
-    fn values(n: usize, seed: u32, positive: bool) -> Vec<f32> {
+    pub(crate) fn values(n: usize, seed: u32, positive: bool) -> Vec<f32> {
         (0..n as u32)
             .map(|i| {
                 let x = (i.wrapping_mul(2_654_435_761).wrapping_add(seed) % 2000) as f32 / 1000.0;
@@ -393,11 +394,11 @@ mod tests {
             .collect()
     }
 
-    fn tensor(v: &[f32]) -> CpuTensor {
+    pub(crate) fn tensor(v: &[f32]) -> CpuTensor {
         CpuTensor::from_vec(v.to_vec(), &[v.len()]).unwrap()
     }
 
-    fn bits(t: &CpuTensor) -> Vec<u32> {
+    pub(crate) fn bits(t: &CpuTensor) -> Vec<u32> {
         t.to_vec::<f32>()
             .unwrap()
             .iter()
@@ -405,53 +406,37 @@ mod tests {
             .collect()
     }
 
-    /// A step over several tasks' worth of elements (split across threads)
-    /// equals the same step over pieces small enough to run serially, bit
-    /// for bit, with every optional state present.
+    /// Elements enough for every optimizer step to split across threads
+    /// (SGD's light work included).
+    pub(crate) fn threaded_len() -> usize {
+        (parallel::PAR_MIN_WORK / 2).max(3 * parallel::TASK_ELEMS) + 5
+    }
+
+    /// Checks that `steps` (the result bits of some optimizer steps over
+    /// the elements in a range) gives over [`threaded_len`]
+    /// elements what it gives over serial pieces of 1000, bit for bit.
+    pub(crate) fn parallel_matches_serial_pieces(steps: impl Fn(Range<usize>) -> Vec<Vec<u32>>) {
+        let n = threaded_len();
+        let whole = steps(0..n);
+        let mut pieces = vec![Vec::new(); whole.len()];
+        for start in (0..n).step_by(1000) {
+            for (all, part) in pieces.iter_mut().zip(steps(start..(start + 1000).min(n))) {
+                all.extend(part);
+            }
+        }
+        assert_eq!(whole, pieces);
+    }
+
+    /// Adam (amsgrad, AdamW decay) and SGD (momentum with and without a
+    /// buffer yet) over threads equal small serial pieces, bit for bit.
     #[test]
     fn parallel_steps_match_serial_pieces() {
-        let n = (parallel::PAR_MIN_WORK / 2).max(3 * parallel::TASK_ELEMS) + 5;
-        let (p, g, m) = (
-            values(n, 1, false),
-            values(n, 2, false),
-            values(n, 3, false),
-        );
-        let (v, vm) = (values(n, 4, true), values(n, 5, true));
-        let big = tensor(&p)
-            .adam_step(
-                &tensor(&g),
-                &tensor(&m),
-                &tensor(&v),
-                Some(&tensor(&vm)),
-                3,
-                1e-3,
-                (0.9, 0.999),
-                1e-8,
-                0.01,
-                true,
-                false,
-            )
-            .unwrap();
-        let sgd = tensor(&p)
-            .sgd_step(
-                &tensor(&g),
-                Some(&tensor(&m)),
-                0.1,
-                0.9,
-                0.1,
-                0.01,
-                true,
-                false,
-            )
-            .unwrap();
-        let sgd_first = tensor(&p)
-            .sgd_step(&tensor(&g), None, 0.1, 0.9, 0.0, 0.0, false, false)
-            .unwrap();
-        let (mut want_adam, mut want_sgd, mut want_first) = (Vec::new(), Vec::new(), Vec::new());
-        for start in (0..n).step_by(1000) {
-            let r = start..(start + 1000).min(n);
+        let n = threaded_len();
+        let [p, g, m] = [1, 2, 3].map(|seed| values(n, seed, false));
+        let [v, vm] = [4, 5].map(|seed| values(n, seed, true));
+        parallel_matches_serial_pieces(|r| {
             let piece = |x: &[f32]| tensor(&x[r.clone()]);
-            let (np, nm, nv, nvm) = piece(&p)
+            let (ap, am, av, avm) = piece(&p)
                 .adam_step(
                     &piece(&g),
                     &piece(&m),
@@ -466,7 +451,6 @@ mod tests {
                     false,
                 )
                 .unwrap();
-            want_adam.push([bits(&np), bits(&nm), bits(&nv), bits(&nvm.unwrap())]);
             let (sp, sb) = piece(&p)
                 .sgd_step(
                     &piece(&g),
@@ -479,23 +463,22 @@ mod tests {
                     false,
                 )
                 .unwrap();
-            want_sgd.push([bits(&sp), bits(&sb.unwrap())]);
             let (fp, fb) = piece(&p)
                 .sgd_step(&piece(&g), None, 0.1, 0.9, 0.0, 0.0, false, false)
                 .unwrap();
-            want_first.push([bits(&fp), bits(&fb.unwrap())]);
-        }
-        let join = |parts: Vec<Vec<u32>>| parts.concat();
-        let col = |w: &[[Vec<u32>; 4]], i: usize| join(w.iter().map(|x| x[i].clone()).collect());
-        assert_eq!(bits(&big.0), col(&want_adam, 0));
-        assert_eq!(bits(&big.1), col(&want_adam, 1));
-        assert_eq!(bits(&big.2), col(&want_adam, 2));
-        assert_eq!(bits(big.3.as_ref().unwrap()), col(&want_adam, 3));
-        let col2 = |w: &[[Vec<u32>; 2]], i: usize| join(w.iter().map(|x| x[i].clone()).collect());
-        assert_eq!(bits(&sgd.0), col2(&want_sgd, 0));
-        assert_eq!(bits(sgd.1.as_ref().unwrap()), col2(&want_sgd, 1));
-        assert_eq!(bits(&sgd_first.0), col2(&want_first, 0));
-        assert_eq!(bits(sgd_first.1.as_ref().unwrap()), col2(&want_first, 1));
+            [
+                &ap,
+                &am,
+                &av,
+                &avm.unwrap(),
+                &sp,
+                &sb.unwrap(),
+                &fp,
+                &fb.unwrap(),
+            ]
+            .map(bits)
+            .to_vec()
+        });
     }
 
     #[test]

@@ -263,45 +263,19 @@ impl CpuTensor {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::optim::tests::{bits, parallel_matches_serial_pieces, tensor, threaded_len, values};
 
-    fn values(n: usize, seed: u32, positive: bool) -> Vec<f32> {
-        (0..n as u32)
-            .map(|i| {
-                let x = (i.wrapping_mul(2_654_435_761).wrapping_add(seed) % 2000) as f32 / 1000.0;
-                if positive { x / 2.0 } else { x - 1.0 }
-            })
-            .collect()
-    }
-
-    fn tensor(v: &[f32]) -> CpuTensor {
-        CpuTensor::from_vec(v.to_vec(), &[v.len()]).unwrap()
-    }
-
-    fn bits(t: &CpuTensor) -> Vec<u32> {
-        t.to_vec::<f32>()
-            .unwrap()
-            .iter()
-            .map(|x| x.to_bits())
-            .collect()
-    }
-
-    /// Steps over several tasks' worth of elements (split across threads)
-    /// equal the same steps over small serial pieces, bit for bit, with
-    /// RMSprop's optional states present and absent.
+    /// RMSprop (centered with momentum, and plain) and Adagrad over threads
+    /// equal small serial pieces, bit for bit.
     #[test]
     fn parallel_steps_match_serial_pieces() {
-        let n = (parallel::PAR_MIN_WORK / 2).max(3 * parallel::TASK_ELEMS) + 5;
-        let (p, g, ga, b) = (
-            values(n, 1, false),
-            values(n, 2, false),
-            values(n, 3, false),
-            values(n, 6, false),
-        );
-        let (v, s) = (values(n, 4, true), values(n, 5, true));
+        let n = threaded_len();
+        let [p, g, ga, b] = [1, 2, 3, 6].map(|seed| values(n, seed, false));
+        let [v, s] = [4, 5].map(|seed| values(n, seed, true));
         let centered = RmsPropCoefficients::new(0.01, 0.9, 1e-8, 0.01, 0.5, false);
         let plain = RmsPropCoefficients::new(0.01, 0.9, 1e-8, 0.0, 0.0, true);
         let ada = AdagradCoefficients::new("t", 2, 0.5, 0.01, 1e-10, 0.01, false).unwrap();
-        let full = |r: std::ops::Range<usize>| {
+        parallel_matches_serial_pieces(|r| {
             let piece = |x: &[f32]| tensor(&x[r.clone()]);
             let (a, bb, c, d) = piece(&p)
                 .rmsprop_step(
@@ -318,16 +292,10 @@ mod tests {
             let (h, i) = piece(&p)
                 .adagrad_step(&piece(&g), &piece(&s), &ada)
                 .unwrap();
-            [&a, &bb, &c.unwrap(), &d.unwrap(), &e, &f, &h, &i].map(bits)
-        };
-        let big = full(0..n);
-        let mut want: [Vec<u32>; 8] = Default::default();
-        for start in (0..n).step_by(1000) {
-            for (w, part) in want.iter_mut().zip(full(start..(start + 1000).min(n))) {
-                w.extend(part);
-            }
-        }
-        assert_eq!(big, want);
+            [&a, &bb, &c.unwrap(), &d.unwrap(), &e, &f, &h, &i]
+                .map(bits)
+                .to_vec()
+        });
     }
 
     #[test]

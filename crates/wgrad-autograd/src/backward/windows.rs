@@ -30,18 +30,20 @@ impl Window {
 }
 
 /// The gradient of an input of shape `shape` whose narrowed windows got
-/// `windows` (at least one) and whose other uses summed to `dense`.
+/// `windows` (at least one; `structure::place_windows` writes disjoint
+/// ones) and whose other uses summed to `dense`.
 pub(super) fn assemble(
     shape: &[usize],
     dense: Option<Storage>,
     mut windows: Vec<Window>,
 ) -> Result<Storage> {
     windows.sort_by_key(|w| (w.axis, w.start));
-    let axis = windows[0].axis;
+    let axis = windows.first().map_or(0, |w| w.axis);
     let disjoint = windows.iter().all(|w| w.axis == axis)
         && windows.windows(2).all(|p| p[0].end() <= p[1].start);
-    let summed = if windows.len() > 1 && disjoint {
-        disjoint_windows(shape, axis, &windows)?
+    let summed = if disjoint {
+        let parts: Vec<(usize, &Storage)> = windows.iter().map(|w| (w.start, &w.grad)).collect();
+        structure::place_windows(shape, axis, &parts)?
     } else {
         let mut sum: Option<Storage> = None;
         for w in &windows {
@@ -57,54 +59,4 @@ pub(super) fn assemble(
         Some(d) => d.binary(&summed, BinaryOp::Add),
         None => Ok(summed),
     }
-}
-
-/// Disjoint windows on `axis`, in order, as one tensor of `shape`.
-fn disjoint_windows(shape: &[usize], axis: usize, windows: &[Window]) -> Result<Storage> {
-    let first = &windows[0].grad;
-    let covered = windows[0].start == 0
-        && windows.windows(2).all(|p| p[0].end() == p[1].start)
-        && windows[windows.len() - 1].end() == shape[axis];
-    if covered {
-        let parts: Vec<&Storage> = windows.iter().map(|w| &w.grad).collect();
-        return Storage::concat(&parts, axis as isize);
-    }
-    if let Storage::Gpu(g) = first {
-        // One fill and one copy per window (pads would cost a fill and a
-        // copy each).
-        let out = wgrad_gpu::GpuTensor::full(g.device(), shape, 0.0, g.dtype())?;
-        for w in windows {
-            let Storage::Gpu(part) = &w.grad else {
-                return Err(wgrad_core::Error::invalid(
-                    "backward",
-                    "window gradients on different devices",
-                ));
-            };
-            let len = w.grad.shape()[axis];
-            if part.numel() == 0 {
-                continue;
-            }
-            out.narrow(axis as isize, w.start, len)?.write_view(part)?;
-        }
-        return Ok(Storage::Gpu(out));
-    }
-    let pad = |n: usize| -> Result<Storage> {
-        let mut s = shape.to_vec();
-        s[axis] = n;
-        Storage::full(&s, 0.0, first.dtype(), &first.device())
-    };
-    let mut parts = Vec::new();
-    let mut at = 0;
-    for w in windows {
-        if w.start > at {
-            parts.push(pad(w.start - at)?);
-        }
-        parts.push(w.grad.clone());
-        at = w.end();
-    }
-    if shape[axis] > at {
-        parts.push(pad(shape[axis] - at)?);
-    }
-    let refs: Vec<&Storage> = parts.iter().collect();
-    Storage::concat(&refs, axis as isize)
 }

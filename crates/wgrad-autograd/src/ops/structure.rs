@@ -89,9 +89,7 @@ pub(crate) fn slice_backward(
 }
 
 /// The gradient of `narrow(axis, start, len)`: `g` placed at `start` along
-/// `axis` of zeros shaped like the input. On the GPU one fill and one copy
-/// into the window (each element written once, the window twice); on the
-/// CPU the zero pads and `g` concatenated.
+/// `axis` of zeros shaped like the input ([`place_windows`]).
 pub(crate) fn narrow_backward(
     g: &Storage,
     in_shape: &[usize],
@@ -99,28 +97,65 @@ pub(crate) fn narrow_backward(
     start: usize,
 ) -> Result<Storage> {
     let ax = shape::normalize_axis("narrow", axis, in_shape.len())?;
-    let len = g.shape()[ax];
-    if let Storage::Gpu(gg) = g {
-        let base = GpuTensor::full(gg.device(), in_shape, 0.0, gg.dtype())?;
-        base.narrow(ax as isize, start, len)?.write_view(gg)?;
-        return Ok(Storage::Gpu(base));
+    place_windows(in_shape, ax, &[(start, g)])
+}
+
+/// Zeros of `shape` with each `(start, part)` written at `start` along
+/// `axis`: the gradient of narrow windows of one input. The windows are
+/// disjoint, in order, of one device and dtype. Windows that cover the axis
+/// are concatenated (one copy each); otherwise on the GPU one fill and one
+/// copy per window, on the CPU the zero pads and windows concatenated.
+pub(crate) fn place_windows(
+    shape: &[usize],
+    axis: usize,
+    parts: &[(usize, &Storage)],
+) -> Result<Storage> {
+    let end = |&(start, part): &(usize, &Storage)| start + part.shape()[axis];
+    let Some(&(_, first)) = parts.first() else {
+        return Err(Error::invalid("backward", "no window gradients to place"));
+    };
+    let covered = parts[0].0 == 0
+        && parts.windows(2).all(|p| end(&p[0]) == p[1].0)
+        && parts.last().map(end) == Some(shape[axis]);
+    if covered {
+        let refs: Vec<&Storage> = parts.iter().map(|&(_, part)| part).collect();
+        return Storage::concat(&refs, axis as isize);
+    }
+    if let Storage::Gpu(g) = first {
+        let out = GpuTensor::full(g.device(), shape, 0.0, g.dtype())?;
+        for &(start, part) in parts {
+            let Storage::Gpu(part) = part else {
+                return Err(Error::invalid(
+                    "backward",
+                    "window gradients on different devices",
+                ));
+            };
+            if part.numel() > 0 {
+                out.narrow(axis as isize, start, part.shape()[axis])?
+                    .write_view(part)?;
+            }
+        }
+        return Ok(Storage::Gpu(out));
     }
     let pad = |n: usize| -> Result<Storage> {
-        let mut s = in_shape.to_vec();
-        s[ax] = n;
-        Storage::full(&s, 0.0, g.dtype(), &g.device())
+        let mut s = shape.to_vec();
+        s[axis] = n;
+        Storage::full(&s, 0.0, first.dtype(), &first.device())
     };
-    let mut parts = Vec::new();
-    if start > 0 {
-        parts.push(pad(start)?);
+    let mut pieces = Vec::new();
+    let mut at = 0;
+    for part in parts {
+        if part.0 > at {
+            pieces.push(pad(part.0 - at)?);
+        }
+        pieces.push(part.1.clone());
+        at = end(part);
     }
-    parts.push(g.clone());
-    let after = in_shape[ax] - start - len;
-    if after > 0 {
-        parts.push(pad(after)?);
+    if shape[axis] > at {
+        pieces.push(pad(shape[axis] - at)?);
     }
-    let refs: Vec<&Storage> = parts.iter().collect();
-    Storage::concat(&refs, ax as isize)
+    let refs: Vec<&Storage> = pieces.iter().collect();
+    Storage::concat(&refs, axis as isize)
 }
 
 /// Structure ops: masks (`masked_fill`, `tril`, `triu`), joining and
