@@ -10,6 +10,7 @@
 //! cargo build --release -p wgrad-kernels --example pipeline_stats
 //! WGRAD_PROBE_ONLY=matmul target/release/examples/pipeline_stats
 //! WGRAD_PROBE_KERNELS=path/to/kernels ...   # variants of the kernel files
+//! WGRAD_PROBE_IR=dir ...   # also write the driver's internal representations
 //! ```
 use ash::vk;
 use std::collections::HashMap;
@@ -123,6 +124,7 @@ fn main() {
             .iter()
             .chain(families::conv::ALL)
             .chain(families::attention::ALL)
+            .chain(families::probe::ALL)
         {
             if s.elem != Elem::F32 || s.entry.contains("coop") {
                 continue;
@@ -174,7 +176,10 @@ fn main() {
             let layout = device.create_pipeline_layout(&plci, None).unwrap();
             let name = CString::new(spec.entry).unwrap();
             let ci = vk::ComputePipelineCreateInfo::default()
-                .flags(vk::PipelineCreateFlags::CAPTURE_STATISTICS_KHR)
+                .flags(
+                    vk::PipelineCreateFlags::CAPTURE_STATISTICS_KHR
+                        | vk::PipelineCreateFlags::CAPTURE_INTERNAL_REPRESENTATIONS_KHR,
+                )
                 .stage(
                     vk::PipelineShaderStageCreateInfo::default()
                         .stage(vk::ShaderStageFlags::COMPUTE)
@@ -212,7 +217,55 @@ fn main() {
                     line += &format!(" | {n}={v}");
                 }
                 println!("{line}");
+                if let Ok(dir) = std::env::var("WGRAD_PROBE_IR") {
+                    let info = vk::PipelineExecutableInfoKHR::default()
+                        .pipeline(p)
+                        .executable_index(idx);
+                    dump_ir(&pe, device.handle(), &info, &dir, spec.entry);
+                }
             }
+        }
+    }
+}
+
+/// Writes each internal representation the driver offers (names and sizes
+/// come from a first call; the text from a second one into buffers of
+/// those sizes) to `dir/<entry>.<n>.txt`.
+unsafe fn dump_ir(
+    pe: &ash::khr::pipeline_executable_properties::Device,
+    device: vk::Device,
+    info: &vk::PipelineExecutableInfoKHR,
+    dir: &str,
+    entry: &str,
+) {
+    unsafe {
+        let mut reps = match pe.get_pipeline_executable_internal_representations(info) {
+            Ok(r) => r,
+            Err(e) => {
+                println!("  internal representations: {e:?}");
+                return;
+            }
+        };
+        let mut bufs: Vec<Vec<u8>> = reps.iter().map(|r| vec![0u8; r.data_size]).collect();
+        for (r, b) in reps.iter_mut().zip(bufs.iter_mut()) {
+            r.p_data = b.as_mut_ptr().cast();
+        }
+        let mut count = reps.len() as u32;
+        let res = (pe.fp().get_pipeline_executable_internal_representations_khr)(
+            device,
+            info,
+            &mut count,
+            reps.as_mut_ptr(),
+        );
+        println!("  internal representations: {} ({res:?})", reps.len());
+        std::fs::create_dir_all(dir).unwrap();
+        for (n, (r, b)) in reps.iter().zip(&bufs).enumerate() {
+            let name = CStr::from_ptr(r.name.as_ptr()).to_string_lossy();
+            println!(
+                "    {n}: {name} ({} bytes, text {})",
+                r.data_size, r.is_text
+            );
+            std::fs::write(format!("{dir}/{entry}.{n}.txt"), b).unwrap();
         }
     }
 }

@@ -9,6 +9,7 @@ pub mod movement;
 pub mod nn;
 pub mod optim;
 pub mod pool;
+pub mod probe;
 pub mod random;
 pub mod reduce;
 pub mod sort;
@@ -30,6 +31,7 @@ pub fn all() -> Vec<&'static KernelSpec> {
         conv::ALL,
         attention::ALL,
         sort::ALL,
+        probe::ALL,
     ]
     .concat()
 }

@@ -1,0 +1,138 @@
+//! `kernels/probe/`: throughput probes for benchmarks (the GEMM cores'
+//! ceilings); no op dispatches them.
+
+use crate::spec::{Access::*, Elem, KernelSpec};
+
+/// 64 f32 FMAs per iteration on registers alone.
+/// Immediates: iters, seed (f32 bits, 0), stride, len (the staging probes').
+pub static FMA_PEAK: KernelSpec = KernelSpec {
+    file: "probe/fma_peak.wgsl",
+    entry: "fma_peak",
+    bindings: &[ReadWrite, Read, Read],
+    immediate_bytes: 16,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
+/// gemm_128's inner step (workgroup-memory reads, barrier) without global loads.
+/// Immediates: as [`FMA_PEAK`].
+pub static FMA_PEAK_SHARED: KernelSpec = KernelSpec {
+    file: "probe/fma_peak.wgsl",
+    entry: "fma_peak_shared",
+    bindings: &[ReadWrite, Read, Read],
+    immediate_bytes: 16,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
+/// [`FMA_PEAK_SHARED`] without the barrier.
+/// Immediates: as [`FMA_PEAK`].
+pub static FMA_PEAK_SHARED_NOBAR: KernelSpec = KernelSpec {
+    file: "probe/fma_peak.wgsl",
+    entry: "fma_peak_shared_nobar",
+    bindings: &[ReadWrite, Read, Read],
+    immediate_bytes: 16,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
+/// [`FMA_PEAK_SHARED`] with operands read one k ahead.
+/// Immediates: as [`FMA_PEAK`].
+pub static FMA_PEAK_SHARED_AHEAD: KernelSpec = KernelSpec {
+    file: "probe/fma_peak.wgsl",
+    entry: "fma_peak_shared_ahead",
+    bindings: &[ReadWrite, Read, Read],
+    immediate_bytes: 16,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
+/// [`FMA_PEAK_SHARED`] plus gemm_128's scalar staging from global memory.
+/// Immediates: as [`FMA_PEAK`].
+pub static FMA_PEAK_STAGE: KernelSpec = KernelSpec {
+    file: "probe/fma_peak.wgsl",
+    entry: "fma_peak_stage",
+    bindings: &[ReadWrite, Read, Read],
+    immediate_bytes: 16,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
+/// [`FMA_PEAK_STAGE`] with vec4 global loads.
+/// Immediates: as [`FMA_PEAK`].
+pub static FMA_PEAK_STAGE4: KernelSpec = KernelSpec {
+    file: "probe/fma_peak.wgsl",
+    entry: "fma_peak_stage4",
+    bindings: &[ReadWrite, Read, Read],
+    immediate_bytes: 16,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
+/// [`FMA_PEAK_SHARED`] with 16 k per barrier (33.8 KiB of workgroup memory).
+/// Immediates: as [`FMA_PEAK`].
+pub static FMA_PEAK_K16: KernelSpec = KernelSpec {
+    file: "probe/fma_peak.wgsl",
+    entry: "fma_peak_k16",
+    bindings: &[ReadWrite, Read, Read],
+    immediate_bytes: 16,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
+/// [`FMA_PEAK_K16`] in 32 KiB: unpadded rows, XOR-swizzled columns.
+/// Immediates: as [`FMA_PEAK`].
+pub static FMA_PEAK_K16_SWIZZLED: KernelSpec = KernelSpec {
+    file: "probe/fma_peak.wgsl",
+    entry: "fma_peak_k16_swizzled",
+    bindings: &[ReadWrite, Read, Read],
+    immediate_bytes: 16,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
+/// [`FMA_PEAK_SHARED`] with one address per warp and load.
+/// Immediates: as [`FMA_PEAK`].
+pub static FMA_PEAK_SHARED_BCAST: KernelSpec = KernelSpec {
+    file: "probe/fma_peak.wgsl",
+    entry: "fma_peak_shared_bcast",
+    bindings: &[ReadWrite, Read, Read],
+    immediate_bytes: 16,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
+/// [`FMA_PEAK_SHARED`] with a barrier every 4 k.
+/// Immediates: as [`FMA_PEAK`].
+pub static FMA_PEAK_SHARED_K4: KernelSpec = KernelSpec {
+    file: "probe/fma_peak.wgsl",
+    entry: "fma_peak_shared_k4",
+    bindings: &[ReadWrite, Read, Read],
+    immediate_bytes: 16,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
+/// Every probe kernel.
+pub static ALL: &[&KernelSpec] = &[
+    &FMA_PEAK,
+    &FMA_PEAK_SHARED,
+    &FMA_PEAK_SHARED_NOBAR,
+    &FMA_PEAK_SHARED_AHEAD,
+    &FMA_PEAK_STAGE,
+    &FMA_PEAK_STAGE4,
+    &FMA_PEAK_K16,
+    &FMA_PEAK_K16_SWIZZLED,
+    &FMA_PEAK_SHARED_BCAST,
+    &FMA_PEAK_SHARED_K4,
+];
