@@ -1,9 +1,10 @@
-// Row sums of a contiguous [rows, inner] integer matrix (I32 `sum`; written
-// against `elem`), wrapping on overflow like the CPU. One workgroup per row
-// (grid folded by the host); each thread strides over the row, then a tree
-// in workgroup memory. Integer addition is associative, so the order does
-// not change the result. Bindings: 0 src (read), 1 out (read_write).
-// Immediates: rows, inner, offset, pad.
+// Row sums, or with PRODUCT = 1 row products, of a contiguous [rows, inner]
+// integer matrix (I32 `sum` and `prod`; written against `elem`), wrapping on
+// overflow like the CPU. One workgroup per row (grid folded by the host);
+// each thread strides over the row, then a tree in workgroup memory.
+// Wrapping addition and multiplication are associative and commutative, so
+// the order does not change the result. Bindings: 0 src (read), 1 out
+// (read_write). Immediates: rows, inner, offset, pad.
 
 struct SumParams {
     rows: u32,
@@ -13,6 +14,16 @@ struct SumParams {
 }
 
 var<immediate> p: SumParams;
+
+// 1: multiply (`prod`, starting from 1); 0: add (`sum`, from 0).
+override PRODUCT: u32 = 0u;
+
+fn combine(a: elem, b: elem) -> elem {
+    if PRODUCT == 1u {
+        return a * b;
+    }
+    return a + b;
+}
 
 @group(0) @binding(0) var<storage, read> src: array<elem>;
 @group(0) @binding(1) var<storage, read_write> out: array<elem>;
@@ -26,16 +37,16 @@ fn sum_rows_int(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     if row >= p.rows {
         return;
     }
-    var s = elem(0);
+    var s = select(elem(0), elem(1), PRODUCT == 1u);
     let base = p.offset + row * p.inner;
     for (var j = lid; j < p.inner; j += 256u) {
-        s += src[base + j];
+        s = combine(s, src[base + j]);
     }
     partial[lid] = s;
     workgroupBarrier();
     for (var half = 128u; half > 0u; half >>= 1u) {
         if lid < half {
-            partial[lid] += partial[lid + half];
+            partial[lid] = combine(partial[lid], partial[lid + half]);
         }
         workgroupBarrier();
     }

@@ -362,20 +362,14 @@ fn input_gradients(saved: &Saved, g: &Storage) -> Result<Vec<Option<Storage>>> {
             axes,
             correction,
             keepdim,
-        } => {
-            let in_shape = shape_of(0);
-            let xs = x(0)?;
-            let n = reduced_count(&in_shape, axes)?;
-            let denom = (n as f32 - *correction as f32).max(0.0);
-            let mean = xs.mean(axes, true)?;
-            let centered = xs.binary(&mean, BinaryOp::Sub)?;
-            let scale = expand_reduced(g, &in_shape, axes, *keepdim)?.binary_scalar(
-                BinaryOp::Mul,
-                2.0 / denom,
-                false,
-            )?;
-            vec![Some(centered.binary(&scale, BinaryOp::Mul)?)]
-        }
+        } => vec![Some(crate::ops::math_grad::var_backward(
+            g,
+            &x(0)?,
+            &shape_of(0),
+            axes,
+            *correction,
+            *keepdim,
+        )?)],
         Op::Softmax { axis, log } => {
             vec![Some(g.softmax_backward(&saved.output()?, *axis, *log)?)]
         }

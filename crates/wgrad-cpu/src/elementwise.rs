@@ -127,13 +127,18 @@ impl CpuTensor {
     }
 
     /// `op(self, scalar)` elementwise, or `op(scalar, self)` if
-    /// `scalar_on_left` (e.g. `1 - x`, `2 ^ x`); F32 only.
+    /// `scalar_on_left` (e.g. `1 - x`, `2 ^ x`); F32 only. `x ^ 0.5` and
+    /// `x ^ -0.5` are `sqrt` and `rsqrt`, as in PyTorch
+    /// ([`BinaryOp::scalar_as_unary`]).
     /// An I32 tensor with a whole-number scalar stays I32 for the ops that
     /// keep integers (see `checks::arith::scalar_dtype`).
     pub fn binary_scalar(&self, op: BinaryOp, scalar: f32, scalar_on_left: bool) -> Result<Self> {
         let name = op.name();
         if self.dtype() != DType::F32 {
             return self.binary_scalar_promoted(op, scalar, scalar_on_left);
+        }
+        if let Some(unary) = op.scalar_as_unary(scalar, scalar_on_left) {
+            return self.unary(unary);
         }
         let x = self.dense::<f32>(name)?;
         let cost = binary_cost(op);

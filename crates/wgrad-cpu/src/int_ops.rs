@@ -1,5 +1,5 @@
-//! Integer arithmetic and type promotion of the binary ops, the I32 sum,
-//! and the copy-on-write half of in-place writes.
+//! Integer arithmetic and type promotion of the binary ops, the I32 sum
+//! and product, and the copy-on-write half of in-place writes.
 //!
 //! `binary`/`binary_scalar` (elementwise.rs) hand any operand that is not
 //! F32 here: PyTorch's promotion ([`checks::arith::binary_dtype`]) either
@@ -76,30 +76,50 @@ impl CpuTensor {
     /// Sum of an I32 tensor over `axes` (`&[]` = all), wrapping on overflow
     /// (PyTorch returns int64; wgrad keeps I32). The sum of nothing is 0.
     pub fn sum_i32(&self, axes: &[isize], keepdim: bool) -> Result<Self> {
-        const OP: &str = "sum";
+        self.fold_i32("sum", axes, keepdim, 0, i32::wrapping_add)
+    }
+
+    /// Product of an I32 tensor over `axes` (`&[]` = all), wrapping on
+    /// overflow (PyTorch returns int64; wgrad keeps I32). The product of
+    /// nothing is 1.
+    pub fn prod_i32(&self, axes: &[isize], keepdim: bool) -> Result<Self> {
+        self.fold_i32("prod", axes, keepdim, 1, i32::wrapping_mul)
+    }
+
+    /// Folds each output's reduced elements of an I32 tensor with `f` from
+    /// `init` (wrapping arithmetic: associative and commutative, so the
+    /// order does not matter).
+    fn fold_i32(
+        &self,
+        op: &'static str,
+        axes: &[isize],
+        keepdim: bool,
+        init: i32,
+        f: fn(i32, i32) -> i32,
+    ) -> Result<Self> {
         if self.dtype() != DType::I32 {
             return Err(Error::DTypeMismatch {
-                op: OP,
+                op,
                 expected: DType::I32,
                 got: self.dtype(),
             });
         }
-        let axes = normalize_axes(OP, axes, self.rank())?;
+        let axes = normalize_axes(op, axes, self.rank())?;
         let out_shape = reduced_shape(self.shape(), &axes, keepdim);
         // Kept axes first, reduced axes last: each output is one row.
         let perm = reduction_order(self.rank(), &axes);
         let rows = self.permute(&perm)?;
-        let data = rows.dense::<i32>(OP)?;
+        let data = rows.dense::<i32>(op)?;
         let inner: usize = axes.iter().map(|&a| self.shape()[a]).product();
         let count: usize = out_shape.iter().product();
-        let sums: Vec<i32> = if inner == 0 {
-            vec![0; count]
+        let folds: Vec<i32> = if inner == 0 {
+            vec![init; count]
         } else {
             data.chunks(inner)
-                .map(|row| row.iter().fold(0i32, |s, &v| s.wrapping_add(v)))
+                .map(|row| row.iter().fold(init, |s, &v| f(s, v)))
                 .collect()
         };
-        CpuTensor::from_vec(sums, &out_shape)
+        CpuTensor::from_vec(folds, &out_shape)
     }
 
     /// A copy of this tensor's whole buffer with the elements of this view

@@ -188,7 +188,9 @@ impl Tensor {
     }
 
     /// Product over `axes` (`&[]` = all; `torch.prod`); the product of
-    /// nothing is 1. The gradient is right with zeros in the input: with
+    /// nothing is 1. An I32 tensor (or a U32 mask) gives I32, wrapping on
+    /// overflow (PyTorch: int64), with no gradient. The gradient is right
+    /// with zeros in the input: with
     /// exactly one zero in a reduced group, that element's gradient is the
     /// product of the others and the rest get 0; with two or more, all 0.
     pub fn prod(&self, axes: &[isize], keepdim: bool) -> Result<Tensor> {

@@ -37,27 +37,59 @@ pub(crate) fn grads(op: &MathOp, g: &Storage, at: &Inputs<'_>) -> Result<Vec<Opt
             correction,
             keepdim,
         } => {
+            // PyTorch's std_backward: var_backward of g / (2 std), 0 where
+            // std is 0 (masked_fill).
+            let half =
+                masked_ratio(g, &(at.output)()?)?.binary_scalar(BinaryOp::Mul, 0.5, false)?;
             let shape = (at.shape)(0);
             let x = (at.input)(0)?;
-            let n: usize = normalize_axes("std", axes, shape.len())?
-                .iter()
-                .map(|&a| shape[a])
-                .product();
-            let denom = (n as f32 - *correction as f32).max(0.0);
-            // d std = d var / (2 std), and 0 where std is 0 (as PyTorch's
-            // masked_fill); d var / dx = 2 (x - mean) / denom.
-            let scale = masked_ratio(g, &(at.output)()?)?;
-            let scale = expand_reduced(&scale, &shape, axes, *keepdim)?;
-            let centered = x.binary(&x.mean(axes, true)?, BinaryOp::Sub)?;
-            let grad = centered.binary(&scale, BinaryOp::Mul)?.binary_scalar(
-                BinaryOp::Div,
-                denom,
-                false,
-            )?;
-            vec![Some(grad)]
+            vec![Some(var_backward(
+                &half,
+                &x,
+                &shape,
+                axes,
+                *correction,
+                *keepdim,
+            )?)]
         }
         MathOp::Norm { p, axes, keepdim } => vec![Some(norm_grad(*p, g, at, axes, *keepdim)?)],
     })
+}
+
+/// The gradient of `var(x, axes, correction, keepdim)` given the output's
+/// gradient `g`, as PyTorch's `var_backward`: `2 / (n - correction) * g *
+/// (x - mean)`. A reduction over every element (`axes` empty, or a 0-d
+/// input) with no degree of freedom left (`n <= correction`, where the
+/// variance is inf, or NaN for a constant input) gives `g * inf`, and
+/// `g * NaN` where `x` equals the mean. Over named axes PyTorch divides by
+/// `n - correction` as it is: 0 gives `inf * (x - mean)` and a negative
+/// count a finite gradient of the other sign (torch 2.15 gives
+/// `[2.6667, 0.6667, -3.3333]` for `var([1, 2, 4], dim=0, correction=4)`),
+/// which is kept, for the same numbers as PyTorch.
+pub(crate) fn var_backward(
+    g: &Storage,
+    x: &Storage,
+    in_shape: &[usize],
+    axes: &[isize],
+    correction: usize,
+    keepdim: bool,
+) -> Result<Storage> {
+    let n: usize = normalize_axes("var", axes, in_shape.len())?
+        .iter()
+        .map(|&a| in_shape[a])
+        .product();
+    let dof = n as f64 - correction as f64;
+    let g = expand_reduced(g, in_shape, axes, keepdim)?;
+    if dof <= 0.0 && (axes.is_empty() || in_shape.is_empty()) {
+        let device = g.device();
+        let at_mean = x.compare(&x.mean(&[], true)?, CompareOp::Eq)?;
+        let nan = Storage::full(&[], f64::NAN, DType::F32, &device)?;
+        let inf = Storage::full(&[], f64::INFINITY, DType::F32, &device)?;
+        return g.binary(&Storage::where_cond(&at_mean, &nan, &inf)?, BinaryOp::Mul);
+    }
+    let scale = g.binary_scalar(BinaryOp::Mul, (2.0 / dof) as f32, false)?;
+    x.binary(&x.mean(axes, true)?, BinaryOp::Sub)?
+        .binary(&scale, BinaryOp::Mul)
 }
 
 /// Broadcasts a reduction's gradient (or output) back over the reduced axes.

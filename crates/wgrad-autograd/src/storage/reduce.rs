@@ -24,9 +24,16 @@ impl Storage {
     pub fn mean(&self, axes: &[isize], keepdim: bool) -> Result<Storage> {
         compute_dispatch!(self, t => t.mean(axes, keepdim))
     }
-    /// Product over `axes` (`&[]` = all; `torch.prod`); F32 only, the
-    /// product of nothing is 1.
+    /// Product over `axes` (`&[]` = all; `torch.prod`); the product of
+    /// nothing is 1. An I32 tensor (or a U32 mask) multiplies to I32,
+    /// wrapping on overflow (PyTorch: int64), as `sum` adds.
     pub fn prod(&self, axes: &[isize], keepdim: bool) -> Result<Storage> {
+        if let Some(x) = masks::unmasked(self, DType::I32)? {
+            return x.prod(axes, keepdim);
+        }
+        if self.dtype() == DType::I32 {
+            return compute_dispatch!(self, t => t.prod_i32(axes, keepdim));
+        }
         compute_dispatch!(self, t => t.prod(axes, keepdim))
     }
     /// Maximum over `axes` (`&[]` = all; `torch.amax`); NaN propagates,

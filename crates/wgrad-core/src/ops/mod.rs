@@ -104,6 +104,19 @@ impl BinaryOp {
             BinaryOp::Remainder => remainder_f32(a, b),
         }
     }
+    /// The unary op that `op(x, scalar)` on an f32 tensor runs instead, as
+    /// PyTorch's pow kernel does: `x ** 0.5` is `sqrt` and `x ** -0.5` is
+    /// `rsqrt`. They differ from C `pow` at `-0.0` (`sqrt(-0.0) = -0.0`,
+    /// `rsqrt(-0.0) = -inf`, where `pow` gives `+0.0` and `+inf`), and so
+    /// does the gradient of `x ** 0.5`, `0.5 * x ** -0.5`: `-inf` at `-0.0`,
+    /// as in PyTorch. Both backends' `binary_scalar` ask this first.
+    pub fn scalar_as_unary(self, scalar: f32, scalar_on_left: bool) -> Option<UnaryOp> {
+        match (self, scalar_on_left) {
+            (BinaryOp::Pow, false) if scalar == 0.5 => Some(UnaryOp::Sqrt),
+            (BinaryOp::Pow, false) if scalar == -0.5 => Some(UnaryOp::Rsqrt),
+            _ => None,
+        }
+    }
 }
 
 /// Elementwise comparison producing a U32 mask (0 or 1).

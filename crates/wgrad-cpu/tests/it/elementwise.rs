@@ -86,6 +86,40 @@ fn scalar_forms() {
     );
 }
 
+/// PyTorch's pow kernel takes a scalar exponent of 0.5 as `sqrt` and -0.5
+/// as `rsqrt`, which differ from C `pow` at -0.0 and -inf: torch 2.15
+/// `torch.pow(torch.tensor([-inf, -0.0, 0.0, inf, -1.0, 4.0]), 0.5)` is
+/// `[nan, -0., 0., inf, nan, 2.]`, and with -0.5 `[nan, -inf, inf, 0., nan, 0.5]`.
+#[test]
+fn pow_half_and_minus_half_are_sqrt_and_rsqrt() {
+    let inf = f32::INFINITY;
+    let x = t(&[-inf, -0.0, 0.0, inf, -1.0, 4.0], &[6]);
+    // Bits, so that the sign of zeros counts; any NaN as one.
+    let bits = |v: Vec<f32>| -> Vec<u32> {
+        v.iter()
+            .map(|v| if v.is_nan() { 0x7fc0_0000 } else { v.to_bits() })
+            .collect()
+    };
+    let nan = f32::NAN;
+    assert_eq!(
+        bits(f(&x.pow_scalar(0.5).unwrap())),
+        bits(vec![nan, -0.0, 0.0, inf, nan, 2.0])
+    );
+    assert_eq!(
+        bits(f(&x.pow_scalar(-0.5).unwrap())),
+        bits(vec![nan, -inf, inf, 0.0, nan, 0.5])
+    );
+    // Other exponents stay C pow: (-0)^1.5 = +0, and a base of 0.5 on the
+    // left is pow too.
+    assert_eq!(bits(f(&t(&[-0.0], &[1]).pow_scalar(1.5).unwrap())), [0]);
+    assert_eq!(
+        f(&t(&[2.0], &[1])
+            .binary_scalar(BinaryOp::Pow, 0.5, true)
+            .unwrap()),
+        [0.25]
+    );
+}
+
 #[test]
 fn comparisons_give_u32_masks() {
     let a = t(&[1.0, 2.0, 3.0], &[3]);

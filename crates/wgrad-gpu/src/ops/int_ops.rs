@@ -1,5 +1,5 @@
-//! Integer arithmetic and type promotion of the binary ops, the I32 sum,
-//! and in-place writes into a view (`kernels/elementwise/binary_int.wgsl`,
+//! Integer arithmetic and type promotion of the binary ops, the I32 sum
+//! and product, and in-place writes into a view (`kernels/elementwise/binary_int.wgsl`,
 //! `scalar_int.wgsl`, `reduce/sum_int.wgsl`, `movement/copy_view.wgsl`).
 //!
 //! An integer floor division or remainder by zero cannot be seen without a
@@ -101,18 +101,36 @@ impl GpuTensor {
     /// (PyTorch returns int64; wgrad keeps I32). The reduced axes are moved
     /// last and made contiguous, then one workgroup sums each row.
     pub fn sum_i32(&self, axes: &[isize], keepdim: bool) -> Result<GpuTensor> {
-        const OP: &str = "sum";
-        self.expect_dtype(OP, DType::I32)?;
-        let axes = normalize_axes(OP, axes, self.rank())?;
+        self.fold_rows_i32("sum", false, axes, keepdim)
+    }
+
+    /// Product of an I32 tensor over `axes` (`&[]` = all), wrapping on
+    /// overflow (PyTorch returns int64; wgrad keeps I32); the product of
+    /// nothing is 1. One workgroup multiplies each row, as `sum_i32` adds.
+    pub fn prod_i32(&self, axes: &[isize], keepdim: bool) -> Result<GpuTensor> {
+        self.fold_rows_i32("prod", true, axes, keepdim)
+    }
+
+    /// `sum_i32` (`product` false) or `prod_i32` (`product` true):
+    /// `reduce/sum_int.wgsl` under its `PRODUCT` override.
+    fn fold_rows_i32(
+        &self,
+        op: &'static str,
+        product: bool,
+        axes: &[isize],
+        keepdim: bool,
+    ) -> Result<GpuTensor> {
+        self.expect_dtype(op, DType::I32)?;
+        let axes = normalize_axes(op, axes, self.rank())?;
         let out_shape = reduced_shape(self.shape(), &axes, keepdim);
-        let out = self.empty_like_device(OP, &out_shape, DType::I32)?;
+        let out = self.empty_like_device(op, &out_shape, DType::I32)?;
         let rows: usize = out_shape.iter().product();
         if rows == 0 {
             return Ok(out);
         }
         let inner: usize = axes.iter().map(|&a| self.shape()[a]).product();
         if inner == 0 {
-            out.fill_words(0)?;
+            out.fill_words(u32::from(product))?;
             return Ok(out);
         }
         let perm: Vec<isize> = (0..self.rank())
@@ -122,7 +140,7 @@ impl GpuTensor {
             .collect();
         let dense = self.permute(&perm)?.contiguous()?;
         let count = |n: usize| {
-            u32::try_from(n).map_err(|_| Error::invalid(OP, format!("{n} elements exceed u32")))
+            u32::try_from(n).map_err(|_| Error::invalid(op, format!("{n} elements exceed u32")))
         };
         let p = SumParams {
             rows: count(rows)?,
@@ -132,7 +150,7 @@ impl GpuTensor {
         };
         self.kernels().dispatch_groups(
             &families::reduce::SUM_ROWS_I32,
-            &[],
+            &[("PRODUCT", f64::from(u8::from(product)))],
             &[&dense.buffer, &out.buffer],
             &p,
             rows as u64,

@@ -23,8 +23,10 @@ macro_rules! named_scalar_ops {
 impl GpuTensor {
     /// `op(self, scalar)` elementwise, or `op(scalar, self)` if
     /// `scalar_on_left` (e.g. `1 - x`, `2 ^ x`). An I32 tensor with a
-    /// whole-number scalar stays I32 for the ops that keep integers. Reads strided
-    /// views in place; the result is contiguous.
+    /// whole-number scalar stays I32 for the ops that keep integers. `x ^ 0.5`
+    /// and `x ^ -0.5` are `sqrt` and `rsqrt`, as in PyTorch
+    /// ([`BinaryOp::scalar_as_unary`]). Reads strided views in place; the
+    /// result is contiguous.
     pub fn binary_scalar(
         &self,
         op: BinaryOp,
@@ -34,6 +36,9 @@ impl GpuTensor {
         let name = op.name();
         if self.dtype() != DType::F32 {
             return self.binary_scalar_promoted(op, scalar, scalar_on_left);
+        }
+        if let Some(unary) = op.scalar_as_unary(scalar, scalar_on_left) {
+            return self.unary(unary);
         }
         let out = self.empty_like_device(name, self.shape(), DType::F32)?;
         if out.numel() == 0 {

@@ -287,6 +287,58 @@ fn int_sum_matches_cpu_and_wraps() {
 }
 
 #[test]
+fn int_prod_matches_cpu_and_wraps() {
+    let Some(gpu) = shared_gpu() else { return };
+    // Odd factors, so that long products wrap without reaching 0 (2^32
+    // divides any product of 32 even numbers).
+    let a: Vec<i32> = ints(2 * 3 * 300, 5, false)
+        .iter()
+        .map(|v| 2 * v + 1)
+        .collect();
+    let c = CpuTensor::from_vec(a.clone(), &[2, 3, 300]).unwrap();
+    let g = GpuTensor::from_vec(&gpu, a, &[2, 3, 300]).unwrap();
+    assert_ne!(
+        c.prod_i32(&[], false).unwrap().to_vec::<i32>().unwrap(),
+        [0]
+    );
+    for (axes, keep) in [
+        (vec![], false),
+        (vec![2], false),
+        (vec![2], true),
+        (vec![0, 2], true),
+        (vec![-2], false),
+    ] {
+        let want = c.prod_i32(&axes, keep).unwrap();
+        let got = g.prod_i32(&axes, keep).unwrap();
+        assert_eq!(got.dtype(), DType::I32);
+        assert_eq!(got.shape(), want.shape());
+        assert_eq!(
+            got.to_vec_blocking::<i32>().unwrap(),
+            want.to_vec::<i32>().unwrap(),
+            "{axes:?}"
+        );
+    }
+    // (2^31 - 1)^2 * -7 * 3 wraps to -21 (torch: int64, the same low bits).
+    let big = GpuTensor::from_vec(&gpu, vec![i32::MAX, i32::MAX, -7, 3], &[4]).unwrap();
+    assert_eq!(
+        big.prod_i32(&[], false)
+            .unwrap()
+            .to_vec_blocking::<i32>()
+            .unwrap(),
+        vec![-21]
+    );
+    let empty = GpuTensor::from_vec(&gpu, Vec::<i32>::new(), &[2, 0]).unwrap();
+    assert_eq!(
+        empty
+            .prod_i32(&[1], false)
+            .unwrap()
+            .to_vec_blocking::<i32>()
+            .unwrap(),
+        vec![1, 1]
+    );
+}
+
+#[test]
 fn int_zero_division_is_a_device_fault_on_the_next_readback() {
     let Some(gpu) = own_gpu() else { return };
     let a = GpuTensor::from_vec(&gpu, vec![4i32, 5, 6], &[3]).unwrap();

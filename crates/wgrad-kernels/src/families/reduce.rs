@@ -131,9 +131,10 @@ pub static SOFTMAX_WRITE: KernelSpec = KernelSpec {
     selector: None,
 };
 
-/// Row sums of a contiguous `[rows, inner]` I32 matrix (wrapping), one
-/// workgroup per row (`dispatch_groups(rows)`). Bindings: src, out.
-/// Immediates: rows, inner, offset, pad.
+/// Row sums (override `PRODUCT = 1`: row products) of a contiguous
+/// `[rows, inner]` I32 matrix (wrapping), one workgroup per row
+/// (`dispatch_groups(rows)`). Bindings: src, out. Immediates: rows, inner,
+/// offset, pad.
 pub static SUM_ROWS_I32: KernelSpec = KernelSpec {
     file: "reduce/sum_int.wgsl",
     entry: "sum_rows_int",

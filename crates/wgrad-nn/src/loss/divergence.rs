@@ -10,7 +10,9 @@ use super::{Reduction, same_shape};
 /// `input` holds log-probabilities; the pointwise loss is
 /// `target * (log(target) - input)` (0 where `target` is 0, as PyTorch's
 /// `xlogy`), or with `log_target` (`target` given as log-probabilities)
-/// `exp(target) * (target - input)`. `Reduction::BatchMean` is PyTorch's
+/// `exp(target) * (target - input)`. A target that requires grad gets
+/// PyTorch's gradient, NaN where it is 0 without `log_target` (xlogy's
+/// `t / t`). `Reduction::BatchMean` is PyTorch's
 /// `"batchmean"` (the KL divergence per sample); `Mean` averages over
 /// every element, as PyTorch's (warned-about) default does.
 pub fn kl_div(
@@ -24,11 +26,13 @@ pub fn kl_div(
     let losses = if log_target {
         target.exp()?.mul(&target.sub(input)?)?
     } else {
-        // xlogy(t, t): 0 where t is 0 (log taken of 1 there); a negative
-        // target gives NaN, as in PyTorch.
-        let zero = target.eq_scalar(0.0)?;
-        let one = Tensor::ones(&[], &target.device())?;
-        let t_log_t = target.mul(&Tensor::where_cond(&zero, &one, target)?.log()?)?;
+        // xlogy(t, t): 0 where t is 0; a negative target gives NaN, as in
+        // PyTorch. t * log(t) is taken everywhere and masked, so a target
+        // that requires grad gets PyTorch's xlogy gradient, log(t) + t / t:
+        // NaN where t is 0 (the masked branch's 0 times log(0) = -inf).
+        let at_zero = target.eq_scalar(0.0)?;
+        let zero = Tensor::zeros(&[], &target.device())?;
+        let t_log_t = Tensor::where_cond(&at_zero, &zero, &target.mul(&target.log()?)?)?;
         t_log_t.sub(&target.mul(input)?)?
     };
     reduction.apply(losses)

@@ -173,3 +173,59 @@ fn unary_ops_on_int32_follow_pytorch() {
         );
     }
 }
+
+/// `prod` of I32 (an error before): I32 out, wrapping on overflow, as I32
+/// `sum` is (PyTorch gives int64; the values below are torch 2.15's
+/// `.prod(..).to(torch.int32)`, the same bits), over all elements and
+/// over a dim with and without keepdim; a U32 mask multiplies as I32 (torch
+/// prod of bool is int64 0/1); no gradient (an I32 tensor cannot require one).
+#[test]
+fn prod_of_int32_wraps_to_int32_as_sum_does() {
+    for d in devices() {
+        let x =
+            Tensor::from_vec(vec![3, -4, 5, 100_000, 100_000, 7, -1, 0, 2], &[3, 3], &d).unwrap();
+        let ints = |t: Tensor| {
+            assert_eq!(t.dtype(), DType::I32, "on {d}");
+            (t.shape().to_vec(), t.to_vec::<i32>().unwrap())
+        };
+        assert_eq!(ints(x.prod(&[], false).unwrap()), (vec![], vec![0]));
+        assert_eq!(
+            ints(x.prod(&[1], false).unwrap()),
+            (vec![3], vec![-60, 1_280_523_264, 0])
+        );
+        assert_eq!(
+            ints(x.prod(&[-1], true).unwrap()),
+            (vec![3, 1], vec![-60, 1_280_523_264, 0])
+        );
+        // Down the columns: a strided read.
+        assert_eq!(
+            ints(x.prod(&[0], true).unwrap()),
+            (vec![1, 3], vec![-300_000, 0, 70])
+        );
+        // (2^31 - 1)^2 * -7 * 3 = -21 mod 2^32; 2^16 * 2^16 * 3 = 0.
+        let big = Tensor::from_vec(vec![i32::MAX, i32::MAX, -7, 3], &[4], &d).unwrap();
+        assert_eq!(ints(big.prod(&[0], false).unwrap()).1, [-21]);
+        let wrap = Tensor::from_vec(vec![65_536i32, 65_536, 3], &[3], &d).unwrap();
+        assert_eq!(ints(wrap.prod(&[], false).unwrap()).1, [0]);
+        // A long row (the GPU's 256 threads each take a stride, then a
+        // tree), against Rust's wrapping product; odd factors, so that it
+        // wraps without reaching 0.
+        let long: Vec<i32> = (0..1000).map(|i| 2 * ((i % 13) - 6 + i / 97) + 1).collect();
+        let want = long.iter().fold(1i32, |p, &v| p.wrapping_mul(v));
+        assert_ne!(want, 0);
+        let t = Tensor::from_vec(long, &[2, 500], &d).unwrap();
+        assert_eq!(ints(t.prod(&[], false).unwrap()).1, [want]);
+        // Empty products are 1; a 0-d tensor is itself.
+        let empty = Tensor::from_vec(Vec::<i32>::new(), &[2, 0], &d).unwrap();
+        assert_eq!(ints(empty.prod(&[1], false).unwrap()).1, [1, 1]);
+        let scalar = Tensor::from_vec(vec![7i32], &[], &d).unwrap();
+        assert_eq!(ints(scalar.prod(&[], false).unwrap()).1, [7]);
+        // Masks: torch.tensor([[True, True], [True, False]]).prod(1) = [1, 0].
+        let m = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 0.0], &[2, 2], &d)
+            .unwrap()
+            .ne_scalar(0.0)
+            .unwrap();
+        assert_eq!(ints(m.prod(&[1], false).unwrap()).1, [1, 0]);
+        assert!(!x.prod(&[], false).unwrap().requires_grad());
+    }
+}

@@ -152,6 +152,46 @@ fn new_losses_match_pytorch() {
     }
 }
 
+/// The target's gradient where the target is 0 (log_target false): PyTorch
+/// computes `xlogy(t, t) - t * input`, whose `t`-gradient `log(t) + t / t`
+/// is NaN there. torch 2.15, `F.kl_div(x, t, reduction=r)` with
+/// `x = [-1, -2, -0.5]`, `t = [0, 0.5, 0]` both requiring grad:
+/// loss 0.6534264 (sum), `t.grad = [nan, 2.3068528, nan]`,
+/// `x.grad = [-0, -0.5, -0]`; "batchmean" over 3 rows (shape [3, 1])
+/// divides both by 3.
+#[test]
+fn kl_div_target_gradient_is_nan_where_the_target_is_0() {
+    for d in devices() {
+        for (reduction, shape, scale) in [
+            (Reduction::Sum, vec![3], 1.0),
+            (Reduction::None, vec![3], 1.0),
+            (Reduction::BatchMean, vec![3, 1], 1.0 / 3.0),
+        ] {
+            let x = t(&[-1.0, -2.0, -0.5], &shape, &d);
+            let target = t(&[0.0, 0.5, 0.0], &shape, &d);
+            x.requires_grad_(true).unwrap();
+            target.requires_grad_(true).unwrap();
+            let loss = kl_div(&x, &target, reduction, false).unwrap();
+            let l = loss.to_vec_f32().unwrap();
+            if reduction == Reduction::None {
+                close("kl none", &l, &[0.0, 0.6534264, 0.0]);
+            } else {
+                close("kl", &l, &[0.6534264 * scale]);
+            }
+            loss.sum_all().unwrap().backward().unwrap();
+            let gt = target.grad().unwrap().to_vec_f32().unwrap();
+            assert!(
+                gt[0].is_nan() && gt[2].is_nan(),
+                "{reduction:?} on {d}: {gt:?}"
+            );
+            close("kl target grad", &gt[1..2], &[2.3068528 * scale]);
+            let gx = x.grad().unwrap().to_vec_f32().unwrap();
+            close("kl input grad", &gx, &[-0.0, -0.5 * scale, -0.0]);
+            assert!(gx[0].is_sign_negative() && gx[2].is_sign_negative());
+        }
+    }
+}
+
 #[test]
 fn bad_loss_arguments_are_errors() {
     let d = Device::Cpu;

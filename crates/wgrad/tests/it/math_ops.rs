@@ -356,6 +356,196 @@ fn std_and_norm_edge_cases() {
     );
 }
 
+/// `got` equals `want` element for element: NaN where NaN, infinities and
+/// the sign of zeros exactly, finite values to `1e-6` relative.
+fn assert_same(what: &str, got: &[f32], want: &[f32]) {
+    let same = got.len() == want.len()
+        && got.iter().zip(want).all(|(&g, &w)| {
+            (g.is_nan() && w.is_nan())
+                || (g == w && g.is_sign_negative() == w.is_sign_negative())
+                || (w.is_finite() && w != 0.0 && ((g - w) / w).abs() < 1e-6)
+        });
+    assert!(same, "{what}: {got:?}, PyTorch {want:?}");
+}
+
+/// `var`/`std` with `correction >= n`: the value and gradient of
+/// `y.sum().backward()`, as PyTorch 2.15 gives them. The value divides by
+/// `max(n - correction, 0)` (inf, or NaN for a constant row). Over all
+/// elements the variance's gradient is `g * inf`, NaN where `x` equals the
+/// mean; over a named dim PyTorch's `2 / (n - correction)` is not clamped,
+/// so `correction = n + 1` gives a finite gradient (std's is `0 * that`).
+#[test]
+fn var_and_std_with_correction_past_the_count_follow_torch() {
+    let (inf, nan) = (f32::INFINITY, f32::NAN);
+    type Reduce = fn(&Tensor) -> Result<Tensor>;
+    // Name, input, shape, the reduction, PyTorch's value and gradient.
+    type Case<'a> = (
+        &'a str,
+        &'a [f32],
+        &'a [usize],
+        Reduce,
+        &'a [f32],
+        &'a [f32],
+    );
+    let cases: [Case; 11] = [
+        (
+            "var c3",
+            &[1.0, 2.0, 4.0],
+            &[3],
+            |x| x.var(&[], 3, false),
+            &[inf],
+            &[inf; 3],
+        ),
+        (
+            "var c5",
+            &[1.0, 2.0, 4.0],
+            &[3],
+            |x| x.var(&[], 5, false),
+            &[inf],
+            &[inf; 3],
+        ),
+        (
+            "var const",
+            &[3.0; 3],
+            &[3],
+            |x| x.var(&[], 5, false),
+            &[nan],
+            &[nan; 3],
+        ),
+        (
+            "var at mean",
+            &[1.0, 2.0, 3.0],
+            &[3],
+            |x| x.var(&[], 3, false),
+            &[inf],
+            &[inf, nan, inf],
+        ),
+        (
+            "std c3",
+            &[1.0, 2.0, 4.0],
+            &[3],
+            |x| x.std(&[], 3, false),
+            &[inf],
+            &[nan; 3],
+        ),
+        (
+            "std const",
+            &[3.0; 3],
+            &[3],
+            |x| x.std(&[], 5, false),
+            &[nan],
+            &[nan; 3],
+        ),
+        (
+            "var 0-d",
+            &[5.0],
+            &[],
+            |x| x.var(&[0], 1, false),
+            &[nan],
+            &[nan],
+        ),
+        (
+            "var dim c4",
+            &[1.0, 2.0, 4.0, 3.0, 3.0, 3.0],
+            &[2, 3],
+            |x| x.var(&[1], 4, false),
+            &[inf, nan],
+            &[2.666_666_5, 0.666_666_5, -3.333_333_5, -0.0, -0.0, -0.0],
+        ),
+        (
+            "var dim c4 keepdim",
+            &[1.0, 2.0, 4.0, 3.0, 3.0, 3.0],
+            &[2, 3],
+            |x| x.var(&[-1], 4, true),
+            &[inf, nan],
+            &[2.666_666_5, 0.666_666_5, -3.333_333_5, -0.0, -0.0, -0.0],
+        ),
+        (
+            "var dim c3",
+            &[1.0, 2.0, 4.0, 3.0, 3.0, 3.0],
+            &[2, 3],
+            |x| x.var(&[1], 3, false),
+            &[inf, nan],
+            &[-inf, -inf, inf, nan, nan, nan],
+        ),
+        (
+            "std dim c4",
+            &[1.0, 2.0, 4.0, 3.0, 3.0, 3.0],
+            &[2, 3],
+            |x| x.std(&[1], 4, false),
+            &[inf, nan],
+            &[0.0, 0.0, -0.0, nan, nan, nan],
+        ),
+    ];
+    for d in devices() {
+        for (name, data, shape, f, want_y, want_g) in cases {
+            let x = leaf(data, shape, &d);
+            let y = f(&x).unwrap();
+            assert_same(&format!("{name} on {d}"), &vals(&y), want_y);
+            y.sum_all().unwrap().backward().unwrap();
+            assert_same(
+                &format!("{name} gradient on {d}"),
+                &vals(&x.grad().unwrap()),
+                want_g,
+            );
+        }
+        // The upstream gradient multiplies the inf: -2 gives -inf.
+        let x = leaf(&[1.0, 2.0, 4.0], &[3], &d);
+        let y = x.var(&[], 3, false).unwrap();
+        y.backward_with(&f(&[-2.0], &[], &d)).unwrap();
+        assert_same("var c3, g = -2", &vals(&x.grad().unwrap()), &[-inf; 3]);
+    }
+}
+
+/// `x ** 0.5` is `sqrt` in PyTorch's pow kernel (and `x ** -0.5` `rsqrt`),
+/// so at the signed zeros it and its gradient are sqrt's: torch 2.15
+/// `torch.pow(torch.tensor([-0.0, 0.0], requires_grad=True), 0.5)` gives
+/// `[-0.0, 0.0]` and the gradient `[-inf, inf]`, as `torch.sqrt` does;
+/// `x ** -0.5` gives `[-inf, inf]` (gradient `[-inf, -inf]`); `x ** 1.5`
+/// has the gradient `[-0.0, 0.0]` (`1.5 * sqrt(x)`).
+#[test]
+fn sqrt_and_pow_half_at_signed_zeros_follow_torch() {
+    let inf = f32::INFINITY;
+    type Op = fn(&Tensor) -> Result<Tensor>;
+    let cases: [(&str, Op, [f32; 2], [f32; 2]); 4] = [
+        ("pow 0.5", |x| x.pow_scalar(0.5), [-0.0, 0.0], [-inf, inf]),
+        ("sqrt", |x| x.sqrt(), [-0.0, 0.0], [-inf, inf]),
+        (
+            "pow -0.5",
+            |x| x.pow_scalar(-0.5),
+            [-inf, inf],
+            [-inf, -inf],
+        ),
+        ("pow 1.5", |x| x.pow_scalar(1.5), [0.0, 0.0], [-0.0, 0.0]),
+    ];
+    for d in devices() {
+        for (name, op, want_y, want_g) in cases {
+            let x = leaf(&[-0.0, 0.0], &[2], &d);
+            let y = op(&x).unwrap();
+            assert_same(&format!("{name} on {d}"), &vals(&y), &want_y);
+            y.sum_all().unwrap().backward().unwrap();
+            assert_same(
+                &format!("{name} gradient on {d}"),
+                &vals(&x.grad().unwrap()),
+                &want_g,
+            );
+        }
+        // Off the zeros the values stay pow's: NaN below 0 (and at -inf,
+        // sqrt(-inf)), 0 for rsqrt(inf), as torch.
+        let x = f(&[-inf, -1.0, 4.0, inf], &[4], &d);
+        assert_same(
+            &format!("pow 0.5 on {d}"),
+            &vals(&x.pow_scalar(0.5).unwrap()),
+            &[f32::NAN, f32::NAN, 2.0, inf],
+        );
+        assert_same(
+            &format!("pow -0.5 on {d}"),
+            &vals(&x.pow_scalar(-0.5).unwrap()),
+            &[f32::NAN, f32::NAN, 0.5, 0.0],
+        );
+    }
+}
+
 #[test]
 fn max_min_dim_pick_the_first_extreme_and_route_the_gradient() {
     let nan = f32::NAN;
