@@ -26,6 +26,8 @@ mod tensor;
 
 pub use ops::attention::set_attention_saved_ds_limit;
 pub use ops::optim_foreach::AdamOperands;
+#[doc(hidden)]
+pub use ops::probe::dispatch_probe;
 pub use tensor::GpuTensor;
 pub use wgrad_core::{BinaryOp, CompareOp, DType, Error, Result, UnaryOp};
 pub use wgrad_device::{DeviceStats, GpuDevice};

@@ -18,6 +18,7 @@ mod nn;
 mod optim;
 pub(crate) mod optim_foreach;
 mod pool;
+pub(crate) mod probe;
 mod random;
 mod reduce;
 mod sample;

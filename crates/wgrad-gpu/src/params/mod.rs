@@ -22,6 +22,7 @@ mod movement;
 mod nn;
 mod optim;
 mod pool;
+mod probe;
 mod reduce;
 mod sort;
 #[cfg(test)]
@@ -44,6 +45,7 @@ pub(crate) use optim::{
     SgdMomentumParams, SgdParams,
 };
 pub(crate) use pool::Pool2dParams;
+pub(crate) use probe::ProbeParams;
 pub(crate) use reduce::{ReduceParams, SoftmaxParams, SoftmaxSplitParams, SumParams};
 pub(crate) use sort::{BernoulliParams, MultinomialParams, RandintParams, ScanParams, SortParams};
 

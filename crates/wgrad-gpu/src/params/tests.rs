@@ -8,7 +8,8 @@
 use std::mem::size_of;
 
 use wgrad_kernels::families::{
-    attention, backward, conv, elementwise, matmul, movement, nn, optim, pool, random, reduce, sort,
+    attention, backward, conv, elementwise, matmul, movement, nn, optim, pool, probe, random,
+    reduce, sort,
 };
 use wgrad_kernels::{KernelSpec, families, sources};
 
@@ -59,6 +60,18 @@ fn cases() -> Vec<Case> {
         OneHotParams => [movement::ONE_HOT],
         ArangeParams => [movement::ARANGE],
         RandomParams => [random::RAND_UNIFORM, random::RAND_NORMAL],
+        ProbeParams => [
+            probe::FMA_PEAK,
+            probe::FMA_PEAK_SHARED,
+            probe::FMA_PEAK_SHARED_NOBAR,
+            probe::FMA_PEAK_SHARED_AHEAD,
+            probe::FMA_PEAK_STAGE,
+            probe::FMA_PEAK_STAGE4,
+            probe::FMA_PEAK_K16,
+            probe::FMA_PEAK_K16_SWIZZLED,
+            probe::FMA_PEAK_SHARED_BCAST,
+            probe::FMA_PEAK_SHARED_K4,
+        ],
         ReduceParams => [reduce::REDUCE_ROWS],
         SumParams => [reduce::SUM_ROWS_I32],
         SoftmaxParams => [reduce::SOFTMAX_ROWS],
