@@ -152,11 +152,16 @@ impl Tensor {
     /// Converts the dtype (`x.to(dtype)`; the same dtype returns `self`).
     /// Differentiable between float dtypes (F32, F16, BF16: the gradient is
     /// converted back); a conversion to or from an integer dtype cuts the
-    /// graph, as PyTorch's does.
+    /// graph, as PyTorch's does. U32 is PyTorch's `bool`: a cast to it is
+    /// `x.to(torch.bool)`, 1 wherever `x` is nonzero (NaN included), not a
+    /// numeric conversion (the backends' `cast` to U32 truncates).
     pub fn cast(&self, dtype: DType) -> Result<Tensor> {
         let from = self.dtype();
         if dtype == from {
             return Ok(self.clone());
+        }
+        if dtype == DType::U32 {
+            return self.detach().ne_scalar(0.0);
         }
         let out = self.storage().cast(dtype)?;
         if from.is_float() && dtype.is_float() {
@@ -173,6 +178,11 @@ impl Tensor {
     /// `x.bfloat16()`: [`cast`](Self::cast) to BF16.
     pub fn bfloat16(&self) -> Result<Tensor> {
         self.cast(DType::BF16)
+    }
+
+    /// `x.bool()`: [`cast`](Self::cast) to a U32 mask (nonzero is 1).
+    pub fn bool(&self) -> Result<Tensor> {
+        self.cast(DType::U32)
     }
 
     /// `x.float()`: [`cast`](Self::cast) to F32.

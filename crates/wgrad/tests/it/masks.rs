@@ -170,3 +170,30 @@ fn logical_ops_follow_pytorch() {
         assert!(e.contains('&') && e.contains("logical_and"), "{e}");
     }
 }
+
+/// `x.to(torch.bool)`: a cast to U32 (PyTorch's bool) is `x != 0`, NaN
+/// and fractions included, from every dtype (it used to truncate: 0.5 gave
+/// 0 and 2049 stayed 2049).
+#[test]
+fn cast_to_mask_is_nonzero_as_torch_bool() {
+    for d in devices() {
+        let x = f32s(
+            &[0.0, -0.0, 0.5, -2.5, f32::NAN, f32::INFINITY, 3.0],
+            &[7],
+            &d,
+        );
+        let want = [0u32, 0, 1, 1, 1, 1, 1];
+        for dt in [DType::F32, DType::F16, DType::BF16] {
+            let m = x.cast(dt).unwrap().cast(DType::U32).unwrap();
+            assert_eq!(m.dtype(), DType::U32);
+            assert_eq!(m.to_vec::<u32>().unwrap(), want, "{dt:?} {d:?}");
+        }
+        assert_eq!(x.bool().unwrap().to_vec::<u32>().unwrap(), want, "{d:?}");
+        let i = Tensor::from_vec(vec![0i32, 2049, -1], &[3], &d).unwrap();
+        assert_eq!(
+            i.bool().unwrap().to_vec::<u32>().unwrap(),
+            [0, 1, 1],
+            "{d:?}"
+        );
+    }
+}
