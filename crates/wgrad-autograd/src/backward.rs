@@ -11,6 +11,7 @@ use crate::storage::Storage;
 use crate::tensor::Tensor;
 
 mod binary;
+mod matmul;
 mod windows;
 use binary::{binary_grads, scalar_grad};
 use windows::Window;
@@ -374,28 +375,8 @@ fn input_gradients(saved: &Saved, g: &Storage) -> Result<Vec<Option<Storage>>> {
             vec![Some(g.softmax_backward(&saved.output()?, *axis, *log)?)]
         }
         Op::MatmulT { trans_a, trans_b } => {
-            // Each product only for an input that requires grad (a data
-            // operand's would be a whole wasted GEMM), reading only the
-            // saved operand it uses.
-            let (ta, tb) = (*trans_a, *trans_b);
-            let ga = if !inputs[0].requires_grad() {
-                None
-            } else if ta {
-                Some(x(1)?.matmul_t(g, tb, true)?)
-            } else {
-                Some(g.matmul_t(&x(1)?, false, !tb)?)
-            };
-            let gb = if !inputs[1].requires_grad() {
-                None
-            } else if tb {
-                Some(g.matmul_t(&x(0)?, true, ta)?)
-            } else {
-                Some(x(0)?.matmul_t(g, !ta, false)?)
-            };
-            vec![
-                ga.map(|ga| ga.sum_to_shape(&shape_of(0))).transpose()?,
-                gb.map(|gb| gb.sum_to_shape(&shape_of(1))).transpose()?,
-            ]
+            let need = [inputs[0].requires_grad(), inputs[1].requires_grad()];
+            matmul::matmul_t_grads(g, saved, need, *trans_a, *trans_b)?
         }
         Op::Linear { relu } => {
             let out = if *relu { Some(saved.output()?) } else { None };

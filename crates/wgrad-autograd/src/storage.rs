@@ -265,6 +265,13 @@ impl Storage {
         if let Some((a, b)) = masks::unmasked_pair(self, other)? {
             return a.binary(&b, op);
         }
+        if let Some((a, b)) = half_compute::common_operands(self, other, Some(op))? {
+            return a.binary_common(&b, op);
+        }
+        self.binary_common(other, op)
+    }
+    /// [`binary`](Self::binary) of operands already in their common dtype.
+    fn binary_common(&self, other: &Storage, op: BinaryOp) -> Result<Storage> {
         if let (Storage::Gpu(a), Storage::Gpu(b)) = (self, other)
             && (a.dtype().is_half() || b.dtype().is_half())
             && a.dtype().is_float()
@@ -294,6 +301,12 @@ impl Storage {
         // PyTorch (CPU) rounds a Python number to a 16-bit tensor's dtype
         // first, except for mul, div and floor_divide, which take it in
         // float (f16 3 * 0.1 is 0.300048828125, not 0.2998046875).
+        // Python's `v / x` is `x.reciprocal() * v`: the reciprocal rounded first.
+        if op == BinaryOp::Div && scalar_on_left && self.dtype().is_half() {
+            return self
+                .unary(UnaryOp::Recip)?
+                .binary_scalar(BinaryOp::Mul, scalar, false);
+        }
         let scalar = match op {
             BinaryOp::Mul | BinaryOp::Div | BinaryOp::FloorDiv => scalar,
             _ => half_compute::round_scalar(scalar, self.dtype()),
@@ -304,6 +317,9 @@ impl Storage {
     /// operands both F32 or both I32 on one device; output a U32 0/1 mask.
     pub fn compare(&self, other: &Storage, op: CompareOp) -> Result<Storage> {
         if let Some((a, b)) = masks::comparable_pair(self, other)? {
+            return a.compare(&b, op);
+        }
+        if let Some((a, b)) = half_compute::common_operands(self, other, None)? {
             return a.compare(&b, op);
         }
         half_compute::binary(

@@ -9,7 +9,7 @@
 //! result), so results match it; reductions, softmax and matrix products
 //! accumulate in f32 as PyTorch's do.
 
-use wgrad_core::{DType, Result};
+use wgrad_core::{BinaryOp, DType, Result};
 
 use super::Storage;
 
@@ -155,6 +155,34 @@ pub(super) fn binary_result(a: &Storage, b: &Storage) -> DType {
             }
         }
     }
+}
+
+/// The operands of a binary op or comparison as PyTorch's CPU kernels see
+/// them when the result is a 16-bit float: every operand is first converted
+/// to the common dtype (a 0-d F32 tensor, an I32 tensor, the other 16-bit
+/// dtype: `x_f16 - torch.tensor(4.0653)` subtracts 4.0664), except a 0-d
+/// right operand of mul, div and floor division, which those kernels read
+/// in float (the rule [`Storage::binary_scalar`] follows for Python
+/// numbers). `None` when nothing needs converting.
+pub(super) fn common_operands(
+    a: &Storage,
+    b: &Storage,
+    op: Option<BinaryOp>,
+) -> Result<Option<(Storage, Storage)>> {
+    if !a.dtype().is_half() && !b.dtype().is_half() {
+        return Ok(None);
+    }
+    let to = binary_result(a, b);
+    let float_right = b.shape().is_empty()
+        && matches!(op, Some(BinaryOp::Mul | BinaryOp::Div | BinaryOp::FloorDiv));
+    let convert_a = a.dtype() != to;
+    let convert_b = b.dtype() != to && !float_right;
+    if !to.is_half() || !(convert_a || convert_b) {
+        return Ok(None);
+    }
+    let a = if convert_a { a.cast(to)? } else { a.clone() };
+    let b = if convert_b { b.cast(to)? } else { b.clone() };
+    Ok(Some((a, b)))
 }
 
 /// The dtype PyTorch's `torch.cat` promotes `parts` to (`None` when they

@@ -19,6 +19,7 @@ mod fixtures_sort;
 mod fixtures_structure;
 mod fixtures_transformer;
 mod fused_relu;
+mod half_promotion;
 mod hardening;
 mod inplace;
 mod int_ops;
