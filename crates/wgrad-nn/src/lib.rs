@@ -53,6 +53,8 @@ mod linear;
 pub mod loss;
 mod module;
 pub mod pool;
+pub mod rnn;
+mod rnn_cell;
 mod sequential;
 pub mod state_dict;
 pub mod transformer;
@@ -87,6 +89,8 @@ pub mod __private {
     pub use wgrad_core::Result;
 }
 pub use pool::{AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d, Upsample};
+pub use rnn::{GRU, LSTM, RNN, RnnNonlinearity, RnnOptions};
+pub use rnn_cell::{GRUCell, LSTMCell, RNNCell};
 pub use sequential::Sequential;
 pub use transformer::{
     Activation, LayerMasks, TransformerDecoderLayer, TransformerEncoderLayer, TransformerOptions,

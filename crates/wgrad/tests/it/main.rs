@@ -15,6 +15,7 @@ mod fixtures_models;
 mod fixtures_ops;
 mod fixtures_optim;
 mod fixtures_optim2;
+mod fixtures_rnn;
 mod fixtures_sort;
 mod fixtures_structure;
 mod fixtures_transformer;

@@ -7,9 +7,9 @@ use wgrad::nn::init::{self, FanMode, Nonlinearity};
 use wgrad::nn::loss::{self, CrossEntropyOptions, Reduction};
 use wgrad::nn::{
     AdaptiveAvgPool2d, AttentionOptions, AvgPool2d, BatchNorm2d, Conv2d, Conv2dOptions, Dropout,
-    Embedding, GELU, GroupNorm, LayerNorm, Linear, MaxPool2d, ModuleDict, ModuleList,
-    MultiheadAttention, ReLU, Sequential, SiLU, Sigmoid, Tanh, TransformerEncoderLayer,
-    TransformerOptions, checkpoint, state_dict,
+    Embedding, GELU, GRU, GRUCell, GroupNorm, LSTM, LSTMCell, LayerNorm, Linear, MaxPool2d,
+    ModuleDict, ModuleList, MultiheadAttention, ReLU, RnnOptions, Sequential, SiLU, Sigmoid, Tanh,
+    TransformerEncoderLayer, TransformerOptions, checkpoint, state_dict,
 };
 use wgrad::optim::*;
 use wgrad::prelude::*;
@@ -185,6 +185,28 @@ fn modules_functional_and_losses() -> Result<()> {
     let q = Tensor::randn(&[1, 3, 64], d)?;
     let _ = mha.forward_attention(&q, &q, &q, &AttentionOptions::default())?;
     let _ = TransformerEncoderLayer::new(&TransformerOptions::new(64, 8), d)?;
+    let lstm = LSTM::new(
+        RnnOptions {
+            num_layers: 2,
+            batch_first: true,
+            ..RnnOptions::new(10, 20)
+        },
+        d,
+    )?;
+    let seq = Tensor::randn(&[3, 5, 10], d)?;
+    let (h0, c0) = (
+        Tensor::zeros(&[2, 3, 20], d)?,
+        Tensor::zeros(&[2, 3, 20], d)?,
+    );
+    let (_out, (_h_n, _c_n)) = lstm.forward_state(&seq, Some((&h0, &c0)))?;
+    let _ = lstm.forward(&seq)?;
+    let gru = GRU::new(RnnOptions::new(10, 20), d)?;
+    let _ = gru.forward_hidden(&seq, Some(&Tensor::zeros(&[1, 5, 20], d)?))?;
+    let cell = LSTMCell::new(10, 20, true, d)?;
+    let step = Tensor::randn(&[3, 10], d)?;
+    let (h, c) = cell.forward_state(&step, None)?;
+    let _ = cell.forward_state(&step, Some((&h, &c)))?;
+    let _ = GRUCell::new(10, 20, true, d)?.forward_hidden(&step, Some(&h))?;
     let (w, b) = (Tensor::zeros(&[8, 4], d)?, Tensor::zeros(&[8], d)?);
     init::kaiming_uniform_(&w, 0.0, FanMode::FanIn, Nonlinearity::LeakyRelu)?;
     init::zeros_(&b)?;
