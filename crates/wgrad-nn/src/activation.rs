@@ -52,10 +52,67 @@ activation!(
     /// (`Module::forward_relu`).
     ReLU => relu, #[module(relu)]
 );
-activation!(
-    /// The exact (erf) GELU, `x * Phi(x)` (`torch.nn.GELU()`, `approximate='none'`).
-    GELU => gelu
-);
+/// The GELU, `x * Phi(x)` (`torch.nn.GELU`): exact (erf) by default, or
+/// the tanh approximation (`approximate='tanh'`, GPT-2's).
+///
+/// ```
+/// use wgrad_autograd::{Device, Tensor};
+/// use wgrad_nn::{GELU, Module};
+/// let x = Tensor::randn(&[2, 3], &Device::Cpu)?;
+/// assert_eq!(GELU::new().forward(&x)?.shape(), [2, 3]);
+/// let tanh = GELU::with_approximate("tanh")?;
+/// assert_eq!(tanh.forward(&x)?.to_vec_f32()?, x.gelu_tanh()?.to_vec_f32()?);
+/// # Ok::<(), wgrad_core::Error>(())
+/// ```
+#[derive(Clone, Debug, Module)]
+pub struct GELU {
+    /// `approximate='tanh'`.
+    tanh: bool,
+    training: bool,
+}
+
+impl GELU {
+    /// The exact GELU (`approximate='none'`).
+    pub fn new() -> Self {
+        GELU {
+            tanh: false,
+            training: true,
+        }
+    }
+
+    /// `torch.nn.GELU(approximate=...)`: `"none"` or `"tanh"`.
+    pub fn with_approximate(approximate: &str) -> Result<Self> {
+        let tanh = match approximate {
+            "none" => false,
+            "tanh" => true,
+            other => {
+                return Err(wgrad_core::Error::invalid(
+                    "GELU",
+                    format!("approximate argument must be either none or tanh, got {other:?}"),
+                ));
+            }
+        };
+        Ok(GELU {
+            tanh,
+            training: true,
+        })
+    }
+
+    /// The `approximate` setting, `"none"` or `"tanh"`.
+    pub fn approximate(&self) -> &'static str {
+        if self.tanh { "tanh" } else { "none" }
+    }
+
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        if self.tanh { x.gelu_tanh() } else { x.gelu() }
+    }
+}
+
+impl Default for GELU {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 activation!(
     /// `x * sigmoid(x)` (`torch.nn.SiLU`).
     SiLU => silu

@@ -36,6 +36,7 @@
 extern crate self as wgrad_nn;
 
 mod activation;
+mod activation_more;
 pub mod attention;
 pub mod batch_norm;
 pub mod checkpoint;
@@ -60,6 +61,10 @@ pub mod state_dict;
 pub mod transformer;
 
 pub use activation::{GELU, LeakyReLU, ReLU, SiLU, Sigmoid, Tanh};
+pub use activation_more::{
+    ELU, Hardtanh, Identity, LogSigmoid, LogSoftmax, Mish, PReLU, ReLU6, SELU, Softmax, Softplus,
+    Softsign,
+};
 pub use attention::{AttentionOptions, MultiheadAttention};
 pub use batch_norm::{BatchNorm, BatchNorm1d, BatchNorm2d, BatchNormOptions};
 pub use checkpoint::{

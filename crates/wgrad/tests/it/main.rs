@@ -3,6 +3,7 @@
 //! `tests/fixtures/` at the repository root) and hardening cases through the
 //! public API (`hardening`).
 
+mod activations;
 mod amp_training;
 mod attention;
 mod cnn_errors;

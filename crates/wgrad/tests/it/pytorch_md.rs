@@ -7,9 +7,10 @@ use wgrad::nn::init::{self, FanMode, Nonlinearity};
 use wgrad::nn::loss::{self, CrossEntropyOptions, Reduction};
 use wgrad::nn::{
     AdaptiveAvgPool2d, AttentionOptions, AvgPool2d, BatchNorm2d, Conv2d, Conv2dOptions, Dropout,
-    Embedding, GELU, GRU, GRUCell, GroupNorm, LSTM, LSTMCell, LayerNorm, Linear, MaxPool2d,
-    ModuleDict, ModuleList, MultiheadAttention, ReLU, RnnOptions, Sequential, SiLU, Sigmoid, Tanh,
-    TransformerEncoderLayer, TransformerOptions, checkpoint, state_dict,
+    ELU, Embedding, GELU, GRU, GRUCell, GroupNorm, Hardtanh, Identity, LSTM, LSTMCell, LayerNorm,
+    Linear, LogSigmoid, LogSoftmax, MaxPool2d, Mish, ModuleDict, ModuleList, MultiheadAttention,
+    PReLU, ReLU, ReLU6, RnnOptions, SELU, Sequential, SiLU, Sigmoid, Softmax, Softplus, Softsign,
+    Tanh, TransformerEncoderLayer, TransformerOptions, checkpoint, state_dict,
 };
 use wgrad::optim::*;
 use wgrad::prelude::*;
@@ -185,6 +186,26 @@ fn modules_functional_and_losses() -> Result<()> {
     let q = Tensor::randn(&[1, 3, 64], d)?;
     let _ = mha.forward_attention(&q, &q, &q, &AttentionOptions::default())?;
     let _ = TransformerEncoderLayer::new(&TransformerOptions::new(64, 8), d)?;
+    let acts: Vec<Box<dyn Module>> = vec![
+        Box::new(GELU::with_approximate("tanh")?),
+        Box::new(ELU::new(0.5)),
+        Box::new(SELU::new()),
+        Box::new(Softplus::new(2.0, 10.0)),
+        Box::new(Hardtanh::new(-2.0, 2.0)?),
+        Box::new(ReLU6::new()),
+        Box::new(Mish::new()),
+        Box::new(LogSigmoid::new()),
+        Box::new(Softsign::new()),
+        Box::new(Softmax::new(1)),
+        Box::new(LogSoftmax::new(-1)),
+        Box::new(Identity::new()),
+        Box::new(PReLU::new(64, 0.25, d)?),
+    ];
+    let act_in = Tensor::randn(&[2, 64], d)?;
+    for act in &acts {
+        let _ = act.forward(&act_in)?;
+    }
+    let _ = ELU::default();
     let lstm = LSTM::new(
         RnnOptions {
             num_layers: 2,

@@ -1,0 +1,325 @@
+//! The activation modules with settings (`torch.nn.ELU(alpha)`,
+//! `Softplus(beta, threshold)`, `Hardtanh`, `ReLU6`, `SELU`, `Softmax(dim)`,
+//! `LogSoftmax(dim)`, `LogSigmoid`, `Softsign`, `Mish`, `PReLU`, `Identity`),
+//! over the elementwise ops, with PyTorch's defaults; the plain ones
+//! (`ReLU`, `GELU`, ...) are in `activation.rs`.
+
+use wgrad_autograd::{Device, Tensor};
+use wgrad_core::{Error, Result};
+
+use crate::Module;
+
+/// `x` unchanged (`torch.nn.Identity`), e.g. to replace a layer.
+///
+/// ```
+/// use wgrad_autograd::{Device, Tensor};
+/// use wgrad_nn::{Identity, Module};
+/// let x = Tensor::randn(&[2, 3], &Device::Cpu)?;
+/// assert_eq!(Identity::new().forward(&x)?.to_vec_f32()?, x.to_vec_f32()?);
+/// # Ok::<(), wgrad_core::Error>(())
+/// ```
+#[derive(Clone, Debug, Default, Module)]
+pub struct Identity {
+    training: bool,
+}
+
+impl Identity {
+    /// The module.
+    pub fn new() -> Self {
+        Identity { training: true }
+    }
+
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        Ok(x.clone())
+    }
+}
+
+/// Declares a module with one `dim` setting that applies `Tensor::$method(dim)`.
+macro_rules! along_dim {
+    ($(#[$doc:meta])* $name:ident => $method:ident) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, Module)]
+        pub struct $name {
+            /// The dim the rows run along (negative counts from the end).
+            pub dim: isize,
+            training: bool,
+        }
+
+        impl $name {
+            /// The module over `dim` (PyTorch's implicit dim is deprecated
+            /// there, so it is required here).
+            pub fn new(dim: isize) -> Self {
+                $name { dim, training: true }
+            }
+
+            fn forward(&self, x: &Tensor) -> Result<Tensor> {
+                x.$method(self.dim)
+            }
+        }
+    };
+}
+
+along_dim!(
+    /// `softmax` along `dim` (`torch.nn.Softmax(dim)`).
+    ///
+    /// ```
+    /// use wgrad_autograd::{Device, Tensor};
+    /// use wgrad_nn::{Module, Softmax};
+    /// let y = Softmax::new(1).forward(&Tensor::zeros(&[2, 4], &Device::Cpu)?)?;
+    /// assert_eq!(y.to_vec_f32()?, [0.25; 8]);
+    /// # Ok::<(), wgrad_core::Error>(())
+    /// ```
+    Softmax => softmax
+);
+along_dim!(
+    /// `log_softmax` along `dim` (`torch.nn.LogSoftmax(dim)`).
+    LogSoftmax => log_softmax
+);
+
+/// `x` for `x > 0`, `alpha * (exp(x) - 1)` otherwise (`torch.nn.ELU`,
+/// default `alpha` 1).
+#[derive(Clone, Debug, Module)]
+pub struct ELU {
+    /// The negative branch's scale.
+    pub alpha: f32,
+    training: bool,
+}
+
+impl ELU {
+    /// The module with `alpha`.
+    pub fn new(alpha: f32) -> Self {
+        ELU {
+            alpha,
+            training: true,
+        }
+    }
+
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        x.elu(self.alpha)
+    }
+}
+
+impl Default for ELU {
+    /// PyTorch's `alpha = 1.0`.
+    fn default() -> Self {
+        ELU::new(1.0)
+    }
+}
+
+/// PyTorch's SELU constants (Klambauer et al.).
+const SELU_ALPHA: f32 = 1.673_263_2;
+const SELU_SCALE: f32 = 1.050_701;
+
+/// `scale * elu(x, alpha)` with the self-normalising constants
+/// (`torch.nn.SELU`).
+///
+/// ```
+/// use wgrad_autograd::{Device, Tensor};
+/// use wgrad_nn::{Module, SELU};
+/// let y = SELU::new().forward(&Tensor::from_vec(vec![1.0f32], &[1], &Device::Cpu)?)?;
+/// assert!((y.to_vec_f32()?[0] - 1.050701).abs() < 1e-6);
+/// # Ok::<(), wgrad_core::Error>(())
+/// ```
+#[derive(Clone, Debug, Default, Module)]
+pub struct SELU {
+    training: bool,
+}
+
+impl SELU {
+    /// The module.
+    pub fn new() -> Self {
+        SELU { training: true }
+    }
+
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        x.elu(SELU_ALPHA)?.mul_scalar(SELU_SCALE)
+    }
+}
+
+/// `log(1 + exp(beta x)) / beta`, linear where `beta x > threshold`
+/// (`torch.nn.Softplus`, defaults `beta` 1, `threshold` 20).
+#[derive(Clone, Debug, Module)]
+pub struct Softplus {
+    /// The sharpness.
+    pub beta: f32,
+    /// Above `beta x > threshold` the output is `x`.
+    pub threshold: f32,
+    training: bool,
+}
+
+impl Softplus {
+    /// The module with `beta` and `threshold`.
+    pub fn new(beta: f32, threshold: f32) -> Self {
+        Softplus {
+            beta,
+            threshold,
+            training: true,
+        }
+    }
+
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        x.softplus(self.beta, self.threshold)
+    }
+}
+
+impl Default for Softplus {
+    /// PyTorch's `beta = 1`, `threshold = 20`.
+    fn default() -> Self {
+        Softplus::new(1.0, 20.0)
+    }
+}
+
+/// `x` clamped to `[min_val, max_val]` (`torch.nn.Hardtanh`, defaults -1
+/// and 1).
+#[derive(Clone, Debug, Module)]
+pub struct Hardtanh {
+    /// The lower bound.
+    pub min_val: f32,
+    /// The upper bound.
+    pub max_val: f32,
+    training: bool,
+}
+
+impl Hardtanh {
+    /// The module with the bounds; `max_val < min_val` is PyTorch's error.
+    pub fn new(min_val: f32, max_val: f32) -> Result<Self> {
+        if max_val < min_val {
+            return Err(Error::invalid(
+                "Hardtanh",
+                format!("max_val ({max_val}) cannot be less than min_val ({min_val})"),
+            ));
+        }
+        Ok(Hardtanh {
+            min_val,
+            max_val,
+            training: true,
+        })
+    }
+
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        x.hardtanh(self.min_val, self.max_val)
+    }
+}
+
+impl Default for Hardtanh {
+    /// PyTorch's bounds -1 and 1.
+    fn default() -> Self {
+        Hardtanh {
+            min_val: -1.0,
+            max_val: 1.0,
+            training: true,
+        }
+    }
+}
+
+/// Declares a parameterless module over a composition of ops.
+macro_rules! composed {
+    ($(#[$doc:meta])* $name:ident, |$x:ident| $body:expr) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, Default, Module)]
+        pub struct $name {
+            training: bool,
+        }
+
+        impl $name {
+            /// The module.
+            pub fn new() -> Self {
+                $name { training: true }
+            }
+
+            fn forward(&self, $x: &Tensor) -> Result<Tensor> {
+                $body
+            }
+        }
+    };
+}
+
+composed!(
+    /// `min(max(x, 0), 6)` (`torch.nn.ReLU6`): [`Hardtanh`] with the bounds
+    /// 0 and 6 (gradient 0 at both).
+    ReLU6,
+    |x| x.hardtanh(0.0, 6.0)
+);
+composed!(
+    /// `x * tanh(softplus(x))` (`torch.nn.Mish`).
+    Mish,
+    |x| x.mish()
+);
+composed!(
+    /// `log(sigmoid(x)) = -softplus(-x)` (`torch.nn.LogSigmoid`): no
+    /// overflow for large `|x|`.
+    LogSigmoid,
+    |x| x.neg()?.softplus(1.0, 20.0)?.neg()
+);
+composed!(
+    /// `x / (1 + |x|)` (`torch.nn.Softsign`).
+    Softsign,
+    |x| x.div(&x.abs()?.add_scalar(1.0)?)
+);
+
+/// `x` for `x > 0`, `weight * x` otherwise, with a learned `weight` of
+/// `num_parameters` values (1, or one per channel: dim 1 of the input)
+/// initialised to `init` (`torch.nn.PReLU`, defaults 1 and 0.25). The
+/// parameter is named `weight`.
+///
+/// ```
+/// use wgrad_autograd::{Device, Tensor};
+/// use wgrad_nn::{Module, PReLU};
+/// let act = PReLU::new(3, 0.25, &Device::Cpu)?;
+/// let y = act.forward(&Tensor::full(&[2, 3, 4], -1.0, wgrad_core::DType::F32, &Device::Cpu)?)?;
+/// assert_eq!(y.to_vec_f32()?, [-0.25; 24]);
+/// # Ok::<(), wgrad_core::Error>(())
+/// ```
+#[derive(Module)]
+pub struct PReLU {
+    /// `[num_parameters]`.
+    pub weight: Tensor,
+    training: bool,
+}
+
+impl PReLU {
+    /// The module with `num_parameters` slopes set to `init`.
+    pub fn new(num_parameters: usize, init: f32, device: &Device) -> Result<Self> {
+        if num_parameters == 0 {
+            return Err(Error::invalid("PReLU", "num_parameters must be at least 1"));
+        }
+        let weight = Tensor::full(
+            &[num_parameters],
+            f64::from(init),
+            wgrad_core::DType::F32,
+            device,
+        )?
+        .with_requires_grad(true)?;
+        Ok(PReLU {
+            weight,
+            training: true,
+        })
+    }
+
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let n = self.weight.numel();
+        // One slope broadcasts everywhere; per-channel slopes line up with
+        // dim 1 (dim 0 of a 1-D input), as PyTorch's.
+        let w = if n == 1 {
+            self.weight.reshape(&[])?
+        } else {
+            let channel_dim = usize::from(x.rank() >= 2);
+            let channels = x.shape().get(channel_dim).copied().unwrap_or(0);
+            if x.rank() == 0 || channels != n {
+                return Err(Error::invalid(
+                    "PReLU",
+                    format!(
+                        "{n} slopes need the input's channel dim to be {n}, got shape {:?}",
+                        x.shape().as_slice()
+                    ),
+                ));
+            }
+            let mut shape = vec![1isize; x.rank() - channel_dim];
+            shape[0] = n as isize;
+            self.weight.reshape(&shape)?
+        };
+        let negative = x.mul(&w)?;
+        // NaN is not positive: it takes the `weight * x` branch and stays NaN.
+        Tensor::where_cond(&x.gt_scalar(0.0)?, x, &negative)
+    }
+}
