@@ -50,10 +50,10 @@ pub use grad_scaler::{GradScaler, GradScalerConfig};
 pub use group::{GroupConfig, ParamGroup};
 pub use rmsprop::{RmsProp, RmsPropConfig, RmsPropState};
 pub use scheduler::{
-    AnnealStrategy, ChainedScheduler, CosineAnnealingLR, CosineAnnealingWarmRestarts,
+    AnnealStrategy, ChainedScheduler, ConstantLR, CosineAnnealingLR, CosineAnnealingWarmRestarts,
     ExponentialLR, LambdaLR, LinearLR, LinearWarmup, LrLambda, LrScheduler, MultiStepLR,
-    OneCycleConfig, OneCycleLR, PlateauMode, ReduceLROnPlateau, ReduceLROnPlateauConfig,
-    SequentialLR, StepLR, ThresholdMode,
+    OneCycleConfig, OneCycleLR, PlateauMode, PolynomialLR, ReduceLROnPlateau,
+    ReduceLROnPlateauConfig, SequentialLR, StepLR, ThresholdMode,
 };
 pub use sgd::{Sgd, SgdConfig, SgdState};
 

@@ -1012,6 +1012,231 @@ fn linear_lr_values() {
     );
 }
 
+/// Every group's rate after construction and after each of `want.len() - 1` steps.
+fn check_group_schedule(opt: &mut Sgd, sched: &mut dyn LrScheduler, want: &[&[f64]], what: &str) {
+    for (epoch, w) in want.iter().enumerate() {
+        if epoch > 0 {
+            sched.step(opt);
+        }
+        let got = opt.group_lrs();
+        assert_eq!(got.len(), w.len(), "{what} epoch {epoch}: groups");
+        for (g, (&a, &b)) in got.iter().zip(w.iter()).enumerate() {
+            assert!(
+                (a - b).abs() < 1e-12,
+                "{what} epoch {epoch} group {g}: lr {a} want {b} ({got:?})"
+            );
+        }
+        assert_eq!(sched.get_last_lrs(), got, "{what} epoch {epoch}");
+    }
+}
+
+fn sgd_with_groups(lrs: &[f64]) -> Sgd {
+    let groups = lrs
+        .iter()
+        .map(|&lr| ParamGroup::new(vec![param(&[0.0], &Device::Cpu)], SgdConfig::new(lr)))
+        .collect();
+    Sgd::with_groups(groups).unwrap()
+}
+
+// The ConstantLR/PolynomialLR sequences below are PyTorch 2.15's (printed
+// by torch.optim.lr_scheduler; tests/fixtures/optim2.safetensors has 50
+// epochs of more configurations), except where a comment says PyTorch raises.
+
+#[test]
+fn constant_lr_values() {
+    // PyTorch's defaults: factor 1/3, total_iters 5.
+    let mut opt = sgd_with_lr(0.1);
+    let mut s = ConstantLR::new(&mut opt, 1.0 / 3.0, 5).unwrap();
+    let third = 0.1 / 3.0;
+    check_schedule(
+        &mut opt,
+        &mut s,
+        &[third, third, third, third, third, 0.1, 0.1],
+        "ConstantLR",
+    );
+    // factor 1: the rate never moves.
+    let mut opt = sgd_with_lr(0.1);
+    let mut s = ConstantLR::new(&mut opt, 1.0, 2).unwrap();
+    check_schedule(&mut opt, &mut s, &[0.1; 5], "ConstantLR factor 1");
+    // total_iters 0: stepping keeps the factor for good (PyTorch's get_lr
+    // tests epoch 0 first) ...
+    let mut opt = sgd_with_lr(0.1);
+    let mut s = ConstantLR::new(&mut opt, 0.5, 0).unwrap();
+    check_schedule(&mut opt, &mut s, &[0.05; 5], "ConstantLR total_iters 0");
+    // ... while the closed form (step(epoch), SequentialLR's restarts) gives base_lr.
+    s.step_to(&mut opt, 3);
+    assert!((opt.lr() - 0.1).abs() < 1e-12, "{}", opt.lr());
+    // total_iters 1: one epoch at the lowered rate.
+    let mut opt = sgd_with_lr(0.1);
+    let mut s = ConstantLR::new(&mut opt, 0.25, 1).unwrap();
+    check_schedule(
+        &mut opt,
+        &mut s,
+        &[0.025, 0.1, 0.1, 0.1],
+        "ConstantLR total_iters 1",
+    );
+}
+
+#[test]
+fn constant_lr_acts_on_every_group_and_jumps_by_its_closed_form() {
+    let mut opt = sgd_with_groups(&[1.0, 0.2]);
+    let mut s = ConstantLR::new(&mut opt, 0.5, 3).unwrap();
+    check_group_schedule(
+        &mut opt,
+        &mut s,
+        &[
+            &[0.5, 0.1],
+            &[0.5, 0.1],
+            &[0.5, 0.1],
+            &[1.0, 0.2],
+            &[1.0, 0.2],
+        ],
+        "ConstantLR groups",
+    );
+    s.step_to(&mut opt, 2);
+    assert_eq!(opt.group_lrs(), vec![0.5, 0.1]);
+    assert_eq!(s.last_epoch(), 2);
+    s.step_to(&mut opt, 3);
+    assert_eq!(opt.group_lrs(), vec![1.0, 0.2]);
+}
+
+#[test]
+fn constant_lr_with_factor_zero() {
+    // total_iters 0: the rate stays 0 for good, as in PyTorch.
+    let mut opt = sgd_with_lr(0.1);
+    let mut s = ConstantLR::new(&mut opt, 0.0, 0).unwrap();
+    check_schedule(
+        &mut opt,
+        &mut s,
+        &[0.0; 5],
+        "ConstantLR factor 0 total_iters 0",
+    );
+    // At epoch total_iters PyTorch's step divides by zero (ZeroDivisionError:
+    // float division by zero); wgrad's step sets the closed form's rate, base_lr.
+    let mut opt = sgd_with_groups(&[0.1, 0.02]);
+    let mut s = ConstantLR::new(&mut opt, 0.0, 2).unwrap();
+    check_group_schedule(
+        &mut opt,
+        &mut s,
+        &[&[0.0, 0.0], &[0.0, 0.0], &[0.1, 0.02], &[0.1, 0.02]],
+        "ConstantLR factor 0",
+    );
+    // Frozen for two epochs, then a ConstantLR restarted by SequentialLR
+    // from its closed form (PyTorch never divides by zero here).
+    let mut opt = sgd_with_lr(1.0);
+    let freeze = ConstantLR::new(&mut opt, 0.0, 2).unwrap();
+    let half = ConstantLR::new(&mut opt, 0.5, 2).unwrap();
+    let mut s =
+        SequentialLR::new(&mut opt, vec![Box::new(freeze), Box::new(half)], vec![2]).unwrap();
+    check_schedule(
+        &mut opt,
+        &mut s,
+        &[0.0, 0.0, 0.5, 0.5, 1.0, 1.0, 1.0],
+        "SequentialLR(ConstantLR 0, ConstantLR)",
+    );
+}
+
+#[test]
+fn polynomial_lr_values() {
+    // PyTorch's defaults: total_iters 5, power 1 (a linear decay to 0).
+    let mut opt = sgd_with_lr(0.1);
+    let mut s = PolynomialLR::new(&mut opt, 5, 1.0).unwrap();
+    check_schedule(
+        &mut opt,
+        &mut s,
+        &[0.1, 0.08, 0.06, 0.04, 0.02, 0.0, 0.0],
+        "PolynomialLR",
+    );
+    // power 0.5: 0.1 * sqrt(1 - e / 4).
+    let mut opt = sgd_with_lr(0.1);
+    let mut s = PolynomialLR::new(&mut opt, 4, 0.5).unwrap();
+    check_schedule(
+        &mut opt,
+        &mut s,
+        &[
+            0.1,
+            0.086_602_540_378_443_87,
+            0.070_710_678_118_654_75,
+            0.05,
+            0.0,
+            0.0,
+        ],
+        "PolynomialLR power 0.5",
+    );
+    // total_iters 0: stepping keeps the rate (the closed form, which divides
+    // by zero in PyTorch, gives base_lr).
+    let mut opt = sgd_with_lr(0.1);
+    let mut s = PolynomialLR::new(&mut opt, 0, 2.0).unwrap();
+    check_schedule(&mut opt, &mut s, &[0.1; 4], "PolynomialLR total_iters 0");
+    s.step_to(&mut opt, 0);
+    assert_eq!(opt.lr(), 0.1);
+    // total_iters 1: 0 from the first step on.
+    let mut opt = sgd_with_lr(0.1);
+    let mut s = PolynomialLR::new(&mut opt, 1, 1.0).unwrap();
+    check_schedule(
+        &mut opt,
+        &mut s,
+        &[0.1, 0.0, 0.0, 0.0],
+        "PolynomialLR total_iters 1",
+    );
+    // power 0: the rate never moves.
+    let mut opt = sgd_with_lr(0.1);
+    let mut s = PolynomialLR::new(&mut opt, 3, 0.0).unwrap();
+    check_schedule(&mut opt, &mut s, &[0.1; 5], "PolynomialLR power 0");
+}
+
+#[test]
+fn polynomial_lr_on_two_groups_after_a_warmup() {
+    // power 2 on its own ...
+    let mut opt = sgd_with_groups(&[1.0, 0.2]);
+    let mut s = PolynomialLR::new(&mut opt, 4, 2.0).unwrap();
+    let decay: [&[f64]; 6] = [
+        &[1.0, 0.2],
+        &[0.5625, 0.1125],
+        &[0.25, 0.05],
+        &[0.0625, 0.0125],
+        &[0.0, 0.0],
+        &[0.0, 0.0],
+    ];
+    check_group_schedule(&mut opt, &mut s, &decay, "PolynomialLR power 2");
+    s.step_to(&mut opt, 2);
+    assert_eq!(opt.group_lrs(), vec![0.25, 0.05]);
+    // ... and after a two-epoch LinearLR warm-up in SequentialLR, which
+    // restarts it from its closed form at the milestone.
+    let mut opt = sgd_with_groups(&[1.0, 0.2]);
+    let warmup = LinearLR::new(&mut opt, 0.25, 1.0, 2).unwrap();
+    let poly = PolynomialLR::new(&mut opt, 4, 2.0).unwrap();
+    let mut s =
+        SequentialLR::new(&mut opt, vec![Box::new(warmup), Box::new(poly)], vec![2]).unwrap();
+    let mut want: Vec<&[f64]> = vec![&[0.25, 0.05], &[0.625, 0.125]];
+    want.extend(decay);
+    check_group_schedule(
+        &mut opt,
+        &mut s,
+        &want,
+        "SequentialLR(LinearLR, PolynomialLR)",
+    );
+}
+
+#[test]
+fn constant_and_polynomial_lr_chain() {
+    // Their recursive forms multiply: epoch 2 undoes ConstantLR's 0.5.
+    let mut opt = sgd_with_lr(1.0);
+    let constant = ConstantLR::new(&mut opt, 0.5, 2).unwrap();
+    let poly = PolynomialLR::new(&mut opt, 4, 1.0).unwrap();
+    let mut s = ChainedScheduler::new(&opt, vec![Box::new(constant), Box::new(poly)]).unwrap();
+    for (epoch, want) in [0.5, 0.375, 0.5, 0.25, 0.0, 0.0].into_iter().enumerate() {
+        if epoch > 0 {
+            s.step(&mut opt);
+        }
+        assert!(
+            (opt.lr() - want).abs() < 1e-12,
+            "epoch {epoch}: {} want {want}",
+            opt.lr()
+        );
+    }
+}
+
 #[test]
 fn warmup_then_cosine_with_sequential_lr() {
     let mut opt = sgd_with_lr(1.0);
@@ -1092,6 +1317,24 @@ fn scheduler_arguments_are_validated() {
         LinearLR::new(&mut opt, 0.5, 1.5, 5),
         Err(Error::InvalidArgument { .. })
     ));
+    for factor in [-0.1, 1.5, f64::NAN] {
+        assert!(matches!(
+            ConstantLR::new(&mut opt, factor, 5),
+            Err(Error::InvalidArgument {
+                op: "ConstantLR",
+                ..
+            })
+        ));
+    }
+    for power in [-0.5, f64::NAN] {
+        assert!(matches!(
+            PolynomialLR::new(&mut opt, 5, power),
+            Err(Error::InvalidArgument {
+                op: "PolynomialLR",
+                ..
+            })
+        ));
+    }
     let a = ExponentialLR::new(&mut opt, 0.9).unwrap();
     let b = ExponentialLR::new(&mut opt, 0.9).unwrap();
     assert!(matches!(

@@ -1,6 +1,7 @@
 //! Parameter groups, RMSprop, Adagrad and the schedulers MultiStepLR,
-//! LambdaLR, OneCycleLR, CosineAnnealingWarmRestarts and ReduceLROnPlateau
-//! against PyTorch, from `tests/fixtures/optim2.safetensors`
+//! LambdaLR, OneCycleLR, CosineAnnealingWarmRestarts, ReduceLROnPlateau,
+//! ConstantLR and PolynomialLR (alone, in SequentialLR after a warm-up, in
+//! ChainedScheduler) against PyTorch, from `tests/fixtures/optim2.safetensors`
 //! (`make_optim2_fixtures.py`):
 //!
 //! * 20 steps of linear regression per optimizer configuration (one group,
@@ -17,10 +18,11 @@ use serde_json::Value;
 use wgrad::nn::Reduction;
 use wgrad::nn::loss::mse_loss;
 use wgrad::optim::{
-    Adagrad, AdagradConfig, AdamW, AdamWConfig, AnnealStrategy, CosineAnnealingWarmRestarts,
-    LambdaLR, LinearLR, LrLambda, LrScheduler, MultiStepLR, OneCycleConfig, OneCycleLR, Optimizer,
-    ParamGroup, PlateauMode, ReduceLROnPlateau, ReduceLROnPlateauConfig, RmsProp, RmsPropConfig,
-    SequentialLR, Sgd, SgdConfig, ThresholdMode,
+    Adagrad, AdagradConfig, AdamW, AdamWConfig, AnnealStrategy, ChainedScheduler, ConstantLR,
+    CosineAnnealingWarmRestarts, LambdaLR, LinearLR, LrLambda, LrScheduler, MultiStepLR,
+    OneCycleConfig, OneCycleLR, Optimizer, ParamGroup, PlateauMode, PolynomialLR,
+    ReduceLROnPlateau, ReduceLROnPlateauConfig, RmsProp, RmsPropConfig, SequentialLR, Sgd,
+    SgdConfig, ThresholdMode,
 };
 use wgrad::{Device, Tensor};
 
@@ -246,6 +248,10 @@ fn optim2_fixture_covers_the_configurations() {
         "one_cycle",
         "warm_restarts",
         "plateau",
+        "constant",
+        "polynomial",
+        "sequential",
+        "chained",
     ] {
         assert!(kinds.contains(&want), "no {want} schedule");
     }
@@ -272,6 +278,21 @@ fn scheduler(desc: &Value, opt: &mut Sgd) -> Box<dyn LrScheduler> {
     let f = |k: &str| desc[k].as_f64().unwrap_or_else(|| panic!("{k}"));
     let fo = |k: &str, d: f64| desc.get(k).and_then(Value::as_f64).unwrap_or(d);
     let n = |k: &str| desc[k].as_u64().unwrap_or_else(|| panic!("{k}")) as usize;
+    // An argument PyTorch was not given: its default.
+    let no = |k: &str, d: usize| {
+        desc.get(k)
+            .and_then(Value::as_u64)
+            .map_or(d, |v| v as usize)
+    };
+    // The schedulers a SequentialLR or ChainedScheduler drives, in order.
+    let inner = |opt: &mut Sgd| -> Vec<Box<dyn LrScheduler>> {
+        desc["schedulers"]
+            .as_array()
+            .expect("schedulers")
+            .iter()
+            .map(|d| scheduler(d, opt))
+            .collect()
+    };
     match desc["kind"].as_str().expect("kind") {
         "multistep" => {
             let milestones: Vec<usize> = desc["milestones"]
@@ -327,6 +348,35 @@ fn scheduler(desc: &Value, opt: &mut Sgd) -> Box<dyn LrScheduler> {
                 )
                 .unwrap(),
             )
+        }
+        "constant" => {
+            Box::new(ConstantLR::new(opt, fo("factor", 1.0 / 3.0), no("total_iters", 5)).unwrap())
+        }
+        "polynomial" => {
+            Box::new(PolynomialLR::new(opt, no("total_iters", 5), fo("power", 1.0)).unwrap())
+        }
+        "linear" => Box::new(
+            LinearLR::new(
+                opt,
+                fo("start_factor", 1.0 / 3.0),
+                fo("end_factor", 1.0),
+                no("total_iters", 5),
+            )
+            .unwrap(),
+        ),
+        "sequential" => {
+            let schedulers = inner(opt);
+            let milestones = desc["milestones"]
+                .as_array()
+                .expect("milestones")
+                .iter()
+                .map(|m| m.as_u64().expect("milestone") as usize)
+                .collect();
+            Box::new(SequentialLR::new(opt, schedulers, milestones).unwrap())
+        }
+        "chained" => {
+            let schedulers = inner(opt);
+            Box::new(ChainedScheduler::new(opt, schedulers).unwrap())
         }
         other => panic!("unknown scheduler {other}"),
     }
@@ -623,6 +673,27 @@ fn bad_hyper_parameters_are_errors_naming_the_optimizer_and_value() {
         "LambdaLR",
         "Expected 1 lr_lambdas, but got 2",
     );
+    // PyTorch: "Constant multiplicative factor expected to be between 0 and 1."
+    for bad in [1.5, -0.1, f64::NAN] {
+        assert_invalid(
+            ConstantLR::new(&mut sgd, bad, 5),
+            "ConstantLR",
+            &format!(
+                "Constant multiplicative factor expected to be between 0 and 1, but got {bad}"
+            ),
+        );
+    }
+    assert!(ConstantLR::new(&mut sgd, 0.0, 5).is_ok() && ConstantLR::new(&mut sgd, 1.0, 0).is_ok());
+    // PyTorch checks no PolynomialLR argument, but a negative power raises
+    // at total_iters (0.0 to a negative power): refused up front.
+    for bad in [-1.0, f64::NAN] {
+        assert_invalid(
+            PolynomialLR::new(&mut sgd, 5, bad),
+            "PolynomialLR",
+            &format!("power must be non-negative, but got {bad}"),
+        );
+    }
+    assert!(PolynomialLR::new(&mut sgd, 0, 0.0).is_ok());
     // Stepping OneCycleLR past total_steps: PyTorch's error from try_step,
     // the rate held by the trait's step.
     let mut sched = OneCycleLR::new(&mut sgd, 0.1, 2).unwrap();

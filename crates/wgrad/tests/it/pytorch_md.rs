@@ -348,6 +348,10 @@ fn optimizers_data_and_files() -> Result<()> {
     let warm = LinearLR::new(&mut opt, 0.1, 1.0, 5)?;
     let cos = CosineAnnealingLR::new(&mut opt, 10, 0.0)?;
     let _ = SequentialLR::new(&mut opt, vec![Box::new(warm), Box::new(cos)], vec![5])?;
+    let _ = (
+        ConstantLR::new(&mut opt, 1.0 / 3.0, 5)?,
+        PolynomialLR::new(&mut opt, 5, 1.0)?,
+    );
     let _ = OneCycleLR::new(&mut opt, 0.1, 10)?;
     let mut plateau = ReduceLROnPlateau::new(&opt, ReduceLROnPlateauConfig::default())?;
     plateau.step(&mut opt, 1.0);

@@ -11,9 +11,10 @@
 //! recorded by the first scheduler built on the optimizer, as PyTorch's
 //! `base_lrs`).
 //!
-//! Beyond those: [`MultiStepLR`], [`LambdaLR`], [`CosineAnnealingWarmRestarts`],
-//! [`OneCycleLR`] and [`ReduceLROnPlateau`] (which steps on a metric, so it
-//! has its own `step` instead of [`LrScheduler`]'s).
+//! Beyond those: [`MultiStepLR`], [`LambdaLR`], [`ConstantLR`],
+//! [`PolynomialLR`], [`CosineAnnealingWarmRestarts`], [`OneCycleLR`] and
+//! [`ReduceLROnPlateau`] (which steps on a metric, so it has its own `step`
+//! instead of [`LrScheduler`]'s).
 //!
 //! Warm-up then cosine decay:
 //!
@@ -40,11 +41,13 @@ use wgrad_core::{Error, Result};
 use super::Optimizer;
 
 mod combine;
+mod constant_polynomial;
 mod extra;
 mod one_cycle;
 mod plateau;
 
 pub use combine::{ChainedScheduler, SequentialLR};
+pub use constant_polynomial::{ConstantLR, PolynomialLR};
 pub use extra::{CosineAnnealingWarmRestarts, LambdaLR, LrLambda, MultiStepLR};
 pub use one_cycle::{AnnealStrategy, OneCycleConfig, OneCycleLR};
 pub use plateau::{PlateauMode, ReduceLROnPlateau, ReduceLROnPlateauConfig, ThresholdMode};
