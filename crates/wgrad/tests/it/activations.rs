@@ -6,6 +6,9 @@
 //! `GELU(approximate="tanh")`, `PReLU()`; per-channel `PReLU(3)` with an
 //! upstream gradient).
 
+// The expected values are PyTorch's, printed in full (f64) precision.
+#![allow(clippy::excessive_precision)]
+
 use crate::common::{check_close, gpu};
 use wgrad::nn::{
     ELU, GELU, Hardtanh, Identity, LogSigmoid, LogSoftmax, Mish, Module, PReLU, ReLU6, SELU,
