@@ -33,22 +33,6 @@ impl GpuDevice {
                 taken(pool.acquire(op, bytes, FirstUse::Upload, false)?)?
             }
         };
-        self.write_upload(buffer, data)
-    }
-
-    /// [`upload`](Self::upload) for a few bytes (a constant such as
-    /// `backward()`'s 1.0): never submits the recorded work, taking a new
-    /// buffer instead when the fitting free ones are still in use, so a
-    /// small constant costs neither a fill dispatch nor a submit.
-    pub fn upload_small(&self, op: &'static str, data: &[u8]) -> Result<GpuBuffer> {
-        let take = self
-            .inner
-            .pool
-            .acquire(op, data.len() as u64, FirstUse::Upload, false)?;
-        self.write_upload(taken(take)?, data)
-    }
-
-    fn write_upload(&self, buffer: GpuBuffer, data: &[u8]) -> Result<GpuBuffer> {
         if !data.is_empty() {
             let padded;
             let bytes = if data.len().is_multiple_of(4) {

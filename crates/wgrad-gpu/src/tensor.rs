@@ -9,9 +9,6 @@ use wgrad_kernels::{KernelCache, families};
 
 use crate::params::{CopyParams, FillParams};
 
-/// Largest `full` written by an upload instead of a fill dispatch.
-const SMALL_FULL_BYTES: u64 = 256;
-
 /// A tensor on a GPU: a strided view over a pooled device buffer.
 /// Cloning is cheap and shares the buffer.
 #[derive(Clone)]
@@ -170,6 +167,7 @@ impl GpuTensor {
     /// CPU backend converts it: Rust `as`, or `half`'s `from_f64`).
     pub fn full(device: &GpuDevice, shape: &[usize], value: f64, dtype: DType) -> Result<Self> {
         let kernels = KernelCache::of(device)?;
+        let out = Self::empty_on(&kernels, "full", shape, dtype)?;
         let bits = match dtype {
             DType::F32 => (value as f32).to_bits(),
             DType::I32 => (value as i32) as u32,
@@ -177,25 +175,6 @@ impl GpuTensor {
             DType::F16 => u32::from(half::f16::from_f64(value).to_bits()),
             DType::BF16 => u32::from(half::bf16::from_f64(value).to_bits()),
         };
-        let bytes = storage_bytes("full", shape, dtype)?;
-        if bytes <= SMALL_FULL_BYTES {
-            // A few words (backward()'s 1.0, a 0-d zero): written with the
-            // next submit, not a fill dispatch and its barrier in the pass.
-            let word = if dtype.is_half() {
-                (bits & 0xffff) | (bits << 16)
-            } else {
-                bits
-            };
-            let words = vec![word; (bytes / 4) as usize];
-            let buffer = device.upload_small("full", bytemuck::cast_slice(&words))?;
-            return Ok(GpuTensor {
-                kernels,
-                buffer,
-                layout: Layout::contiguous(shape),
-                dtype,
-            });
-        }
-        let out = Self::empty_on(&kernels, "full", shape, dtype)?;
         out.fill_words(bits)?;
         Ok(out)
     }
