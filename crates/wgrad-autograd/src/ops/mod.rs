@@ -2,6 +2,7 @@
 
 pub(crate) mod attention;
 pub(crate) mod conv;
+mod einsum;
 mod elementwise;
 mod indexing;
 pub(crate) mod inplace;

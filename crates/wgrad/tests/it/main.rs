@@ -9,6 +9,7 @@ mod attention;
 mod cnn_errors;
 mod common;
 mod derive;
+mod einsum;
 mod fixtures_attention;
 mod fixtures_cnn;
 mod fixtures_half;

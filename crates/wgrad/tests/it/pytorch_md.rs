@@ -186,6 +186,11 @@ fn modules_functional_and_losses() -> Result<()> {
     let q = Tensor::randn(&[1, 3, 64], d)?;
     let _ = mha.forward_attention(&q, &q, &q, &AttentionOptions::default())?;
     let _ = TransformerEncoderLayer::new(&TransformerOptions::new(64, 8), d)?;
+    let (q4, k4) = (
+        Tensor::randn(&[1, 2, 3, 4], d)?,
+        Tensor::randn(&[1, 2, 5, 4], d)?,
+    );
+    let _ = Tensor::einsum("bhqd,bhkd->bhqk", &[&q4, &k4])?;
     let acts: Vec<Box<dyn Module>> = vec![
         Box::new(GELU::with_approximate("tanh")?),
         Box::new(ELU::new(0.5)),
