@@ -367,3 +367,51 @@ fn lstm_dropout_follows_the_mode_and_the_layer_trains() {
         );
     }
 }
+
+/// A long sequence (300 steps, so 300 outputs stacked and a 3000-node
+/// graph) through an LSTM equals the same weights unrolled by hand
+/// through an LSTMCell, and its backward runs, on either device.
+#[test]
+fn long_lstm_equals_its_cell_unrolled() {
+    for d in std::iter::once(Device::Cpu).chain(gpu()) {
+        wgrad::manual_seed(11);
+        let lstm = LSTM::new(RnnOptions::new(3, 4), &d).unwrap();
+        let cell = LSTMCell::new(3, 4, true, &d).unwrap();
+        let theirs = lstm.named_parameters();
+        for (key, p) in cell.named_parameters() {
+            let (_, src) = theirs
+                .iter()
+                .find(|(k, _)| *k == format!("{key}_l0"))
+                .expect("matching parameter");
+            p.set_storage(src.storage()).unwrap();
+        }
+        let steps = 300;
+        let x = Tensor::randn(&[steps, 2, 3], &d)
+            .unwrap()
+            .with_requires_grad(true)
+            .unwrap();
+        let (out, (h_n, c_n)) = lstm.forward_state(&x, None).unwrap();
+        assert_eq!(out.shape(), [steps, 2, 4]);
+        let mut state: Option<(Tensor, Tensor)> = None;
+        let mut hs = Vec::new();
+        for t in 0..steps {
+            let xt = x.select(0, t as isize).unwrap();
+            let (h, c) = cell
+                .forward_state(&xt, state.as_ref().map(|(h, c)| (h, c)))
+                .unwrap();
+            hs.push(h.clone());
+            state = Some((h, c));
+        }
+        let refs: Vec<&Tensor> = hs.iter().collect();
+        let unrolled = Tensor::stack(&refs, 0).unwrap();
+        let v = |t: &Tensor| t.to_vec::<f32>().unwrap();
+        check_close("lstm vs cell", &v(&out), &v(&unrolled), 1e-5).unwrap();
+        let (h, c) = state.unwrap();
+        check_close("h_n", &v(&h_n.squeeze(0).unwrap()), &v(&h), 1e-5).unwrap();
+        check_close("c_n", &v(&c_n.squeeze(0).unwrap()), &v(&c), 1e-5).unwrap();
+        out.sum_all().unwrap().backward().unwrap();
+        let g = x.grad().expect("input gradient");
+        assert_eq!(g.shape(), [steps, 2, 3]);
+        assert!(v(&g).iter().all(|a| a.is_finite()), "{d}");
+    }
+}
