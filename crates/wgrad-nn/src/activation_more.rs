@@ -323,3 +323,210 @@ impl PReLU {
         Tensor::where_cond(&x.gt_scalar(0.0)?, x, &negative)
     }
 }
+
+/// `max(0, x) + min(0, alpha * (exp(x / alpha) - 1))` (`torch.nn.CELU`,
+/// default `alpha` 1).
+#[derive(Clone, Debug, Module)]
+pub struct CELU {
+    /// The negative branch's scale (not 0).
+    pub alpha: f32,
+    training: bool,
+}
+
+impl CELU {
+    /// The module with `alpha`; 0 is PyTorch's error.
+    pub fn new(alpha: f32) -> Result<Self> {
+        if alpha == 0.0 {
+            return Err(Error::invalid(
+                "CELU",
+                "ZeroDivisionError from celu: alpha cannot be 0",
+            ));
+        }
+        Ok(CELU {
+            alpha,
+            training: true,
+        })
+    }
+
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        x.div_scalar(self.alpha)?.elu(1.0)?.mul_scalar(self.alpha)
+    }
+}
+
+/// `a * sigmoid(b)` for the two halves `a`, `b` of `dim` (`torch.nn.GLU`,
+/// default `dim` -1).
+#[derive(Clone, Debug, Module)]
+pub struct GLU {
+    /// The halved dim.
+    pub dim: isize,
+    training: bool,
+}
+
+impl GLU {
+    /// The module over `dim`.
+    pub fn new(dim: isize) -> Self {
+        GLU {
+            dim,
+            training: true,
+        }
+    }
+
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let rank = x.rank();
+        let axis = if self.dim < 0 {
+            rank as isize + self.dim
+        } else {
+            self.dim
+        };
+        if rank == 0 || axis < 0 || axis >= rank as isize {
+            return Err(Error::invalid(
+                "GLU",
+                format!("dim {} is out of range for a {rank}-d input", self.dim),
+            ));
+        }
+        let n = x.shape()[axis as usize];
+        if n % 2 != 0 {
+            return Err(Error::invalid(
+                "GLU",
+                format!("Halving dimension must be even, but dimension {axis} is size {n}"),
+            ));
+        }
+        let a = x.narrow(axis, 0, n / 2)?;
+        let b = x.narrow(axis, n / 2, n / 2)?;
+        a.mul(&b.sigmoid()?)
+    }
+}
+
+impl Default for GLU {
+    /// PyTorch's `dim = -1`.
+    fn default() -> Self {
+        GLU::new(-1)
+    }
+}
+
+along_dim!(
+    /// `softmax(-x)` along `dim` (`torch.nn.Softmin(dim)`).
+    Softmin => softmin
+);
+
+trait NegSoftmax {
+    fn softmin(&self, dim: isize) -> Result<Tensor>;
+}
+
+impl NegSoftmax for Tensor {
+    fn softmin(&self, dim: isize) -> Result<Tensor> {
+        self.neg()?.softmax(dim)
+    }
+}
+
+composed!(
+    /// `x - tanh(x)` (`torch.nn.Tanhshrink`).
+    Tanhshrink,
+    |x| x.sub(&x.tanh()?)
+);
+composed!(
+    /// `0` for `x <= -3`, `x` for `x >= 3`, `x (x + 3) / 6` between
+    /// (`torch.nn.Hardswish`; gradient 0 at -3 and 1 at 3, as PyTorch's).
+    Hardswish,
+    |x| {
+        let middle = x.mul(&x.add_scalar(3.0)?)?.div_scalar(6.0)?;
+        let upper = Tensor::where_cond(&x.ge_scalar(3.0)?, x, &middle)?;
+        // x * 0: PyTorch's -0.0 for negative inputs.
+        Tensor::where_cond(&x.le_scalar(-3.0)?, &x.mul_scalar(0.0)?, &upper)
+    }
+);
+composed!(
+    /// `0` for `x <= -3`, `1` for `x >= 3`, `x / 6 + 1/2` between
+    /// (`torch.nn.Hardsigmoid`; gradient 1/6 strictly between).
+    Hardsigmoid,
+    |x| {
+        let middle = x.div_scalar(6.0)?.add_scalar(0.5)?;
+        let ones = middle.mul_scalar(0.0)?.add_scalar(1.0)?;
+        let upper = Tensor::where_cond(&x.ge_scalar(3.0)?, &ones, &middle)?;
+        // +0.0, as PyTorch's.
+        let zeros = middle.mul_scalar(0.0)?.abs()?;
+        Tensor::where_cond(&x.le_scalar(-3.0)?, &zeros, &upper)
+    }
+);
+
+/// `x` where `x > threshold`, else `value` (`torch.nn.Threshold`).
+#[derive(Clone, Debug, Module)]
+pub struct Threshold {
+    /// Inputs above it pass.
+    pub threshold: f32,
+    /// What replaces the others.
+    pub value: f32,
+    training: bool,
+}
+
+impl Threshold {
+    /// The module with `threshold` and `value`.
+    pub fn new(threshold: f32, value: f32) -> Self {
+        Threshold {
+            threshold,
+            value,
+            training: true,
+        }
+    }
+
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        // PyTorch tests `x <= threshold`, so NaN passes through.
+        let replaced = x.mul_scalar(0.0)?.add_scalar(self.value)?;
+        Tensor::where_cond(&x.le_scalar(self.threshold)?, &replaced, x)
+    }
+}
+
+/// Declares a shrink module (`lambd`, default 0.5) from a forward closure.
+macro_rules! shrink {
+    ($(#[$doc:meta])* $name:ident, |$x:ident, $l:ident| $body:expr) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, Module)]
+        pub struct $name {
+            /// The half-width of the band around 0 that maps to 0.
+            pub lambd: f32,
+            training: bool,
+        }
+
+        impl $name {
+            /// The module with `lambd`.
+            pub fn new(lambd: f32) -> Self {
+                $name { lambd, training: true }
+            }
+
+            fn forward(&self, $x: &Tensor) -> Result<Tensor> {
+                let $l = self.lambd;
+                $body
+            }
+        }
+
+        impl Default for $name {
+            /// PyTorch's `lambd = 0.5`.
+            fn default() -> Self {
+                $name::new(0.5)
+            }
+        }
+    };
+}
+
+shrink!(
+    /// `x` where `|x| > lambd`, else 0 (`torch.nn.Hardshrink`).
+    Hardshrink,
+    |x, l| {
+        // +0.0 inside the band, as PyTorch's.
+        let zero = x.mul_scalar(0.0)?.abs()?;
+        let inside = x.ge_scalar(-l)?.logical_and(&x.le_scalar(l)?)?;
+        Tensor::where_cond(&inside, &zero, x)
+    }
+);
+shrink!(
+    /// `x - lambd` above `lambd`, `x + lambd` below `-lambd`, else 0
+    /// (`torch.nn.Softshrink`).
+    Softshrink,
+    |x, l| {
+        // x * 0 inside the band (signed, as PyTorch's).
+        let zero = x.mul_scalar(0.0)?;
+        let shifted = Tensor::where_cond(&x.gt_scalar(l)?, &x.sub_scalar(l)?, &x.add_scalar(l)?)?;
+        let inside = x.ge_scalar(-l)?.logical_and(&x.le_scalar(l)?)?;
+        Tensor::where_cond(&inside, &zero, &shifted)
+    }
+);

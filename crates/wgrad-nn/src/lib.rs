@@ -53,17 +53,20 @@ mod layer_norm;
 mod linear;
 pub mod loss;
 mod module;
+mod norm_more;
 pub mod pool;
 pub mod rnn;
 mod rnn_cell;
 mod sequential;
+mod shape_layers;
 pub mod state_dict;
 pub mod transformer;
 
 pub use activation::{GELU, LeakyReLU, ReLU, SiLU, Sigmoid, Tanh};
 pub use activation_more::{
-    ELU, Hardtanh, Identity, LogSigmoid, LogSoftmax, Mish, PReLU, ReLU6, SELU, Softmax, Softplus,
-    Softsign,
+    CELU, ELU, GLU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, Identity, LogSigmoid, LogSoftmax,
+    Mish, PReLU, ReLU6, SELU, Softmax, Softmin, Softplus, Softshrink, Softsign, Tanhshrink,
+    Threshold,
 };
 pub use attention::{AttentionOptions, MultiheadAttention};
 pub use batch_norm::{BatchNorm, BatchNorm1d, BatchNorm2d, BatchNormOptions};
@@ -80,6 +83,12 @@ pub use layer_norm::LayerNorm;
 pub use linear::{Linear, linear};
 pub use loss::{CrossEntropyOptions, Reduction};
 pub use module::{Module, unique_parameters};
+pub use norm_more::{InstanceNorm1d, InstanceNorm2d, RMSNorm};
+pub use shape_layers::{
+    CircularPad1d, CircularPad2d, ConstantPad1d, ConstantPad2d, PixelShuffle, PixelUnshuffle,
+    ReflectionPad1d, ReflectionPad2d, ReplicationPad1d, ReplicationPad2d, Unflatten, ZeroPad1d,
+    ZeroPad2d,
+};
 /// `#[derive(Module)]`: see [the derive's documentation](macro@Module).
 /// It shares the trait's name (as serde's `Serialize` does), so
 /// `use wgrad_nn::Module;` brings in both.

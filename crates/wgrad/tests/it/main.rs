@@ -28,6 +28,7 @@ mod inplace;
 mod int_ops;
 mod int_reductions;
 mod layer_norm;
+mod layers_more;
 mod linear;
 mod losses;
 mod masks;
