@@ -325,3 +325,74 @@ impl ConvTranspose2d {
         x.conv_transpose2d(&self.weight, self.bias.as_ref(), &self.args)
     }
 }
+
+/// `torch.nn.ConvTranspose1d`: input `[N, C_in, L]` (or `[C_in, L]`),
+/// weight `[C_in, C_out / groups, k]`, bias `[C_out]`.
+///
+/// ```
+/// use wgrad_autograd::{Device, Tensor};
+/// use wgrad_nn::{ConvTranspose1d, Module};
+/// let up = ConvTranspose1d::new(4, 2, 3, 2, 1, 1, 1, true, 1, &Device::Cpu)?;
+/// let y = up.forward(&Tensor::randn(&[1, 4, 5], &Device::Cpu)?)?;
+/// assert_eq!(y.shape(), [1, 2, 10]);
+/// # Ok::<(), wgrad_core::Error>(())
+/// ```
+#[derive(Module)]
+pub struct ConvTranspose1d {
+    /// `[in_channels, out_channels / groups, k]`.
+    pub weight: Tensor,
+    /// `[out_channels]`, when the layer has one.
+    pub bias: Option<Tensor>,
+    stride: usize,
+    padding: usize,
+    output_padding: usize,
+    groups: usize,
+    dilation: usize,
+    training: bool,
+}
+
+impl ConvTranspose1d {
+    /// `ConvTranspose1d(in_channels, out_channels, kernel_size, stride,
+    /// padding, output_padding, groups, bias, dilation)` (PyTorch's order;
+    /// its defaults are 1, 0, 0, 1, true, 1); the weight initialised as a
+    /// convolution's (fan_in from axis 1).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        in_channels: usize,
+        out_channels: usize,
+        kernel: usize,
+        stride: usize,
+        padding: usize,
+        output_padding: usize,
+        groups: usize,
+        bias: bool,
+        dilation: usize,
+        device: &Device,
+    ) -> Result<Self> {
+        check_channels("ConvTranspose1d", in_channels, out_channels, groups)?;
+        let shape = [in_channels, out_channels / groups, kernel];
+        let (weight, bias) = default_parameters(&shape, bias.then_some(out_channels), device)?;
+        Ok(ConvTranspose1d {
+            weight,
+            bias,
+            stride,
+            padding,
+            output_padding,
+            groups,
+            dilation,
+            training: true,
+        })
+    }
+
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        x.conv_transpose1d(
+            &self.weight,
+            self.bias.as_ref(),
+            self.stride,
+            self.padding,
+            self.output_padding,
+            self.groups,
+            self.dilation,
+        )
+    }
+}

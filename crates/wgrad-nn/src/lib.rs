@@ -74,7 +74,7 @@ pub use checkpoint::{
     OptimizerCheckpoint, OptimizerConfig, OptimizerStateDict, ParamGroupState, ParamState,
 };
 pub use container::{ModuleDict, ModuleList, prefixed};
-pub use conv::{Conv1d, Conv2d, Conv2dOptions, ConvTranspose2d};
+pub use conv::{Conv1d, Conv2d, Conv2dOptions, ConvTranspose1d, ConvTranspose2d};
 pub use dropout::{Dropout, Dropout2d};
 pub use embedding::{Embedding, embedding};
 pub use flatten::Flatten;

@@ -296,6 +296,66 @@ impl Tensor {
     }
 }
 
+impl Tensor {
+    /// Transposed 1-D convolution (`torch.nn.functional.conv_transpose1d`,
+    /// PyTorch's argument order): input `[N, C_in, L]` (or `[C_in, L]`),
+    /// weight `[C_in, C_out / groups, k]`, optional bias `[C_out]`; the 2-D
+    /// op over a height of 1.
+    #[allow(clippy::too_many_arguments)]
+    pub fn conv_transpose1d(
+        &self,
+        weight: &Tensor,
+        bias: Option<&Tensor>,
+        stride: usize,
+        padding: usize,
+        output_padding: usize,
+        groups: usize,
+        dilation: usize,
+    ) -> Result<Tensor> {
+        const OP: &str = "conv_transpose1d";
+        if weight.rank() != 3 {
+            return Err(Error::invalid(
+                OP,
+                format!(
+                    "expected a 3-D weight [C_in, C_out/groups, k], got shape {:?}",
+                    weight.shape()
+                ),
+            ));
+        }
+        let unbatched = match self.rank() {
+            3 => false,
+            2 => true,
+            _ => {
+                return Err(Error::invalid(
+                    OP,
+                    format!(
+                        "Expected 2D (unbatched) or 3D (batched) input to conv_transpose1d, but got input of size: {:?}",
+                        self.shape()
+                    ),
+                ));
+            }
+        };
+        let args = ConvTranspose2dArgs {
+            stride: [1, stride],
+            padding: [0, padding],
+            output_padding: [0, output_padding],
+            groups,
+            dilation: [1, dilation],
+        };
+        let x = if unbatched {
+            self.unsqueeze(0)?
+        } else {
+            self.clone()
+        };
+        let y = x
+            .unsqueeze(2)?
+            .conv_transpose2d(&weight.unsqueeze(2)?, bias, &args)
+            .map_err(|e| rename(e, OP))?
+            .squeeze(2)?;
+        if unbatched { y.squeeze(0) } else { Ok(y) }
+    }
+}
+
 /// Per-side padding for `padding` on a 2-D kernel.
 fn conv_padding(
     op: &'static str,
