@@ -6,11 +6,14 @@ use wgrad::nn::data::{DataLoader, Dataset};
 use wgrad::nn::init::{self, FanMode, Nonlinearity};
 use wgrad::nn::loss::{self, CrossEntropyOptions, Reduction};
 use wgrad::nn::{
-    AdaptiveAvgPool2d, AttentionOptions, AvgPool2d, BatchNorm2d, Conv2d, Conv2dOptions, Dropout,
-    ELU, Embedding, GELU, GRU, GRUCell, GroupNorm, Hardtanh, Identity, LSTM, LSTMCell, LayerNorm,
-    Linear, LogSigmoid, LogSoftmax, MaxPool2d, Mish, ModuleDict, ModuleList, MultiheadAttention,
-    PReLU, ReLU, ReLU6, RnnOptions, SELU, Sequential, SiLU, Sigmoid, Softmax, Softplus, Softsign,
-    Tanh, TransformerEncoderLayer, TransformerOptions, checkpoint, state_dict,
+    AdaptiveAvgPool2d, AttentionOptions, AvgPool2d, BatchNorm2d, CELU, ConstantPad1d, Conv2d,
+    Conv2dOptions, ConvTranspose1d, Dropout, ELU, Embedding, GELU, GLU, GRU, GRUCell, GroupNorm,
+    Hardshrink, Hardsigmoid, Hardswish, Hardtanh, Identity, InstanceNorm2d, LSTM, LSTMCell,
+    LayerNorm, Linear, LogSigmoid, LogSoftmax, MaxPool2d, Mish, ModuleDict, ModuleList,
+    MultiheadAttention, PReLU, PixelShuffle, PixelUnshuffle, RMSNorm, ReLU, ReLU6, ReflectionPad2d,
+    RnnOptions, SELU, Sequential, SiLU, Sigmoid, Softmax, Softmin, Softplus, Softshrink, Softsign,
+    Tanh, Tanhshrink, Threshold, TransformerEncoderLayer, TransformerOptions, Unflatten, ZeroPad2d,
+    checkpoint, state_dict,
 };
 use wgrad::optim::*;
 use wgrad::prelude::*;
@@ -206,6 +209,32 @@ fn modules_functional_and_losses() -> Result<()> {
         Box::new(Identity::new()),
         Box::new(PReLU::new(64, 0.25, d)?),
     ];
+    let more: Vec<Box<dyn Module>> = vec![
+        Box::new(CELU::new(0.5)?),
+        Box::new(GLU::new(1)),
+        Box::new(Softmin::new(1)),
+        Box::new(Tanhshrink::new()),
+        Box::new(Hardswish::new()),
+        Box::new(Hardsigmoid::new()),
+        Box::new(Threshold::new(0.1, 20.0)),
+        Box::new(Hardshrink::default()),
+        Box::new(Softshrink::new(0.3)),
+        Box::new(RMSNorm::new(&[64], None, true, d)?),
+    ];
+    for m in &more {
+        let _ = m.forward(&Tensor::randn(&[2, 64], d)?)?;
+    }
+    let img4 = Tensor::randn(&[1, 32, 4, 4], d)?;
+    let _ = InstanceNorm2d::new(32, 1e-5, true, d)?.forward(&img4)?;
+    let _ = PixelUnshuffle::new(2).forward(&PixelShuffle::new(2).forward(&img4)?)?;
+    let _ = Unflatten::new(1, &[2, -1]).forward(&img4)?;
+    let _ = ZeroPad2d::uniform(1).forward(&img4)?;
+    let _ = ReflectionPad2d::with_sides([1, 1, 2, 0]).forward(&img4)?;
+    let seq3 = Tensor::randn(&[1, 16, 5], d)?;
+    let _ = ConstantPad1d::new([2, 3], 1.5).forward(&seq3)?;
+    let up1 = ConvTranspose1d::new(16, 8, 4, 2, 1, 0, 1, true, 1, d)?;
+    let _ = up1.forward(&seq3)?;
+    let _ = seq3.conv_transpose1d(&up1.weight, up1.bias.as_ref(), 2, 1, 0, 1, 1)?;
     let act_in = Tensor::randn(&[2, 64], d)?;
     for act in &acts {
         let _ = act.forward(&act_in)?;
