@@ -56,6 +56,12 @@ pub(crate) enum MathOp {
         /// Whether the reduced axes stay as size 1.
         keepdim: bool,
     },
+    /// `lerp`, `logaddexp`, `hypot` (rules in `pointwise.rs`).
+    Pointwise(super::pointwise::PointwiseOp),
+    /// A value picked from all of the input (`median()`): the gradient is
+    /// shared evenly by the elements equal to it (the NaN elements when it
+    /// is NaN), PyTorch's `evenly_distribute_backward`.
+    EvenlyDistributed,
 }
 
 impl MathOp {
@@ -67,6 +73,8 @@ impl MathOp {
             MathOp::Prod { .. } => "prod",
             MathOp::Std { .. } => "std",
             MathOp::Norm { .. } => "norm",
+            MathOp::Pointwise(p) => p.name(),
+            MathOp::EvenlyDistributed => "median",
         }
     }
 }

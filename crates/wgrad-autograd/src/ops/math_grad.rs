@@ -53,6 +53,8 @@ pub(crate) fn grads(op: &MathOp, g: &Storage, at: &Inputs<'_>) -> Result<Vec<Opt
             )?)]
         }
         MathOp::Norm { p, axes, keepdim } => vec![Some(norm_grad(*p, g, at, axes, *keepdim)?)],
+        MathOp::Pointwise(p) => super::pointwise::grads(p, g, at)?,
+        MathOp::EvenlyDistributed => vec![Some(evenly_distributed(g, at)?)],
     })
 }
 
@@ -239,4 +241,20 @@ fn norm_grad(
     )?;
     let scaled = Storage::where_cond(&x.compare_scalar(CompareOp::Eq, 0.0)?, &zero, &scaled)?;
     scaled.binary(&scale, BinaryOp::Mul)
+}
+
+/// PyTorch's `evenly_distribute_backward`: `g / count` to each element
+/// equal to the (0-d) output, or to each NaN element when it is NaN.
+fn evenly_distributed(g: &Storage, at: &Inputs<'_>) -> Result<Storage> {
+    let x = (at.input)(0)?;
+    let out = (at.output)()?;
+    let nan_out = out.compare(&out, CompareOp::Ne)?;
+    let same = mask(&x, &out, CompareOp::Eq)?;
+    let nan_x = mask(&x, &x, CompareOp::Ne)?;
+    let picked = Storage::where_cond(&nan_out, &nan_x, &same)?;
+    let count = picked.sum(&[], false)?;
+    let share = g.binary(&count, BinaryOp::Div)?;
+    let zero = Storage::full(&[], 0.0, share.dtype(), &share.device())?;
+    let share = share.expand(x.shape())?;
+    Storage::where_cond(&picked.compare_scalar(CompareOp::Ne, 0.0)?, &share, &zero)
 }

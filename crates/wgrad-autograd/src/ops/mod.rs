@@ -1,7 +1,10 @@
 //! Differentiable ops on `Tensor`: compute on the storage, record the node.
 
 pub(crate) mod attention;
+mod blas;
 pub(crate) mod conv;
+mod creation;
+mod diagonal;
 mod einsum;
 mod elementwise;
 mod indexing;
@@ -14,10 +17,14 @@ mod loss;
 pub(crate) mod math;
 pub(crate) mod math_grad;
 mod operators;
+pub(crate) mod pointwise;
 mod pool;
+mod predicates;
+mod rearrange;
 mod reduce;
 pub(crate) mod resample;
 pub(crate) mod scatter;
 mod sort;
+mod stats;
 pub(crate) mod structure;
 mod views;
