@@ -39,11 +39,13 @@ mod activation;
 mod activation_more;
 pub mod attention;
 pub mod batch_norm;
+mod cdist;
 pub mod checkpoint;
 mod codec;
 mod container;
 pub mod conv;
 pub mod data;
+mod distance;
 mod dropout;
 mod embedding;
 mod flatten;
@@ -70,11 +72,15 @@ pub use activation_more::{
 };
 pub use attention::{AttentionOptions, MultiheadAttention};
 pub use batch_norm::{BatchNorm, BatchNorm1d, BatchNorm2d, BatchNormOptions};
+pub use cdist::cdist;
 pub use checkpoint::{
     OptimizerCheckpoint, OptimizerConfig, OptimizerStateDict, ParamGroupState, ParamState,
 };
 pub use container::{ModuleDict, ModuleList, prefixed};
 pub use conv::{Conv1d, Conv2d, Conv2dOptions, ConvTranspose1d, ConvTranspose2d};
+pub use distance::{
+    CosineSimilarity, PairwiseDistance, cosine_similarity, normalize, pairwise_distance,
+};
 pub use dropout::{Dropout, Dropout2d};
 pub use embedding::{Embedding, embedding};
 pub use flatten::Flatten;
