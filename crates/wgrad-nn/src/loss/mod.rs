@@ -1,8 +1,13 @@
 //! Loss functions with `torch.nn.functional` semantics. Each takes a
 //! [`Reduction`]: per-element losses (`None`), their mean, or their sum.
 //!
-//! Input and target must have the same shape (torch broadcasts them with a
-//! warning that it is almost certainly a bug; here it is an error).
+//! For the regression, binary and divergence losses input and target must
+//! have the same shape (torch broadcasts them with a warning that it is
+//! almost certainly a bug; here it is an error). The margin, embedding and
+//! likelihood losses (`margin_ranking_loss`, `hinge_embedding_loss`,
+//! `soft_margin_loss`, `multilabel_soft_margin_loss`, `cosine_embedding_loss`,
+//! `triplet_margin_loss`, `poisson_nll_loss`, `gaussian_nll_loss`) broadcast
+//! as PyTorch does (no warning there) and refuse `Reduction::BatchMean`.
 //!
 //! ```
 //! use wgrad_autograd::{Device, Tensor};
@@ -34,6 +39,9 @@
 mod binary;
 mod classification;
 mod divergence;
+mod embedding;
+mod likelihood;
+mod margin;
 mod regression;
 
 pub use binary::{
@@ -44,6 +52,11 @@ pub use classification::{
     CrossEntropyOptions, cross_entropy, cross_entropy_weighted, nll_loss, nll_loss_with,
 };
 pub use divergence::kl_div;
+pub use embedding::{cosine_embedding_loss, triplet_margin_loss};
+pub use likelihood::{Variance, gaussian_nll_loss, poisson_nll_loss};
+pub use margin::{
+    hinge_embedding_loss, margin_ranking_loss, multilabel_soft_margin_loss, soft_margin_loss,
+};
 pub use regression::{huber_loss, l1_loss, mse_loss, smooth_l1_loss};
 
 use wgrad_autograd::Tensor;
@@ -99,4 +112,16 @@ fn same_shape(op: &'static str, input: &Tensor, target: &Tensor) -> Result<()> {
         });
     }
     Ok(())
+}
+
+/// `reduction` as the losses without a `"batchmean"` take it: PyTorch's
+/// error for `Reduction::BatchMean`.
+fn plain_reduction(op: &'static str, reduction: Reduction) -> Result<Reduction> {
+    if reduction == Reduction::BatchMean {
+        return Err(Error::invalid(
+            op,
+            "batchmean is not a valid value for reduction",
+        ));
+    }
+    Ok(reduction)
 }

@@ -11,6 +11,7 @@ mod gpu_device_hardening;
 mod gpu_steady_state;
 mod init;
 mod losses;
+mod losses_more;
 mod modules;
 mod norm;
 mod save_atomic;
