@@ -307,6 +307,44 @@ fn modules_functional_and_losses() -> Result<()> {
     Ok(())
 }
 
+/// The distance functions and the margin, embedding and likelihood losses
+/// of the Functional and Losses tables.
+#[test]
+fn distances_and_margin_losses() -> Result<()> {
+    use wgrad::nn::{CosineSimilarity, PairwiseDistance};
+    let d = &Device::Cpu;
+    let (x, a, b) = (
+        Tensor::randn(&[4, 3], d)?,
+        Tensor::randn(&[4, 3], d)?,
+        Tensor::randn(&[4, 3], d)?,
+    );
+    let _ = wgrad::nn::normalize(&x, 2.0, 1, 1e-12)?;
+    let _ = wgrad::nn::cosine_similarity(&a, &b, 1, 1e-8)?;
+    let _ = CosineSimilarity::new(1, 1e-8).forward(&a, &b)?;
+    let _ = CosineSimilarity::default().forward(&a, &b)?;
+    let _ = wgrad::nn::pairwise_distance(&a, &b, 2.0, 1e-6, false)?;
+    let _ = PairwiseDistance::default().forward(&a, &b)?;
+    let (x1, x2) = (Tensor::randn(&[2, 5, 3], d)?, Tensor::randn(&[2, 6, 3], d)?);
+    assert_eq!(wgrad::nn::cdist(&x1, &x2, 2.0)?.shape(), [2, 5, 6]);
+
+    let (s1, s2) = (Tensor::randn(&[4], d)?, Tensor::randn(&[4], d)?);
+    let y = Tensor::from_vec(vec![1.0f32, -1.0, 1.0, -1.0], &[4], d)?;
+    let _ = loss::margin_ranking_loss(&s1, &s2, &y, 0.0, Reduction::Mean)?;
+    let _ = loss::hinge_embedding_loss(&s1, &y, 1.0, Reduction::Mean)?;
+    let _ = loss::soft_margin_loss(&s1, &y, Reduction::Mean)?;
+    let (labels, w) = (Tensor::ones(&[4, 3], d)?, Tensor::ones(&[3], d)?);
+    let _ = loss::multilabel_soft_margin_loss(&x, &labels, Some(&w), Reduction::Mean)?;
+    let _ = loss::cosine_embedding_loss(&a, &b, &y, 0.0, Reduction::Mean)?;
+    let (p, n) = (&a, &b);
+    let _ = loss::triplet_margin_loss(&x, p, n, 1.0, 2.0, 1e-6, false, Reduction::Mean)?;
+    let t = Tensor::ones(&[4, 3], d)?;
+    let _ = loss::poisson_nll_loss(&x, &t, true, false, 1e-8, Reduction::Mean)?;
+    let var = Tensor::ones(&[4, 3], d)?;
+    let _ = loss::gaussian_nll_loss(&x, &t, &var, false, 1e-6, Reduction::Mean)?;
+    let _ = loss::gaussian_nll_loss(&x, &t, 0.5, false, 1e-6, Reduction::Mean)?;
+    Ok(())
+}
+
 #[test]
 fn mixed_precision() -> Result<()> {
     use wgrad::amp::{GradScaler, GradScalerConfig};
