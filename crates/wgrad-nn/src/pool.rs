@@ -274,3 +274,79 @@ impl Upsample {
         )
     }
 }
+
+/// `torch.nn.AdaptiveAvgPool1d`: see [`Tensor::adaptive_avg_pool1d`].
+#[derive(Clone, Debug, Module)]
+pub struct AdaptiveAvgPool1d {
+    /// The output length.
+    pub output_size: usize,
+    training: bool,
+}
+
+impl AdaptiveAvgPool1d {
+    /// A layer producing `output_size` (1: global average pooling).
+    pub fn new(output_size: usize) -> Self {
+        AdaptiveAvgPool1d {
+            output_size,
+            training: true,
+        }
+    }
+
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        x.adaptive_avg_pool1d(self.output_size)
+    }
+}
+
+/// `torch.nn.AdaptiveMaxPool2d` (values only, `return_indices=False`):
+/// see [`Tensor::adaptive_max_pool2d`].
+///
+/// ```
+/// use wgrad_autograd::{Device, Tensor};
+/// use wgrad_nn::{AdaptiveMaxPool2d, Module};
+/// let pool = AdaptiveMaxPool2d::new([3, 2]);
+/// assert_eq!(pool.forward(&Tensor::randn(&[2, 4, 7, 5], &Device::Cpu)?)?.shape(), [2, 4, 3, 2]);
+/// # Ok::<(), wgrad_core::Error>(())
+/// ```
+#[derive(Clone, Debug, Module)]
+pub struct AdaptiveMaxPool2d {
+    /// The output height and width.
+    pub output_hw: [usize; 2],
+    training: bool,
+}
+
+impl AdaptiveMaxPool2d {
+    /// A layer producing `output_hw` (`[1, 1]`: global max pooling).
+    pub fn new(output_hw: [usize; 2]) -> Self {
+        AdaptiveMaxPool2d {
+            output_hw,
+            training: true,
+        }
+    }
+
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        x.adaptive_max_pool2d(self.output_hw)
+    }
+}
+
+/// `torch.nn.AdaptiveMaxPool1d` (values only): see
+/// [`Tensor::adaptive_max_pool1d`].
+#[derive(Clone, Debug, Module)]
+pub struct AdaptiveMaxPool1d {
+    /// The output length.
+    pub output_size: usize,
+    training: bool,
+}
+
+impl AdaptiveMaxPool1d {
+    /// A layer producing `output_size`.
+    pub fn new(output_size: usize) -> Self {
+        AdaptiveMaxPool1d {
+            output_size,
+            training: true,
+        }
+    }
+
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        x.adaptive_max_pool1d(self.output_size)
+    }
+}

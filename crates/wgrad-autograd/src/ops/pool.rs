@@ -1,5 +1,6 @@
-//! Pooling: `max_pool2d`, `avg_pool2d`, `adaptive_avg_pool2d` and their 1-D
-//! forms (PyTorch's `torch.nn.functional` semantics).
+//! Pooling: `max_pool2d`, `avg_pool2d`, `adaptive_avg_pool2d`,
+//! `adaptive_max_pool2d` and their 1-D forms (PyTorch's
+//! `torch.nn.functional` semantics).
 
 use wgrad_core::checks::pool::Pool2dArgs;
 use wgrad_core::{DType, Error, Result};
@@ -140,6 +141,58 @@ impl Tensor {
         batched(OP, self, |x| {
             let out = x.storage().adaptive_avg_pool2d(output_hw)?;
             Ok(Tensor::record(out, Op::AdaptiveAvgPool2d, &[x]))
+        })
+    }
+
+    /// `torch.nn.functional.adaptive_avg_pool1d` of `[N, C, L]` (or
+    /// `[C, L]`): the 2-D op over a height of 1.
+    pub fn adaptive_avg_pool1d(&self, output_size: usize) -> Result<Tensor> {
+        as_2d("adaptive_avg_pool1d", self, |x| {
+            x.adaptive_avg_pool2d([1, output_size])
+        })
+    }
+
+    /// `torch.nn.functional.adaptive_max_pool2d` (values; no indices) of
+    /// `[N, C, H, W]` (or `[C, H, W]`): the max over windows
+    /// `[floor(i*H/Ho), ceil((i+1)*H/Ho))`, as PyTorch's. Sizes that divide
+    /// evenly run as one max pool; others as one max per window, joined.
+    pub fn adaptive_max_pool2d(&self, output_hw: [usize; 2]) -> Result<Tensor> {
+        const OP: &str = "adaptive_max_pool2d";
+        float_input(OP, self)?;
+        batched(OP, self, |x| {
+            let (h, w) = (x.shape()[2], x.shape()[3]);
+            let [oh, ow] = output_hw;
+            if oh == 0 || ow == 0 || h == 0 || w == 0 {
+                return Err(Error::invalid(
+                    OP,
+                    format!("output size {output_hw:?} and input size [{h}, {w}] must be non-zero"),
+                ));
+            }
+            if h % oh == 0 && w % ow == 0 {
+                return x.max_pool2d(&Pool2dArgs::new([h / oh, w / ow]));
+            }
+            let window =
+                |i: usize, n: usize, out: usize| (i * n / out, ((i + 1) * n).div_ceil(out));
+            let mut rows = Vec::with_capacity(oh);
+            for i in 0..oh {
+                let (h0, h1) = window(i, h, oh);
+                let band = x.narrow(2, h0, h1 - h0)?;
+                let mut cells = Vec::with_capacity(ow);
+                for j in 0..ow {
+                    let (w0, w1) = window(j, w, ow);
+                    cells.push(band.narrow(3, w0, w1 - w0)?.max(&[2, 3], true)?);
+                }
+                rows.push(Tensor::cat(&cells.iter().collect::<Vec<_>>(), 3)?);
+            }
+            Tensor::cat(&rows.iter().collect::<Vec<_>>(), 2)
+        })
+    }
+
+    /// `torch.nn.functional.adaptive_max_pool1d` (values) of `[N, C, L]`
+    /// (or `[C, L]`).
+    pub fn adaptive_max_pool1d(&self, output_size: usize) -> Result<Tensor> {
+        as_2d("adaptive_max_pool1d", self, |x| {
+            x.adaptive_max_pool2d([1, output_size])
         })
     }
 
