@@ -109,8 +109,8 @@ pub mod __private {
     pub use wgrad_core::Result;
 }
 pub use pool::{
-    AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d,
-    MaxPool1d, MaxPool2d, Upsample,
+    AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d,
+    AvgPool2d, MaxPool1d, MaxPool2d, Upsample,
 };
 pub use rnn::{GRU, LSTM, RNN, RnnNonlinearity, RnnOptions};
 pub use rnn_cell::{GRUCell, LSTMCell, RNNCell};
