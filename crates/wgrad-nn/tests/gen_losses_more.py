@@ -167,6 +167,8 @@ mb[2] = ma[17]
 case("cdist mm path", lambda a, b: torch.cdist(a, b), "cdist(&x[0], &x[1], 2.0)", [inp(ma), inp(mb)])
 case("cdist mm batched", lambda a, b: torch.cdist(a, b), "cdist(&x[0], &x[1], 2.0)",
      [inp(torch.randint(-3, 4, (2, 3, 2)).float()), inp(torch.randint(-3, 4, (1, 27, 2)).float())])
+# Random coordinates through the product path: its rounding, not exact.
+case("cdist mm random", lambda a, b: torch.cdist(a, b), "cdist(&x[0], &x[1], 2.0)", [inp(r(30, 5)), inp(r(26, 5))])
 case("cdist empty rows", lambda a, b: torch.cdist(a, b), "cdist(&x[0], &x[1], 2.0)",
      [inp(torch.zeros(0, 3)), inp(r(2, 3))])
 case("cdist empty cols", lambda a, b: torch.cdist(a, b, p=inf), "cdist(&x[0], &x[1], f32::INFINITY)",
