@@ -100,8 +100,18 @@ impl Tensor {
     /// (`a[:, None] * b`, so dtypes promote as `mul`'s).
     pub fn outer(&self, vec2: &Tensor) -> Result<Tensor> {
         const OP: &str = "outer";
-        expect_rank(OP, "self", self, 1)?;
-        expect_rank(OP, "vec2", vec2, 1)?;
+        for (what, t) in [("self", self), ("vec2", vec2)] {
+            if t.rank() != 1 {
+                return Err(Error::invalid(
+                    OP,
+                    format!(
+                        "outer: Expected 1-D argument {what}, but got {}-D (shape {:?})",
+                        t.rank(),
+                        t.shape()
+                    ),
+                ));
+            }
+        }
         self.unsqueeze(1)?.mul(vec2)
     }
 

@@ -202,7 +202,14 @@ fn bad_inputs_give_pytorchs_errors() {
         let f = |shape: &[usize]| Tensor::ones(shape, d).unwrap();
         let i = Tensor::from_vec(vec![1i32, 2], &[2], d).unwrap();
         let cases: Vec<(String, &str)> = vec![
-            (err(f(&[2, 2]).outer(&f(&[2]))), "1-D"),
+            (
+                err(f(&[2, 2]).outer(&f(&[2]))),
+                "Expected 1-D argument self, but got 2-D",
+            ),
+            (
+                err(f(&[2]).outer(&f(&[]))),
+                "Expected 1-D argument vec2, but got 0-D",
+            ),
             (
                 err(f(&[2, 2]).dot(&f(&[2]))),
                 "1D tensors expected, but got 2D and 1D tensors",

@@ -185,6 +185,17 @@ case("meshgrid ij 1", [a3, torch.randn(2)], lambda p, q: torch.meshgrid(p, q, in
 case("meshgrid xy 0", [a3, torch.randn(2), T(1.5)], lambda p, q, r: torch.meshgrid(p, q, r, indexing="xy")[0], "Ok(Tensor::meshgrid(&[&x[0], &x[1], &x[2]], \"xy\")?.swap_remove(0))")
 case("meshgrid xy 2", [a3, torch.randn(2), T(1.5)], lambda p, q, r: torch.meshgrid(p, q, r, indexing="xy")[2], "Ok(Tensor::meshgrid(&[&x[0], &x[1], &x[2]], \"xy\")?.swap_remove(2))")
 
+# 16-bit floats (computed in f32, rounded to the dtype)
+case("lerp f16", [s3, e3], lambda a, b: torch.lerp(a.half(), b.half(), 0.3).float(), "x[0].half()?.lerp_scalar(&x[1].half()?, 0.3)?.float()", 1e-3)
+case("logaddexp bf16", [la, lb], lambda a, b: torch.logaddexp(a.bfloat16(), b.bfloat16()).float(), "x[0].bfloat16()?.logaddexp(&x[1].bfloat16()?)?.float()", 1e-2)
+case("hypot f16", [ha[:2], hb[:2]], lambda a, b: torch.hypot(a.half(), b.half()).float(), "x[0].half()?.hypot(&x[1].half()?)?.float()", 1e-3)
+case("isinf f16", [special], lambda x: torch.isinf(x.half()), "x[0].half()?.isinf()")
+case("median f16", [md], lambda x: torch.median(x.half(), 1).values.float(), "x[0].half()?.median_dim(1, false)?.0.float()", 1e-3)
+case("median all f16", [T([1.0, 2.0, 2.0, 1.0, 3.0, 2.0])], lambda x: torch.median(x.half()).float(), "x[0].half()?.median()?.float()", 1e-3)
+case("amax bf16", [r], lambda x: torch.amax(x.bfloat16(), 0).float(), "x[0].bfloat16()?.amax(&[0], false)?.float()", 1e-2)
+case("diagonal f16", [m34], lambda x: torch.diagonal(x.half(), 1).float(), "x[0].half()?.diagonal(1, 0, 1)?.float()", 1e-3)
+case("outer f16", [a3, a4], lambda a, b: torch.outer(a.half(), b.half()).float(), "x[0].half()?.outer(&x[1].half()?)?.float()", 1e-3)
+
 # creation (inputs only give the device and shape)
 case("linspace", [], lambda: torch.linspace(-1.3, 2.7, 7), "Tensor::linspace(-1.3, 2.7, 7, DType::F32, d)", 0.0)
 case("linspace long", [], lambda: torch.linspace(-123.456, 0.789, 1001), "Tensor::linspace(-123.456, 0.789, 1001, DType::F32, d)", 0.0)
