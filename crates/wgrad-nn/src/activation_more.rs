@@ -385,7 +385,7 @@ impl GLU {
             ));
         }
         let n = x.shape()[axis as usize];
-        if n % 2 != 0 {
+        if !n.is_multiple_of(2) {
             return Err(Error::invalid(
                 "GLU",
                 format!("Halving dimension must be even, but dimension {axis} is size {n}"),

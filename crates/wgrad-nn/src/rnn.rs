@@ -480,3 +480,68 @@ impl LSTM {
         Ok((out, (h, c)))
     }
 }
+
+/// `torch.nn.utils.rnn.pad_sequence`: stacks sequences `[L_i, *]` of
+/// equal trailing dims into `[L_max, B, *]` (`[B, L_max, *]` with
+/// `batch_first`), each padded with `padding_value` after its end (or
+/// before its start with `pad_left`, PyTorch's `padding_side="left"`).
+/// Differentiable in every sequence.
+///
+/// ```
+/// use wgrad_autograd::{Device, Tensor};
+/// let d = Device::Cpu;
+/// let a = Tensor::ones(&[3, 2], &d)?;
+/// let b = Tensor::ones(&[1, 2], &d)?;
+/// let padded = wgrad_nn::rnn::pad_sequence(&[&a, &b], true, 0.0, false)?;
+/// assert_eq!(padded.shape(), [2, 3, 2]);
+/// assert_eq!(padded.to_vec_f32()?[6..], [1.0, 1.0, 0.0, 0.0, 0.0, 0.0]);
+/// # Ok::<(), wgrad_core::Error>(())
+/// ```
+pub fn pad_sequence(
+    sequences: &[&Tensor],
+    batch_first: bool,
+    padding_value: f32,
+    pad_left: bool,
+) -> Result<Tensor> {
+    const OP: &str = "pad_sequence";
+    let first = sequences
+        .first()
+        .ok_or_else(|| Error::invalid(OP, "received an empty list of sequences"))?;
+    if first.rank() == 0 {
+        return Err(Error::invalid(
+            OP,
+            "sequences must have at least one dim (the length)",
+        ));
+    }
+    let trailing = first.shape()[1..].to_vec();
+    let longest = sequences
+        .iter()
+        .map(|s| s.shape().first().copied().unwrap_or(0))
+        .max()
+        .unwrap_or(0);
+    let mut padded = Vec::with_capacity(sequences.len());
+    for (i, s) in sequences.iter().enumerate() {
+        if s.rank() == 0 || s.shape()[1..] != trailing[..] {
+            return Err(Error::invalid(
+                OP,
+                format!(
+                    "sequence {i} has shape {:?} but sequence 0 has trailing dims {trailing:?}",
+                    s.shape().as_slice()
+                ),
+            ));
+        }
+        let missing = (longest - s.shape()[0]) as isize;
+        // Pairs run from the last dim backwards: only the first dim's pair
+        // is non-zero.
+        let mut pad = vec![0isize; 2 * s.rank()];
+        let last = pad.len() - 2;
+        if pad_left {
+            pad[last] = missing;
+        } else {
+            pad[last + 1] = missing;
+        }
+        padded.push(s.pad(&pad, wgrad_autograd::PadMode::Constant(padding_value))?);
+    }
+    let refs: Vec<&Tensor> = padded.iter().collect();
+    Tensor::stack(&refs, if batch_first { 0 } else { 1 })
+}

@@ -2934,3 +2934,112 @@ fn adaptive_pools_match_pytorch() {
         .to_string();
     assert!(e.contains("adaptive_max_pool2d"), "{e}");
 }
+
+/// `trunc_normal_` keeps every value in its bounds with the truncated
+/// normal's moments (mean 0, variance 0.7737 for [-2, 2]; 100k draws), and
+/// draws the same values on the CPU and the GPU; `orthogonal_` gives
+/// orthonormal rows or columns times the gain; `eye_` the identity.
+#[test]
+fn trunc_normal_orthogonal_and_eye_inits() {
+    use wgrad::nn::init;
+    let mut draws = Vec::new();
+    for d in std::iter::once(Device::Cpu).chain(gpu()) {
+        wgrad::manual_seed(21);
+        let w = Tensor::zeros(&[400, 250], &d).unwrap();
+        init::trunc_normal_(&w, 0.0, 1.0, -2.0, 2.0).unwrap();
+        let v = w.to_vec::<f32>().unwrap();
+        assert!(
+            v.iter().all(|x| (-2.0..=2.0).contains(x)),
+            "{d}: out of bounds"
+        );
+        let n = v.len() as f64;
+        let mean = v.iter().map(|&x| f64::from(x)).sum::<f64>() / n;
+        let var = v
+            .iter()
+            .map(|&x| (f64::from(x) - mean).powi(2))
+            .sum::<f64>()
+            / n;
+        assert!(mean.abs() < 0.01, "{d}: mean {mean}");
+        assert!((var - 0.7737).abs() < 0.01, "{d}: variance {var}");
+        // Shifted, scaled, one-sided bounds.
+        let b = Tensor::zeros(&[1000], &d).unwrap();
+        init::trunc_normal_(&b, 1.0, 0.02, 0.99, 1.5).unwrap();
+        assert!(
+            b.to_vec::<f32>()
+                .unwrap()
+                .iter()
+                .all(|x| (0.99..=1.5).contains(x))
+        );
+        draws.push(v);
+
+        for shape in [[6usize, 4], [4, 6]] {
+            let q = Tensor::zeros(&shape, &d).unwrap();
+            init::orthogonal_(&q, 2.0).unwrap();
+            let gram = if shape[0] >= shape[1] {
+                q.matmul_t(&q, true, false).unwrap()
+            } else {
+                q.matmul_t(&q, false, true).unwrap()
+            };
+            let k = shape[0].min(shape[1]);
+            let g = gram.to_vec::<f32>().unwrap();
+            for i in 0..k {
+                for j in 0..k {
+                    let want = if i == j { 4.0 } else { 0.0 };
+                    assert!(
+                        (g[i * k + j] - want).abs() < 1e-5,
+                        "{d} {shape:?}: gram {g:?}"
+                    );
+                }
+            }
+        }
+        let conv = Tensor::zeros(&[8, 2, 3, 3], &d).unwrap();
+        init::orthogonal_(&conv, 1.0).unwrap();
+        assert_eq!(conv.shape(), [8, 2, 3, 3]);
+        let e = Tensor::zeros(&[3, 4], &d).unwrap();
+        init::eye_(&e).unwrap();
+        let ev = e.to_vec::<f32>().unwrap();
+        assert_eq!(ev, [1., 0., 0., 0., 0., 1., 0., 0., 0., 0., 1., 0.]);
+    }
+    if draws.len() == 2 {
+        check_close("trunc_normal cpu vs gpu", &draws[1], &draws[0], 1e-5).unwrap();
+    }
+    let d = Device::Cpu;
+    let t = Tensor::zeros(&[3], &d).unwrap();
+    assert!(init::trunc_normal_(&t, 0.0, 1.0, 2.0, -2.0).is_err());
+    assert!(init::orthogonal_(&t, 1.0).is_err());
+    assert!(init::eye_(&t).is_err());
+}
+
+/// `pad_sequence` against PyTorch's layout: right and left padding, batch
+/// first or not, gradients back to each sequence, and its errors.
+#[test]
+fn pad_sequence_matches_pytorch() {
+    use wgrad::nn::rnn::pad_sequence;
+    for d in std::iter::once(Device::Cpu).chain(gpu()) {
+        let t = |v: Vec<f32>, s: &[usize]| {
+            Tensor::from_vec(v, s, &d)
+                .unwrap()
+                .with_requires_grad(true)
+                .unwrap()
+        };
+        let a = t(vec![1., 2., 3., 4., 5., 6.], &[3, 2]);
+        let b = t(vec![7., 8.], &[1, 2]);
+        let v = |x: &Tensor| x.to_vec::<f32>().unwrap();
+        // torch.nn.utils.rnn.pad_sequence([a, b], batch_first=True, padding_value=-1)
+        let p = pad_sequence(&[&a, &b], true, -1.0, false).unwrap();
+        assert_eq!(p.shape(), [2, 3, 2]);
+        assert_eq!(v(&p), [1., 2., 3., 4., 5., 6., 7., 8., -1., -1., -1., -1.]);
+        // batch_first=False, padding_side="left"
+        let p = pad_sequence(&[&a, &b], false, 0.0, true).unwrap();
+        assert_eq!(p.shape(), [3, 2, 2]);
+        assert_eq!(v(&p), [1., 2., 0., 0., 3., 4., 0., 0., 5., 6., 7., 8.]);
+        p.sum_all().unwrap().backward().unwrap();
+        assert_eq!(v(&a.grad().unwrap()), [1.0; 6]);
+        assert_eq!(v(&b.grad().unwrap()), [1.0; 2]);
+    }
+    let d = Device::Cpu;
+    let a = Tensor::zeros(&[3, 2], &d).unwrap();
+    let c = Tensor::zeros(&[2, 3], &d).unwrap();
+    assert!(pad_sequence(&[&a, &c], false, 0.0, false).is_err());
+    assert!(pad_sequence(&[], false, 0.0, false).is_err());
+}
