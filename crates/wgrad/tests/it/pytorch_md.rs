@@ -235,6 +235,12 @@ fn modules_functional_and_losses() -> Result<()> {
     let up1 = ConvTranspose1d::new(16, 8, 4, 2, 1, 0, 1, true, 1, d)?;
     let _ = up1.forward(&seq3)?;
     let _ = seq3.conv_transpose1d(&up1.weight, up1.bias.as_ref(), 2, 1, 0, 1, 1)?;
+    let wi = Tensor::zeros(&[8, 4], d)?;
+    init::trunc_normal_(&wi, 0.0, 0.02, -2.0, 2.0)?;
+    init::orthogonal_(&wi, 1.0)?;
+    init::eye_(&wi)?;
+    let (sa, sb) = (Tensor::ones(&[3, 2], d)?, Tensor::ones(&[1, 2], d)?);
+    let _ = wgrad::nn::rnn::pad_sequence(&[&sa, &sb], true, 0.0, false)?;
     let act_in = Tensor::randn(&[2, 64], d)?;
     for act in &acts {
         let _ = act.forward(&act_in)?;
