@@ -63,6 +63,7 @@ mod sequential;
 mod shape_layers;
 pub mod state_dict;
 pub mod transformer;
+mod transformer_stack;
 
 pub use activation::{GELU, LeakyReLU, ReLU, SiLU, Sigmoid, Tanh};
 pub use activation_more::{
@@ -119,3 +120,4 @@ pub use transformer::{
     Activation, LayerMasks, TransformerDecoderLayer, TransformerEncoderLayer, TransformerOptions,
     generate_square_subsequent_mask,
 };
+pub use transformer_stack::{Transformer, TransformerDecoder, TransformerEncoder};

@@ -21,6 +21,7 @@ mod fixtures_rnn;
 mod fixtures_sort;
 mod fixtures_structure;
 mod fixtures_transformer;
+mod fixtures_transformer_stack;
 mod fused_relu;
 mod half_promotion;
 mod hardening;
