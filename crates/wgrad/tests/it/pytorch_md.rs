@@ -235,6 +235,17 @@ fn modules_functional_and_losses() -> Result<()> {
     let up1 = ConvTranspose1d::new(16, 8, 4, 2, 1, 0, 1, true, 1, d)?;
     let _ = up1.forward(&seq3)?;
     let _ = seq3.conv_transpose1d(&up1.weight, up1.bias.as_ref(), 2, 1, 0, 1, 1)?;
+    let o = TransformerOptions::new(64, 8);
+    let stack = wgrad::nn::TransformerEncoder::new(
+        || TransformerEncoderLayer::new(&o, d),
+        2,
+        Some(LayerNorm::new(&[64], 1e-5, true, d)?),
+    )?;
+    let _ = stack.forward_masked(
+        &Tensor::randn(&[3, 1, 64], d)?,
+        &wgrad::nn::LayerMasks::default(),
+    )?;
+    let _ = wgrad::nn::Transformer::new(&o, 1, 1, d)?;
     let wi = Tensor::zeros(&[8, 4], d)?;
     init::trunc_normal_(&wi, 0.0, 0.02, -2.0, 2.0)?;
     init::orthogonal_(&wi, 1.0)?;
