@@ -28,8 +28,10 @@ pub mod mnist;
 mod preview;
 mod shuffle;
 pub mod synthetic;
+mod tensor_dataset;
 
 pub use dataset::Dataset;
 pub use loader::{Batches, DataLoader};
 pub use preview::ascii_preview;
 pub use shuffle::permutation;
+pub use tensor_dataset::{TensorDataset, TensorLoader};

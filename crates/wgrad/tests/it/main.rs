@@ -8,6 +8,7 @@ mod amp_training;
 mod attention;
 mod cnn_errors;
 mod common;
+mod data_tensors;
 mod derive;
 mod einsum;
 mod fixtures_attention;
