@@ -120,6 +120,10 @@ impl Tensor {
         let mut leaf_grads = Vec::new();
         walk(&order, grads, |tensor, grad| {
             if tensor.grad_fn().is_some() {
+                // `retain_grad()` results keep a copy, like leaves.
+                if tensor.retains_grad() {
+                    leaf_grads.push((tensor.clone(), grad.clone()));
+                }
                 return Some(grad);
             }
             leaf_grads.push((tensor.clone(), grad));
@@ -166,6 +170,8 @@ pub(crate) fn walk(
                 }
             }
         };
+        // `register_hook` functions see (and may replace) the summed gradient.
+        let grad = tensor.apply_hooks(grad)?;
         let Some(grad) = arrive(tensor, grad) else {
             continue;
         };

@@ -46,7 +46,7 @@ pub use grad_mode::{NoGradGuard, is_grad_enabled, no_grad};
 pub use ops::conv::ConvPadding;
 pub use ops::resample::{InterpolateMode, PadMode};
 pub use storage::Storage;
-pub use tensor::{Tensor, manual_seed, next_seed};
+pub use tensor::{HookHandle, Tensor, manual_seed, next_seed};
 pub use wgrad_core::checks::attention::AttentionArgs;
 pub use wgrad_core::checks::conv::{Conv2dArgs, ConvTranspose2dArgs};
 pub use wgrad_core::checks::pool::Pool2dArgs;

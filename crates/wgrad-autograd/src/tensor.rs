@@ -12,7 +12,11 @@ use crate::graph::{GradFn, Node, Op};
 use crate::ops::inplace::DataCell;
 use crate::storage::Storage;
 
+mod hooks;
 mod readback;
+
+pub(crate) use hooks::GradHook;
+pub use hooks::HookHandle;
 
 /// A tensor on the CPU or a GPU that can take part in reverse-mode autograd.
 /// Cloning is cheap and shares data, grad and graph position (like a
@@ -46,6 +50,10 @@ pub(crate) struct Inner {
     pub shape: Dims,
     pub dtype: AtomicU8,
     pub device: Device,
+    /// `retain_grad()` on a result: backward keeps its gradient in `grad`.
+    pub retains_grad: AtomicBool,
+    /// `register_hook` functions, run in order on the tensor's gradient.
+    pub hooks: Mutex<Vec<(u64, GradHook)>>,
 }
 
 /// Dropping a long chain of results would recurse once per node; unlink the
@@ -107,6 +115,8 @@ impl Tensor {
                 node,
                 version,
                 cell,
+                retains_grad: AtomicBool::new(false),
+                hooks: Mutex::new(Vec::new()),
             }),
         }
     }

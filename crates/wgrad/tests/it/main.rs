@@ -26,6 +26,7 @@ mod fixtures_transformer_stack;
 mod fused_relu;
 mod half_promotion;
 mod hardening;
+mod hooks;
 mod inplace;
 mod int_ops;
 mod int_reductions;

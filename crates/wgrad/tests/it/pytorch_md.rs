@@ -246,6 +246,13 @@ fn modules_functional_and_losses() -> Result<()> {
         &wgrad::nn::LayerMasks::default(),
     )?;
     let _ = wgrad::nn::Transformer::new(&o, 1, 1, d)?;
+    let hx = Tensor::ones(&[2], d)?.with_requires_grad(true)?;
+    let hy = hx.mul_scalar(3.0)?;
+    hy.retain_grad()?;
+    let h = hx.register_hook(|g| Ok(Some(g.mul_scalar(2.0)?)))?;
+    hy.sum_all()?.backward()?;
+    let _ = hy.grad();
+    h.remove();
     let wi = Tensor::zeros(&[8, 4], d)?;
     init::trunc_normal_(&wi, 0.0, 0.02, -2.0, 2.0)?;
     init::orthogonal_(&wi, 1.0)?;
