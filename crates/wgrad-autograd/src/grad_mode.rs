@@ -47,3 +47,34 @@ impl Drop for NoGradGuard {
         GRAD_ENABLED.with(|g| g.set(self.previous));
     }
 }
+
+/// Enables graph recording until the guard is dropped (`torch.enable_grad()`),
+/// e.g. inside a [`no_grad`] scope.
+///
+/// ```
+/// let _off = wgrad_autograd::no_grad();
+/// {
+///     let _on = wgrad_autograd::enable_grad();
+///     assert!(wgrad_autograd::is_grad_enabled());
+/// }
+/// assert!(!wgrad_autograd::is_grad_enabled());
+/// ```
+pub fn enable_grad() -> NoGradGuard {
+    set_grad_enabled(true)
+}
+
+/// Sets graph recording on or off until the guard is dropped
+/// (`torch.set_grad_enabled(mode)` used as a context manager).
+pub fn set_grad_enabled(enabled: bool) -> NoGradGuard {
+    let previous = GRAD_ENABLED.with(|g| g.replace(enabled));
+    NoGradGuard {
+        previous,
+        _not_send: PhantomData,
+    }
+}
+
+/// `torch.inference_mode()`: no graph recording until the guard is
+/// dropped (wgrad has no separate inference tensors; this is [`no_grad`]).
+pub fn inference_mode() -> NoGradGuard {
+    no_grad()
+}

@@ -42,7 +42,9 @@ pub use autocast::{AutocastGuard, autocast, autocast_dtype, is_autocast_enabled}
 pub use backward::BackwardOptions;
 pub use device::Device;
 pub use grad::{GradOptions, grad};
-pub use grad_mode::{NoGradGuard, is_grad_enabled, no_grad};
+pub use grad_mode::{
+    NoGradGuard, enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled,
+};
 pub use ops::conv::ConvPadding;
 pub use ops::resample::{InterpolateMode, PadMode};
 pub use storage::Storage;

@@ -61,8 +61,8 @@ pub use half::{bf16, f16};
 #[doc(inline)]
 pub use wgrad_autograd::{
     AttentionArgs, BackwardOptions, Conv2dArgs, ConvPadding, ConvTranspose2dArgs, Device,
-    InterpolateMode, NoGradGuard, PadMode, Pool2dArgs, Storage, Tensor, gradcheck, is_grad_enabled,
-    manual_seed, no_grad, optim,
+    InterpolateMode, NoGradGuard, PadMode, Pool2dArgs, Storage, Tensor, enable_grad, gradcheck,
+    inference_mode, is_grad_enabled, manual_seed, no_grad, optim, set_grad_enabled,
 };
 /// Automatic mixed precision, as `torch.autocast` / `torch.amp`:
 /// `wgrad::autocast(DType::BF16, || ..)` or an [`AutocastGuard`].

@@ -131,3 +131,34 @@ fn hook_errors_leave_gradients_unchanged() {
         "a failed backward changes nothing"
     );
 }
+
+/// `enable_grad` inside `no_grad`, `set_grad_enabled` and `inference_mode`
+/// scope graph recording as PyTorch's context managers, restoring the
+/// previous mode when dropped.
+#[test]
+fn grad_mode_scopes_nest() {
+    let x = Tensor::ones(&[2], &Device::Cpu)
+        .unwrap()
+        .with_requires_grad(true)
+        .unwrap();
+    {
+        let _off = wgrad::no_grad();
+        assert!(!x.mul_scalar(2.0).unwrap().requires_grad());
+        {
+            let _on = wgrad::enable_grad();
+            assert!(x.mul_scalar(2.0).unwrap().requires_grad());
+        }
+        assert!(!wgrad::is_grad_enabled());
+    }
+    {
+        let _mode = wgrad::set_grad_enabled(false);
+        assert!(!x.mul_scalar(2.0).unwrap().requires_grad());
+        let _inner = wgrad::set_grad_enabled(true);
+        assert!(x.mul_scalar(2.0).unwrap().requires_grad());
+    }
+    {
+        let _inference = wgrad::inference_mode();
+        assert!(!x.mul_scalar(2.0).unwrap().requires_grad());
+    }
+    assert!(wgrad::is_grad_enabled());
+}

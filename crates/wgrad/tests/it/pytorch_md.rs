@@ -246,6 +246,11 @@ fn modules_functional_and_losses() -> Result<()> {
         &wgrad::nn::LayerMasks::default(),
     )?;
     let _ = wgrad::nn::Transformer::new(&o, 1, 1, d)?;
+    {
+        let _g = wgrad::enable_grad();
+        let _h = wgrad::set_grad_enabled(false);
+        let _i = wgrad::inference_mode();
+    }
     let hx = Tensor::ones(&[2], d)?.with_requires_grad(true)?;
     let hy = hx.mul_scalar(3.0)?;
     hy.retain_grad()?;
