@@ -39,6 +39,7 @@ mod activation;
 mod activation_more;
 pub mod attention;
 pub mod batch_norm;
+mod bilinear;
 mod cdist;
 pub mod checkpoint;
 mod codec;
@@ -73,6 +74,7 @@ pub use activation_more::{
 };
 pub use attention::{AttentionOptions, MultiheadAttention};
 pub use batch_norm::{BatchNorm, BatchNorm1d, BatchNorm2d, BatchNormOptions};
+pub use bilinear::Bilinear;
 pub use cdist::cdist;
 pub use checkpoint::{
     OptimizerCheckpoint, OptimizerConfig, OptimizerStateDict, ParamGroupState, ParamState,
