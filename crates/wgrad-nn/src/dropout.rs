@@ -133,3 +133,27 @@ impl Dropout2d {
         Tensor::where_cond(&keep, &scaled, &zero)
     }
 }
+
+/// `torch.nn.functional.dropout(x, p, training)`: [`Dropout`]'s forward
+/// without a module (the identity when `training` is false).
+///
+/// ```
+/// use wgrad_autograd::{Device, Tensor};
+/// let x = Tensor::ones(&[4, 8], &Device::Cpu)?;
+/// assert_eq!(wgrad_nn::dropout(&x, 0.5, false)?.to_vec_f32()?, x.to_vec_f32()?);
+/// assert_eq!(wgrad_nn::dropout(&x, 0.5, true)?.shape(), [4, 8]);
+/// # Ok::<(), wgrad_core::Error>(())
+/// ```
+pub fn dropout(x: &Tensor, p: f32, training: bool) -> Result<Tensor> {
+    let mut layer = Dropout::new(p)?;
+    layer.train(training);
+    layer.forward(x)
+}
+
+/// `torch.nn.functional.dropout2d(x, p, training)`: [`Dropout2d`]'s
+/// forward without a module.
+pub fn dropout2d(x: &Tensor, p: f32, training: bool) -> Result<Tensor> {
+    let mut layer = Dropout2d::new(p)?;
+    layer.train(training);
+    layer.forward(x)
+}

@@ -84,7 +84,7 @@ pub use conv::{Conv1d, Conv2d, Conv2dOptions, ConvTranspose1d, ConvTranspose2d};
 pub use distance::{
     CosineSimilarity, PairwiseDistance, cosine_similarity, normalize, pairwise_distance,
 };
-pub use dropout::{Dropout, Dropout2d};
+pub use dropout::{Dropout, Dropout2d, dropout, dropout2d};
 pub use embedding::{Embedding, embedding};
 pub use flatten::Flatten;
 pub use group_norm::GroupNorm;

@@ -3217,3 +3217,28 @@ fn bilinear_matches_pytorch() {
         );
     }
 }
+
+/// `F.dropout` / `F.dropout2d`: the identity out of training; in training
+/// the survivors scaled by 1 / (1 - p), about p of them dropped, the same
+/// elements as the modules under the same seed.
+#[test]
+fn functional_dropout_matches_the_modules() {
+    use wgrad::nn::{Dropout, dropout, dropout2d};
+    let d = Device::Cpu;
+    let x = Tensor::ones(&[100, 50], &d).unwrap();
+    assert_eq!(
+        dropout(&x, 0.3, false).unwrap().to_vec::<f32>().unwrap(),
+        x.to_vec::<f32>().unwrap()
+    );
+    wgrad::manual_seed(9);
+    let y = dropout(&x, 0.3, true).unwrap().to_vec::<f32>().unwrap();
+    let kept = y.iter().filter(|&&v| v != 0.0).count() as f32 / y.len() as f32;
+    assert!((kept - 0.7).abs() < 0.03, "kept {kept}");
+    assert!(y.iter().all(|&v| v == 0.0 || (v - 1.0 / 0.7).abs() < 1e-6));
+    wgrad::manual_seed(9);
+    let z = Dropout::new(0.3).unwrap().forward(&x).unwrap();
+    assert_eq!(y, z.to_vec::<f32>().unwrap());
+    let img = Tensor::ones(&[2, 3, 4, 4], &d).unwrap();
+    assert_eq!(dropout2d(&img, 0.5, true).unwrap().shape(), [2, 3, 4, 4]);
+    assert!(dropout(&x, 1.5, true).is_err());
+}
