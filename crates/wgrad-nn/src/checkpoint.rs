@@ -33,10 +33,12 @@
 //!   parameter's index in the optimizer (PyTorch's `state` keys: the groups'
 //!   parameters in order) and `name` as in PyTorch (`momentum_buffer`;
 //!   `exp_avg`, `exp_avg_sq`, `max_exp_avg_sq`; `square_avg`, `grad_avg`;
-//!   `sum`), F32 with the parameter's shape (F64, F16 and BF16 load too,
-//!   converted to F32 as the parameters are), and the step count of Adam,
-//!   RMSprop and Adagrad as the I64 scalar `optim.state.{i}.step`;
-//! * metadata: `optim.type` (`SGD`, `Adam`, `AdamW`, `RMSprop`, `Adagrad`),
+//!   `sum`; `exp_inf`; `acc_delta`), F32 with the parameter's shape (F64,
+//!   F16 and BF16 load too, converted to F32 as the parameters are), NAdam's
+//!   `mu_product` as an F32 scalar, and the step count of every optimizer
+//!   but SGD as the I64 scalar `optim.state.{i}.step`;
+//! * metadata: `optim.type` (`SGD`, `Adam`, `AdamW`, `RMSprop`, `Adagrad`,
+//!   `NAdam`, `RAdam`, `Adamax`, `Adadelta`),
 //!   the first parameter group's hyper-parameters as `optim.{key}` with
 //!   PyTorch's `param_groups` keys (`optim.lr`, `optim.betas`, ...),
 //!   `optim.num_params`, `optim.initial_lr` when a scheduler set one,
@@ -58,8 +60,9 @@ use std::path::Path;
 use safetensors::Dtype;
 use safetensors::tensor::TensorView;
 use wgrad_autograd::optim::{
-    Adagrad, AdagradState, Adam, AdamState, AdamW, Optimizer, ParamGroup, RmsProp, RmsPropState,
-    Sgd, SgdState,
+    Adadelta, AdadeltaState, Adagrad, AdagradState, Adam, AdamState, AdamW, Adamax, AdamaxState,
+    NAdam, NAdamState, Optimizer, ParamGroup, RAdam, RAdamState, RmsProp, RmsPropState, Sgd,
+    SgdState,
 };
 use wgrad_autograd::{Device, Tensor};
 use wgrad_core::{DType, Error, Result};
@@ -73,6 +76,7 @@ use crate::codec::{
 
 mod config;
 mod impls;
+mod impls_more;
 mod metadata;
 mod state;
 pub use config::OptimizerConfig;
@@ -149,7 +153,8 @@ impl OptimizerStateDict {
 }
 
 /// An optimizer whose state can be saved and restored ([`Sgd`], [`Adam`],
-/// [`AdamW`], [`RmsProp`], [`Adagrad`]).
+/// [`AdamW`], [`RmsProp`], [`Adagrad`], [`NAdam`], [`RAdam`], [`Adamax`],
+/// [`Adadelta`]).
 pub trait OptimizerCheckpoint: Optimizer {
     /// A snapshot of the state: hyper-parameters and copies of every state
     /// buffer (on the parameters' devices), which later steps leave alone.

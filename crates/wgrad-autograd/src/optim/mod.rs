@@ -23,7 +23,10 @@
 //! A GPU step records one fused update dispatch per parameter that writes
 //! the parameter's buffer and its state in place and never reads back; a
 //! CPU step computes new tensors and swaps them in with
-//! [`Tensor::set_storage`].
+//! [`Tensor::set_storage`]. [`NAdam`], [`RAdam`], [`Adamax`] and
+//! [`Adadelta`] compose their step from tensor ops on either device
+//! (PyTorch's single-tensor arithmetic, in its order) and swap the results
+//! in the same way.
 //!
 //! Parameters come in [`ParamGroup`]s (PyTorch's `param_groups`), each with
 //! its own hyper-parameters; `new` builds one group, `with_groups` several.
@@ -33,21 +36,30 @@
 //! mixed-precision training and skips steps whose gradients overflowed,
 //! with any optimizer.
 
+mod adadelta;
 mod adagrad;
 mod adam;
 mod adam_foreach;
+mod adamax;
 mod clip;
+mod composed;
 mod grad_scaler;
 mod group;
+mod nadam;
+mod radam;
 mod rmsprop;
 mod scheduler;
 mod sgd;
 
+pub use adadelta::{Adadelta, AdadeltaConfig, AdadeltaState};
 pub use adagrad::{Adagrad, AdagradConfig, AdagradState};
 pub use adam::{Adam, AdamConfig, AdamState, AdamW, AdamWConfig};
+pub use adamax::{Adamax, AdamaxConfig, AdamaxState};
 pub use clip::{clip_grad_norm_, clip_grad_norm_with, clip_grad_value_};
 pub use grad_scaler::{GradScaler, GradScalerConfig};
 pub use group::{GroupConfig, ParamGroup};
+pub use nadam::{NAdam, NAdamConfig, NAdamState};
+pub use radam::{RAdam, RAdamConfig, RAdamState};
 pub use rmsprop::{RmsProp, RmsPropConfig, RmsPropState};
 pub use scheduler::{
     AnnealStrategy, ChainedScheduler, ConstantLR, CosineAnnealingLR, CosineAnnealingWarmRestarts,

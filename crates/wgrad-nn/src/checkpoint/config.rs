@@ -4,7 +4,10 @@
 
 use std::collections::HashMap;
 
-use wgrad_autograd::optim::{AdagradConfig, AdamConfig, AdamWConfig, RmsPropConfig, SgdConfig};
+use wgrad_autograd::optim::{
+    AdadeltaConfig, AdagradConfig, AdamConfig, AdamWConfig, AdamaxConfig, NAdamConfig, RAdamConfig,
+    RmsPropConfig, SgdConfig,
+};
 
 use super::metadata::{from_pairs, to_pairs};
 use crate::codec::OPTIM_PREFIX as PREFIX;
@@ -22,14 +25,22 @@ pub enum OptimizerConfig {
     RmsProp(RmsPropConfig),
     /// `torch.optim.Adagrad`.
     Adagrad(AdagradConfig),
+    /// `torch.optim.NAdam`.
+    NAdam(NAdamConfig),
+    /// `torch.optim.RAdam`.
+    RAdam(RAdamConfig),
+    /// `torch.optim.Adamax`.
+    Adamax(AdamaxConfig),
+    /// `torch.optim.Adadelta`.
+    Adadelta(AdadeltaConfig),
 }
 
 /// The optimizers a file may name.
-const KINDS: &str = "SGD, Adam, AdamW, RMSprop, Adagrad";
+const KINDS: &str = "SGD, Adam, AdamW, RMSprop, Adagrad, NAdam, RAdam, Adamax, Adadelta";
 
 impl OptimizerConfig {
     /// The optimizer's class name as PyTorch spells it (`SGD`, `Adam`,
-    /// `AdamW`, `RMSprop`, `Adagrad`).
+    /// `AdamW`, `RMSprop`, `Adagrad`, `NAdam`, `RAdam`, `Adamax`, `Adadelta`).
     pub fn kind(&self) -> &'static str {
         match self {
             OptimizerConfig::Sgd(_) => "SGD",
@@ -37,6 +48,10 @@ impl OptimizerConfig {
             OptimizerConfig::AdamW(_) => "AdamW",
             OptimizerConfig::RmsProp(_) => "RMSprop",
             OptimizerConfig::Adagrad(_) => "Adagrad",
+            OptimizerConfig::NAdam(_) => "NAdam",
+            OptimizerConfig::RAdam(_) => "RAdam",
+            OptimizerConfig::Adamax(_) => "Adamax",
+            OptimizerConfig::Adadelta(_) => "Adadelta",
         }
     }
 
@@ -48,6 +63,10 @@ impl OptimizerConfig {
             OptimizerConfig::AdamW(c) => c.lr,
             OptimizerConfig::RmsProp(c) => c.lr,
             OptimizerConfig::Adagrad(c) => c.lr,
+            OptimizerConfig::NAdam(c) => c.lr,
+            OptimizerConfig::RAdam(c) => c.lr,
+            OptimizerConfig::Adamax(c) => c.lr,
+            OptimizerConfig::Adadelta(c) => c.lr,
         }
     }
 
@@ -59,6 +78,10 @@ impl OptimizerConfig {
             OptimizerConfig::AdamW(c) => c.lr = lr,
             OptimizerConfig::RmsProp(c) => c.lr = lr,
             OptimizerConfig::Adagrad(c) => c.lr = lr,
+            OptimizerConfig::NAdam(c) => c.lr = lr,
+            OptimizerConfig::RAdam(c) => c.lr = lr,
+            OptimizerConfig::Adamax(c) => c.lr = lr,
+            OptimizerConfig::Adadelta(c) => c.lr = lr,
         }
         self
     }
@@ -81,6 +104,10 @@ impl OptimizerConfig {
             OptimizerConfig::AdamW(c) => to_pairs(&c, prefix),
             OptimizerConfig::RmsProp(c) => to_pairs(&c, prefix),
             OptimizerConfig::Adagrad(c) => to_pairs(&c, prefix),
+            OptimizerConfig::NAdam(c) => to_pairs(&c, prefix),
+            OptimizerConfig::RAdam(c) => to_pairs(&c, prefix),
+            OptimizerConfig::Adamax(c) => to_pairs(&c, prefix),
+            OptimizerConfig::Adadelta(c) => to_pairs(&c, prefix),
         }
     }
 
@@ -104,6 +131,10 @@ impl OptimizerConfig {
             "AdamW" => from_pairs(meta, prefix).map(OptimizerConfig::AdamW),
             "RMSprop" => from_pairs(meta, prefix).map(OptimizerConfig::RmsProp),
             "Adagrad" => from_pairs(meta, prefix).map(OptimizerConfig::Adagrad),
+            "NAdam" => from_pairs(meta, prefix).map(OptimizerConfig::NAdam),
+            "RAdam" => from_pairs(meta, prefix).map(OptimizerConfig::RAdam),
+            "Adamax" => from_pairs(meta, prefix).map(OptimizerConfig::Adamax),
+            "Adadelta" => from_pairs(meta, prefix).map(OptimizerConfig::Adadelta),
             other => Err(format!(
                 "metadata '{PREFIX}type' = {other:?} is not an optimizer wgrad has ({KINDS})"
             )),

@@ -18,7 +18,7 @@ use wgrad_nn::{
 
 const SIZES: [usize; 3] = [6, 8, 3];
 
-fn mlp(seed: u64, device: &Device) -> Sequential {
+pub(crate) fn mlp(seed: u64, device: &Device) -> Sequential {
     let _guard = seed_lock();
     manual_seed(seed);
     Sequential::new()
@@ -27,7 +27,7 @@ fn mlp(seed: u64, device: &Device) -> Sequential {
         .add(Linear::new(SIZES[1], SIZES[2], true, device).unwrap())
 }
 
-fn scratch(name: &str) -> PathBuf {
+pub(crate) fn scratch(name: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("checkpoint_tests");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
@@ -35,7 +35,7 @@ fn scratch(name: &str) -> PathBuf {
     path
 }
 
-fn bits(model: &dyn Module) -> Vec<Vec<u32>> {
+pub(crate) fn bits(model: &dyn Module) -> Vec<Vec<u32>> {
     model
         .parameters()
         .iter()
@@ -49,7 +49,7 @@ fn bits(model: &dyn Module) -> Vec<Vec<u32>> {
         .collect()
 }
 
-fn invalid<T: std::fmt::Debug>(result: wgrad_core::Result<T>) -> String {
+pub(crate) fn invalid<T: std::fmt::Debug>(result: wgrad_core::Result<T>) -> String {
     match result {
         Err(Error::InvalidArgument { message, .. }) => message,
         other => panic!("expected InvalidArgument, got {other:?}"),
@@ -58,7 +58,7 @@ fn invalid<T: std::fmt::Debug>(result: wgrad_core::Result<T>) -> String {
 
 /// One cross-entropy step on batch `step` (a different batch each step,
 /// drawn from explicit seeds so both runs see the same data).
-fn train_step(model: &Sequential, opt: &mut dyn Optimizer, step: u64, device: &Device) {
+pub(crate) fn train_step(model: &Sequential, opt: &mut dyn Optimizer, step: u64, device: &Device) {
     let x = Tensor::randn_with(&[5, SIZES[0]], 0.0, 1.0, 1000 + step, device).unwrap();
     let labels: Vec<i32> = (0..5).map(|i| (i + step as i32) % 3).collect();
     let y = Tensor::from_vec(labels, &[5], device).unwrap();
@@ -76,7 +76,7 @@ fn train_step(model: &Sequential, opt: &mut dyn Optimizer, step: u64, device: &D
 /// Trains N steps, saves, trains M more; then restores the checkpoint into
 /// a differently initialised model and an optimizer built with another
 /// learning rate, trains the same M steps, and expects the same bits.
-fn resume_matches<O: OptimizerCheckpoint>(
+pub(crate) fn resume_matches<O: OptimizerCheckpoint>(
     device: &Device,
     name: &str,
     make: impl Fn(Vec<Tensor>, f64) -> O,

@@ -7,6 +7,7 @@
 //! own because the tests in `tests/it` draw without that lock.
 
 mod checkpoint;
+mod checkpoint_more;
 mod gpu_parity;
 mod seeding;
 mod state_dict;

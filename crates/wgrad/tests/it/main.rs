@@ -18,6 +18,7 @@ mod fixtures_models;
 mod fixtures_ops;
 mod fixtures_optim;
 mod fixtures_optim2;
+mod fixtures_optim3;
 mod fixtures_rnn;
 mod fixtures_sort;
 mod fixtures_structure;

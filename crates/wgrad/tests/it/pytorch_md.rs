@@ -428,6 +428,20 @@ fn optimizers_data_and_files() -> Result<()> {
     );
     let _ = RmsProp::new(params.clone(), RmsPropConfig::default())?;
     let _ = Adagrad::new(params.clone(), AdagradConfig::default())?;
+    let _ = (
+        NAdam::new(params.clone(), NAdamConfig::default())?,
+        RAdam::new(params.clone(), RAdamConfig::default())?,
+        Adamax::new(params.clone(), AdamaxConfig::default())?,
+        Adadelta::new(params.clone(), AdadeltaConfig::default())?,
+    );
+    let _ = NAdam::new(
+        params.clone(),
+        NAdamConfig {
+            weight_decay: 0.01,
+            decoupled_weight_decay: true,
+            ..Default::default()
+        },
+    )?;
     let x = Tensor::randn(&[3, 4], d)?;
     opt.zero_grad();
     model.forward(&x)?.square()?.mean_all()?.backward()?;
