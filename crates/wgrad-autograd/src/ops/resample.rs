@@ -32,6 +32,12 @@ pub enum InterpolateMode {
     /// `mode="linear"` (3-D input), `"bilinear"` (4-D) or `"trilinear"`
     /// (5-D): linear along every spatial axis.
     Linear,
+    /// `mode="bicubic"` (4-D input only, as PyTorch): cubic convolution
+    /// (`A = -0.75`) over 4 taps per axis, edges clamped.
+    Bicubic,
+    /// `mode="area"`: the mean over each output's adaptive window
+    /// (`adaptive_avg_pool` of the output size).
+    Area,
 }
 
 fn index_tensor(values: Vec<i32>, device: &crate::Device) -> Result<Tensor> {
@@ -82,7 +88,7 @@ impl Tensor {
     /// `torch.nn.functional.interpolate` over the spatial dims (all after
     /// the first two) of `[N, C, ..]`: to `size`, or by `scale_factor`
     /// (output `floor(in * scale)`, and the sampling uses `1 / scale` as
-    /// PyTorch does). `align_corners` applies to `Linear` only (PyTorch's
+    /// PyTorch does). `align_corners` applies to `Linear` and `Bicubic` only (PyTorch's
     /// default there: false).
     pub fn interpolate(
         &self,
@@ -108,6 +114,26 @@ impl Tensor {
             ));
         }
         let spatial = shape.len() - 2;
+        if mode == InterpolateMode::Bicubic && shape.len() != 4 {
+            return Err(Error::invalid(
+                OP,
+                format!(
+                    "Got {}D input, but bicubic mode needs 4D input",
+                    shape.len()
+                ),
+            ));
+        }
+        if align_corners
+            && matches!(
+                mode,
+                InterpolateMode::Nearest | InterpolateMode::NearestExact | InterpolateMode::Area
+            )
+        {
+            return Err(Error::invalid(
+                OP,
+                "align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear",
+            ));
+        }
         let mut plan = Vec::with_capacity(spatial);
         for i in 0..spatial {
             let input = shape[2 + i];
@@ -166,8 +192,14 @@ impl Tensor {
                         .collect();
                     out.index_select(axis as isize, &index_tensor(index, &self.device())?)?
                 }
-                InterpolateMode::Linear => {
-                    let weights = linear_weights(input, output, scale, align_corners);
+                InterpolateMode::Linear | InterpolateMode::Bicubic | InterpolateMode::Area => {
+                    let weights = match mode {
+                        InterpolateMode::Bicubic => {
+                            cubic_weights(input, output, scale, align_corners)
+                        }
+                        InterpolateMode::Area => area_weights(input, output),
+                        _ => linear_weights(input, output, scale, align_corners),
+                    };
                     let matrix = Tensor::from_vec(weights, &[input, output], &self.device())?;
                     // [.., axis, ..] -> axis last, times [in, out], axis back.
                     let last = out.rank() as isize - 1;
@@ -200,6 +232,51 @@ fn linear_weights(input: usize, output: usize, scale: f32, align_corners: bool) 
         let l1 = src - i0 as f32;
         w[i0 * output + dst] += 1.0 - l1;
         w[i1 * output + dst] += l1;
+    }
+    w
+}
+
+/// `[in, out]` weights of bicubic interpolation along one axis: PyTorch's
+/// cubic convolution (`A = -0.75`) over the 4 source taps around the
+/// unclamped source index, taps past the edges clamped onto them.
+fn cubic_weights(input: usize, output: usize, scale: f32, align_corners: bool) -> Vec<f32> {
+    const A: f32 = -0.75;
+    let near = |x: f32| ((A + 2.0) * x - (A + 3.0)) * x * x + 1.0;
+    let far = |x: f32| ((A * x - 5.0 * A) * x + 8.0 * A) * x - 4.0 * A;
+    let mut w = vec![0f32; input * output];
+    for dst in 0..output {
+        let src = if align_corners {
+            if output > 1 {
+                dst as f32 * (input as f32 - 1.0) / (output as f32 - 1.0)
+            } else {
+                0.0
+            }
+        } else {
+            (dst as f32 + 0.5) * scale - 0.5
+        };
+        let base = src.floor();
+        let t = src - base;
+        let taps = [far(t + 1.0), near(t), near(1.0 - t), far(2.0 - t)];
+        for (k, tap) in taps.iter().enumerate() {
+            let i = (base as isize - 1 + k as isize).clamp(0, input as isize - 1) as usize;
+            w[i * output + dst] += tap;
+        }
+    }
+    w
+}
+
+/// `[in, out]` weights of area interpolation along one axis: output `j`
+/// averages inputs `[floor(j in / out), ceil((j + 1) in / out))`, the
+/// adaptive average pool's window.
+fn area_weights(input: usize, output: usize) -> Vec<f32> {
+    let mut w = vec![0f32; input * output];
+    for dst in 0..output {
+        let start = dst * input / output;
+        let end = ((dst + 1) * input).div_ceil(output);
+        let share = 1.0 / (end - start) as f32;
+        for i in start..end {
+            w[i * output + dst] = share;
+        }
     }
     w
 }
