@@ -34,9 +34,10 @@ impl Identity {
     }
 }
 
-/// Declares a module with one `dim` setting that applies `Tensor::$method(dim)`.
+/// Declares a module with one `dim` setting whose forward is `$body` of
+/// the input `$x` and the dim `$dim`.
 macro_rules! along_dim {
-    ($(#[$doc:meta])* $name:ident => $method:ident) => {
+    ($(#[$doc:meta])* $name:ident, |$x:ident, $dim:ident| $body:expr) => {
         $(#[$doc])*
         #[derive(Clone, Debug, Module)]
         pub struct $name {
@@ -52,8 +53,9 @@ macro_rules! along_dim {
                 $name { dim, training: true }
             }
 
-            fn forward(&self, x: &Tensor) -> Result<Tensor> {
-                x.$method(self.dim)
+            fn forward(&self, $x: &Tensor) -> Result<Tensor> {
+                let $dim = self.dim;
+                $body
             }
         }
     };
@@ -69,11 +71,13 @@ along_dim!(
     /// assert_eq!(y.to_vec_f32()?, [0.25; 8]);
     /// # Ok::<(), wgrad_core::Error>(())
     /// ```
-    Softmax => softmax
+    Softmax,
+    |x, dim| x.softmax(dim)
 );
 along_dim!(
     /// `log_softmax` along `dim` (`torch.nn.LogSoftmax(dim)`).
-    LogSoftmax => log_softmax
+    LogSoftmax,
+    |x, dim| x.log_softmax(dim)
 );
 
 /// `x` for `x > 0`, `alpha * (exp(x) - 1)` otherwise (`torch.nn.ELU`,
@@ -406,18 +410,9 @@ impl Default for GLU {
 
 along_dim!(
     /// `softmax(-x)` along `dim` (`torch.nn.Softmin(dim)`).
-    Softmin => softmin
+    Softmin,
+    |x, dim| x.neg()?.softmax(dim)
 );
-
-trait NegSoftmax {
-    fn softmin(&self, dim: isize) -> Result<Tensor>;
-}
-
-impl NegSoftmax for Tensor {
-    fn softmin(&self, dim: isize) -> Result<Tensor> {
-        self.neg()?.softmax(dim)
-    }
-}
 
 composed!(
     /// `x - tanh(x)` (`torch.nn.Tanhshrink`).

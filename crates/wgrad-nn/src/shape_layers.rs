@@ -188,54 +188,52 @@ impl Unflatten {
     }
 }
 
+/// PyTorch's input-rank rule of a padding module: `lo`-D (unbatched) or
+/// `hi`-D (batched).
+fn check_pad_rank(op: &'static str, x: &Tensor, (lo, hi): (usize, usize)) -> Result<()> {
+    if x.rank() < lo || x.rank() > hi {
+        return Err(Error::invalid(
+            op,
+            format!(
+                "expected {lo}D or {hi}D input, got {}D input of shape {:?}",
+                x.rank(),
+                x.shape().as_slice()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Declares a padding module over `SIDES` sides (2: `[left, right]`, 4:
-/// `[left, right, top, bottom]`) of a `RANKS`-rank input.
+/// `[left, right, top, bottom]`) of an input of the ranks `RANKS`, in mode
+/// `MODE`.
 macro_rules! pad_module {
-    ($(#[$doc:meta])* $name:ident, $sides:expr, $ranks:expr, $mode:expr, $value:ident) => {
+    ($(#[$doc:meta])* $name:ident, $sides:expr, $ranks:expr, $mode:expr) => {
         $(#[$doc])*
         #[derive(Clone, Debug, Module)]
         pub struct $name {
             /// `[left, right]` or `[left, right, top, bottom]`.
             pub padding: [isize; $sides],
-            $value: f32,
             training: bool,
         }
 
         impl $name {
             /// The module padding every side by `padding`.
             pub fn uniform(padding: isize) -> Self {
-                $name {
-                    padding: [padding; $sides],
-                    $value: 0.0,
-                    training: true,
-                }
+                Self::with_sides([padding; $sides])
             }
 
             /// The module with one padding per side.
             pub fn with_sides(padding: [isize; $sides]) -> Self {
                 $name {
                     padding,
-                    $value: 0.0,
                     training: true,
                 }
             }
 
             fn forward(&self, x: &Tensor) -> Result<Tensor> {
-                let (lo, hi) = $ranks;
-                if x.rank() < lo || x.rank() > hi {
-                    return Err(Error::invalid(
-                        stringify!($name),
-                        format!(
-                            "expected {}D or {}D input, got {}D input of shape {:?}",
-                            lo,
-                            hi,
-                            x.rank(),
-                            x.shape().as_slice()
-                        ),
-                    ));
-                }
-                let mode: fn(f32) -> PadMode = $mode;
-                x.pad(&self.padding, mode(self.$value))
+                check_pad_rank(stringify!($name), x, $ranks)?;
+                x.pad(&self.padding, $mode)
             }
         }
     };
@@ -243,7 +241,7 @@ macro_rules! pad_module {
 
 pad_module!(
     /// Zeros around the last dim (`torch.nn.ZeroPad1d`); negative pads crop.
-    ZeroPad1d, 2, (2, 3), PadMode::Constant, zero
+    ZeroPad1d, 2, (2, 3), PadMode::Constant(0.0)
 );
 pad_module!(
     /// Zeros around the last two dims (`torch.nn.ZeroPad2d`); negative pads crop.
@@ -255,31 +253,31 @@ pad_module!(
     /// assert_eq!(y.shape(), [1, 1, 3, 5]);
     /// # Ok::<(), wgrad_core::Error>(())
     /// ```
-    ZeroPad2d, 4, (3, 4), PadMode::Constant, zero
+    ZeroPad2d, 4, (3, 4), PadMode::Constant(0.0)
 );
 pad_module!(
     /// Mirrored edges of the last dim (`torch.nn.ReflectionPad1d`).
-    ReflectionPad1d, 2, (2, 3), |_| PadMode::Reflect, unused
+    ReflectionPad1d, 2, (2, 3), PadMode::Reflect
 );
 pad_module!(
     /// Mirrored edges of the last two dims (`torch.nn.ReflectionPad2d`).
-    ReflectionPad2d, 4, (3, 4), |_| PadMode::Reflect, unused
+    ReflectionPad2d, 4, (3, 4), PadMode::Reflect
 );
 pad_module!(
     /// Repeated edges of the last dim (`torch.nn.ReplicationPad1d`).
-    ReplicationPad1d, 2, (2, 3), |_| PadMode::Replicate, unused
+    ReplicationPad1d, 2, (2, 3), PadMode::Replicate
 );
 pad_module!(
     /// Repeated edges of the last two dims (`torch.nn.ReplicationPad2d`).
-    ReplicationPad2d, 4, (3, 4), |_| PadMode::Replicate, unused
+    ReplicationPad2d, 4, (3, 4), PadMode::Replicate
 );
 pad_module!(
     /// Wrapped-around edges of the last dim (`torch.nn.CircularPad1d`).
-    CircularPad1d, 2, (2, 3), |_| PadMode::Circular, unused
+    CircularPad1d, 2, (2, 3), PadMode::Circular
 );
 pad_module!(
     /// Wrapped-around edges of the last two dims (`torch.nn.CircularPad2d`).
-    CircularPad2d, 4, (3, 4), |_| PadMode::Circular, unused
+    CircularPad2d, 4, (3, 4), PadMode::Circular
 );
 
 /// `value` around the last dim (`torch.nn.ConstantPad1d`).
@@ -313,6 +311,7 @@ impl ConstantPad1d {
     }
 
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        check_pad_rank("ConstantPad1d", x, (2, 3))?;
         x.pad(&self.padding, PadMode::Constant(self.value))
     }
 }
@@ -328,6 +327,7 @@ impl ConstantPad2d {
     }
 
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        check_pad_rank("ConstantPad2d", x, (3, 4))?;
         x.pad(&self.padding, PadMode::Constant(self.value))
     }
 }

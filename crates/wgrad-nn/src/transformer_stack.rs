@@ -14,6 +14,20 @@ use crate::transformer::{
     LayerMasks, TransformerDecoderLayer, TransformerEncoderLayer, TransformerOptions,
 };
 
+/// `num_layers` layers from `make_layer`.
+fn build_layers<L>(make_layer: impl FnMut() -> Result<L>, num_layers: usize) -> Result<Vec<L>> {
+    let mut make_layer = make_layer;
+    (0..num_layers).map(|_| make_layer()).collect()
+}
+
+/// `layers`, or an error naming the stack `op` when there are none.
+fn non_empty<L>(op: &'static str, layers: Vec<L>) -> Result<Vec<L>> {
+    if layers.is_empty() {
+        return Err(Error::invalid(op, "num_layers must be at least 1"));
+    }
+    Ok(layers)
+}
+
 /// `torch.nn.TransformerEncoder(encoder_layer, num_layers, norm)`: layers
 /// built by `make_layer` (PyTorch deep-copies one layer, so every layer
 /// starts with the same weights; call [`TransformerEncoder::from_layers`]
@@ -47,13 +61,7 @@ impl TransformerEncoder {
         num_layers: usize,
         norm: Option<LayerNorm>,
     ) -> Result<Self> {
-        let layers = (0..num_layers)
-            .map({
-                let mut make_layer = make_layer;
-                move |_| make_layer()
-            })
-            .collect::<Result<Vec<_>>>()?;
-        Self::from_layers(layers, norm)
+        Self::from_layers(build_layers(make_layer, num_layers)?, norm)
     }
 
     /// The stack of the given layers.
@@ -61,14 +69,8 @@ impl TransformerEncoder {
         layers: Vec<TransformerEncoderLayer>,
         norm: Option<LayerNorm>,
     ) -> Result<Self> {
-        if layers.is_empty() {
-            return Err(Error::invalid(
-                "TransformerEncoder",
-                "num_layers must be at least 1",
-            ));
-        }
         Ok(TransformerEncoder {
-            layers,
+            layers: non_empty("TransformerEncoder", layers)?,
             norm,
             training: true,
         })
@@ -110,13 +112,7 @@ impl TransformerDecoder {
         num_layers: usize,
         norm: Option<LayerNorm>,
     ) -> Result<Self> {
-        let layers = (0..num_layers)
-            .map({
-                let mut make_layer = make_layer;
-                move |_| make_layer()
-            })
-            .collect::<Result<Vec<_>>>()?;
-        Self::from_layers(layers, norm)
+        Self::from_layers(build_layers(make_layer, num_layers)?, norm)
     }
 
     /// The stack of the given layers.
@@ -124,14 +120,8 @@ impl TransformerDecoder {
         layers: Vec<TransformerDecoderLayer>,
         norm: Option<LayerNorm>,
     ) -> Result<Self> {
-        if layers.is_empty() {
-            return Err(Error::invalid(
-                "TransformerDecoder",
-                "num_layers must be at least 1",
-            ));
-        }
         Ok(TransformerDecoder {
-            layers,
+            layers: non_empty("TransformerDecoder", layers)?,
             norm,
             training: true,
         })

@@ -103,13 +103,15 @@ impl Tensor {
 
     /// This tensor's gradient through its hooks (none: unchanged).
     pub(crate) fn apply_hooks(&self, grad: Storage) -> Result<Storage> {
-        let hooks: Vec<GradHook> = self
-            .inner
-            .hooks
-            .lock()
-            .iter()
-            .map(|(_, h)| h.clone())
-            .collect();
+        // Every node of every backward passes here: no allocation when
+        // there are no hooks (the common case).
+        let hooks: Vec<GradHook> = {
+            let registered = self.inner.hooks.lock();
+            if registered.is_empty() {
+                return Ok(grad);
+            }
+            registered.iter().map(|(_, h)| h.clone()).collect()
+        };
         let mut grad = grad;
         for hook in hooks {
             let seen = Tensor::from_storage_leaf(grad.clone());
