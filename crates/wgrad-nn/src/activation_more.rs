@@ -303,17 +303,18 @@ impl PReLU {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         let n = self.weight.numel();
         // One slope broadcasts everywhere; per-channel slopes line up with
-        // dim 1 (dim 0 of a 1-D input), as PyTorch's.
+        // dim 1, as PyTorch's.
         let w = if n == 1 {
             self.weight.reshape(&[])?
         } else {
-            let channel_dim = usize::from(x.rank() >= 2);
-            let channels = x.shape().get(channel_dim).copied().unwrap_or(0);
-            if x.rank() == 0 || channels != n {
+            // Below 2-D there is no channel dim: one channel, as PyTorch.
+            let channel_dim = 1;
+            let channels = x.shape().get(channel_dim).copied().unwrap_or(1);
+            if channels != n {
                 return Err(Error::invalid(
                     "PReLU",
                     format!(
-                        "{n} slopes need the input's channel dim to be {n}, got shape {:?}",
+                        "Mismatch of parameter numbers and input channel size. Found parameter numbers = {n} and channel size = {channels} (input shape {:?})",
                         x.shape().as_slice()
                     ),
                 ));
@@ -353,7 +354,20 @@ impl CELU {
     }
 
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        x.div_scalar(self.alpha)?.elu(1.0)?.mul_scalar(self.alpha)
+        if self.alpha > 0.0 {
+            return x.div_scalar(self.alpha)?.elu(1.0)?.mul_scalar(self.alpha);
+        }
+        // A negative alpha flips x / alpha's sign, so the branch follows x
+        // itself (PyTorch's elu with input_scale 1 / alpha): x above 0,
+        // alpha * (exp(x / alpha) - 1) elsewhere. The exponential sees
+        // only the x <= 0 side, so the other side's gradient is no 0 * inf.
+        let positive = x.gt_scalar(0.0)?;
+        let below = Tensor::where_cond(&positive, &x.zeros_like()?, x)?;
+        let negative = below
+            .div_scalar(self.alpha)?
+            .expm1()?
+            .mul_scalar(self.alpha)?;
+        Tensor::where_cond(&positive, x, &negative)
     }
 }
 
@@ -424,7 +438,10 @@ composed!(
     /// (`torch.nn.Hardswish`; gradient 0 at -3 and 1 at 3, as PyTorch's).
     Hardswish,
     |x| {
-        let middle = x.mul(&x.add_scalar(3.0)?)?.div_scalar(6.0)?;
+        // The middle branch sees x clamped to [-3, 3]: the same values and
+        // gradients where it is taken, and no 0 * inf gradient where not.
+        let inner = x.clamp(Some(-3.0), Some(3.0))?;
+        let middle = inner.mul(&inner.add_scalar(3.0)?)?.div_scalar(6.0)?;
         let upper = Tensor::where_cond(&x.ge_scalar(3.0)?, x, &middle)?;
         // x * 0: PyTorch's -0.0 for negative inputs.
         Tensor::where_cond(&x.le_scalar(-3.0)?, &x.mul_scalar(0.0)?, &upper)

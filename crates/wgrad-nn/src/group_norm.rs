@@ -55,7 +55,20 @@ pub fn group_norm(
             ));
         }
     }
-    let grouped = x.reshape(&[n as isize, num_groups as isize, -1])?;
+    // PyTorch's F.group_norm checks the [N * C / G, G, *spatial] view as a
+    // batch norm would: one value per group in all is its error.
+    let spatial: usize = shape[2..].iter().product();
+    let per_group = c / num_groups * spatial;
+    if n * per_group == 1 {
+        return Err(Error::invalid(
+            OP,
+            format!(
+                "Expected more than 1 value per channel when training, got input size {shape:?}"
+            ),
+        ));
+    }
+    // Explicit sizes: a -1 cannot be inferred from an empty batch.
+    let grouped = x.reshape(&[n as isize, num_groups as isize, per_group as isize])?;
     let mean = grouped.mean(&[2], true)?;
     let var = grouped.var(&[2], 0, true)?;
     let normalised = grouped

@@ -117,13 +117,7 @@ impl Instance {
     }
 
     /// `spatial`: the dims after the channel (1 or 2).
-    fn forward(
-        &self,
-        name: &'static str,
-        x: &Tensor,
-        spatial: usize,
-        training: bool,
-    ) -> Result<Tensor> {
+    fn forward(&self, name: &'static str, x: &Tensor, spatial: usize) -> Result<Tensor> {
         let rank = x.rank();
         if rank != spatial + 1 && rank != spatial + 2 {
             return Err(Error::invalid(
@@ -147,7 +141,9 @@ impl Instance {
             ));
         }
         let count: usize = x.shape()[channel_axis + 1..].iter().product();
-        if training && count <= 1 {
+        // No running statistics: evaluation normalises by the input's own
+        // statistics too, so PyTorch's check holds in both modes.
+        if count <= 1 {
             return Err(Error::invalid(
                 name,
                 format!(
@@ -195,7 +191,7 @@ macro_rules! instance_norm {
 
         impl Module for $name {
             fn forward(&self, x: &Tensor) -> Result<Tensor> {
-                self.inner.forward(stringify!($name), x, $spatial, self.training)
+                self.inner.forward(stringify!($name), x, $spatial)
             }
             fn named_parameters(&self) -> Vec<(String, Tensor)> {
                 let mut out = Vec::new();

@@ -181,8 +181,17 @@ impl Unflatten {
                 ),
             ));
         }
+        // The free size resolved here: reshape cannot infer a -1 from an
+        // input with no elements, but the dim's own size fixes it.
+        let resolved = self.sizes.iter().map(|&s| {
+            if s == -1 {
+                shape[d] as isize / known
+            } else {
+                s
+            }
+        });
         let mut new: Vec<isize> = shape[..d].iter().map(|&s| s as isize).collect();
-        new.extend(&self.sizes);
+        new.extend(resolved);
         new.extend(shape[d + 1..].iter().map(|&s| s as isize));
         x.reshape(&new)
     }

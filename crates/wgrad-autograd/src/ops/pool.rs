@@ -162,11 +162,16 @@ impl Tensor {
         batched(OP, self, |x| {
             let (h, w) = (x.shape()[2], x.shape()[3]);
             let [oh, ow] = output_hw;
-            if oh == 0 || ow == 0 || h == 0 || w == 0 {
+            if h == 0 || w == 0 {
                 return Err(Error::invalid(
                     OP,
-                    format!("output size {output_hw:?} and input size [{h}, {w}] must be non-zero"),
+                    format!("input size [{h}, {w}] must be non-zero"),
                 ));
+            }
+            if oh == 0 || ow == 0 {
+                // PyTorch's empty output, still in the graph.
+                let (n, c) = (x.shape()[0], x.shape()[1]);
+                return x.sum(&[2, 3], true)?.expand(&[n, c, oh, ow]);
             }
             if h % oh == 0 && w % ow == 0 {
                 return x.max_pool2d(&Pool2dArgs::new([h / oh, w / ow]));

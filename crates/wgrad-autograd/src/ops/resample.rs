@@ -61,9 +61,11 @@ fn index_tensor(values: Vec<i32>, device: &crate::Device) -> Result<Tensor> {
 impl Tensor {
     /// `torch.nn.functional.pad(self, pad, mode, value)`: `pad` holds
     /// `(before, after)` pairs from the last dim backwards
-    /// (`[left, right, top, bottom, ..]`); at most `rank` pairs. Constant
-    /// padding may be negative (crops); reflect needs each pad below the
-    /// dim's size, circular at most its size.
+    /// (`[left, right, top, bottom, ..]`); at most `rank` pairs. Negative
+    /// pads crop, as PyTorch's: reflect and replicate pad from the whole
+    /// dim, then crop; circular crops first and wraps what is left.
+    /// Reflect needs each positive pad below the dim's size, circular at
+    /// most the size left after cropping.
     pub fn pad(&self, pad: &[isize], mode: PadMode) -> Result<Tensor> {
         const OP: &str = "pad";
         let shape = self.shape();
@@ -322,46 +324,66 @@ fn pad_axis(x: &Tensor, axis: usize, before: isize, after: isize, mode: PadMode)
         let refs: Vec<&Tensor> = parts.iter().collect();
         return Tensor::cat(&refs, ax);
     }
-    if before < 0 || after < 0 {
-        return Err(Error::invalid(
-            OP,
-            format!("negative padding ({before}, {after}) is only allowed in constant mode"),
-        ));
-    }
-    let (before, after) = (before as usize, after as usize);
-    let limit_ok = match mode {
-        PadMode::Reflect => before < n && after < n,
-        PadMode::Circular => before <= n && after <= n,
-        _ => n > 0,
+    // Negative pads crop, as PyTorch's: reflect and replicate pad the
+    // whole dim by the positive sides and then crop; circular crops first
+    // and wraps what is left.
+    let (crop_before, crop_after) = (before.min(0).unsigned_abs(), after.min(0).unsigned_abs());
+    let (grow_before, grow_after) = (before.max(0) as usize, after.max(0) as usize);
+    let source = match mode {
+        PadMode::Circular => n.checked_sub(crop_before + crop_after),
+        _ => Some(n),
+    };
+    let kept = (n + grow_before + grow_after).checked_sub(crop_before + crop_after);
+    let limit_ok = match (mode, source, kept) {
+        (_, None, _) | (_, _, None) => false,
+        (PadMode::Reflect, _, Some(k)) => grow_before < n && grow_after < n && k > 0,
+        (PadMode::Circular, Some(m), _) => grow_before <= m && grow_after <= m,
+        (_, _, Some(k)) => n > 0 && k > 0,
+    };
+    let (Some(m), Some(kept)) = (source, kept) else {
+        return Err(pad_size_error(mode, before, after, n, axis));
     };
     if !limit_ok {
-        return Err(Error::invalid(
-            OP,
-            format!(
-                "{mode:?} padding ({before}, {after}) must be smaller than (reflect) or at most \
-                 (circular) the size {n} of dim {axis}, which must not be empty"
-            ),
-        ));
+        return Err(pad_size_error(mode, before, after, n, axis));
     }
-    let index = (0..before + n + after)
-        .map(|j| {
-            let p = j as isize - before as isize;
-            let last = n as isize - 1;
-            let src = match mode {
-                PadMode::Reflect => {
-                    if p < 0 {
-                        -p
-                    } else if p > last {
-                        2 * last - p
-                    } else {
-                        p
+    let index: Vec<i32> = match mode {
+        PadMode::Circular => (0..grow_before + m + grow_after)
+            .map(|j| {
+                (crop_before as isize + (j as isize - grow_before as isize).rem_euclid(m as isize))
+                    as i32
+            })
+            .collect(),
+        _ => (crop_before..crop_before + kept)
+            .map(|j| {
+                let p = j as isize - grow_before as isize;
+                let last = n as isize - 1;
+                let src = match mode {
+                    PadMode::Reflect => {
+                        if p < 0 {
+                            -p
+                        } else if p > last {
+                            2 * last - p
+                        } else {
+                            p
+                        }
                     }
-                }
-                PadMode::Circular => p.rem_euclid(n as isize),
-                _ => p.clamp(0, last),
-            };
-            src as i32
-        })
-        .collect();
+                    _ => p.clamp(0, last),
+                };
+                src as i32
+            })
+            .collect(),
+    };
     x.index_select(ax, &index_tensor(index, &x.device())?)
+}
+
+/// PyTorch's complaint about pads a dim of size `n` cannot take.
+fn pad_size_error(mode: PadMode, before: isize, after: isize, n: usize, axis: usize) -> Error {
+    Error::invalid(
+        "pad",
+        format!(
+            "{mode:?} padding ({before}, {after}) does not fit dim {axis} of size {n}: reflect \
+             pads must be smaller than the size, circular ones at most the size left after \
+             negative pads crop it, and the output must not be empty (except circular)"
+        ),
+    )
 }

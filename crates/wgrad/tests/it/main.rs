@@ -38,6 +38,7 @@ mod losses;
 mod masks;
 mod math_ops;
 mod misc;
+mod nn_round3;
 mod pytorch_md;
 mod sort;
 mod structure;

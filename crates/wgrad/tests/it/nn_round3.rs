@@ -1,0 +1,269 @@
+//! What the third randomized comparison with PyTorch 2.15
+//! (`tests/pytorch_diff/gen_nn.py`) found, each case checked here on the
+//! CPU and the GPU against values PyTorch printed: CELU with a negative
+//! alpha, Hardswish's gradient at infinity, PReLU's channel rule below 2-D,
+//! InstanceNorm's and GroupNorm's single-value errors, Unflatten of an
+//! empty input, negative pads in the reflect/replicate/circular modes, an
+//! adaptive max pool to size 0 and transposed convolutions whose padding
+//! takes the whole output.
+
+// The expected values are PyTorch's, printed in full (f64) precision.
+#![allow(clippy::excessive_precision)]
+
+use crate::common::{check_close, gpu};
+use wgrad::nn::{
+    CELU, CircularPad1d, GroupNorm, Hardswish, InstanceNorm1d, Module, PReLU, ReflectionPad2d,
+    ReplicationPad2d, Unflatten,
+};
+use wgrad::{ConvTranspose2dArgs, Device, PadMode, Tensor};
+
+fn devices() -> Vec<Device> {
+    let mut out = vec![Device::Cpu];
+    out.extend(gpu());
+    out
+}
+
+fn leaf(v: &[f32], shape: &[usize], d: &Device) -> Tensor {
+    Tensor::from_vec(v.to_vec(), shape, d)
+        .unwrap()
+        .with_requires_grad(true)
+        .unwrap()
+}
+
+fn grad_of(x: &Tensor) -> Vec<f32> {
+    x.grad().expect("a gradient").to_vec::<f32>().unwrap()
+}
+
+/// PyTorch's celu(x, alpha) is elu(x, alpha, input_scale = 1 / alpha): the
+/// branch follows x's sign, also for a negative alpha (wgrad's
+/// alpha * elu(x / alpha) flipped it).
+#[test]
+fn celu_negative_alpha() {
+    for d in devices() {
+        let x = leaf(&[-2.0, -0.5, 0.0, 0.5, 3.0], &[5], &d);
+        let y = CELU::new(-0.7).unwrap().forward(&x).unwrap();
+        let want = [-11.48819637298584, -0.7299089431762695, 0.0, 0.5, 3.0];
+        check_close("celu(-0.7)", &y.to_vec::<f32>().unwrap(), &want, 1e-5).unwrap();
+        y.sum_all().unwrap().backward().unwrap();
+        let want = [17.41170883178711, 2.042726993560791, 1.0, 1.0, 1.0];
+        check_close("celu(-0.7) grad", &grad_of(&x), &want, 1e-5).unwrap();
+    }
+}
+
+/// The masked-out middle branch gave inf * 0 = NaN at x = +inf.
+#[test]
+fn hardswish_gradient_at_infinity() {
+    for d in devices() {
+        let x = leaf(
+            &[f32::INFINITY, f32::NEG_INFINITY, 3.0, -3.0, 1.0],
+            &[5],
+            &d,
+        );
+        Hardswish::new()
+            .forward(&x)
+            .unwrap()
+            .sum_all()
+            .unwrap()
+            .backward()
+            .unwrap();
+        let want = [1.0, 0.0, 1.0, 0.0, 1.0 / 6.0 * 2.0 + 0.5];
+        check_close("hardswish grad", &grad_of(&x), &want, 1e-6).unwrap();
+    }
+}
+
+/// Below 2-D the input has one channel (PyTorch's rule), so several slopes
+/// are an error there rather than lined up with dim 0.
+#[test]
+fn prelu_channels_below_2d() {
+    for d in devices() {
+        let act = PReLU::new(3, 0.25, &d).unwrap();
+        let err = act
+            .forward(&Tensor::zeros(&[3], &d).unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("channel size = 1"), "{err}");
+        assert!(act.forward(&Tensor::zeros(&[], &d).unwrap()).is_err());
+        assert_eq!(
+            act.forward(&Tensor::zeros(&[2, 3], &d).unwrap())
+                .unwrap()
+                .shape(),
+            [2, 3]
+        );
+        let one = PReLU::new(1, 0.25, &d).unwrap();
+        assert_eq!(
+            one.forward(&Tensor::zeros(&[3], &d).unwrap())
+                .unwrap()
+                .shape(),
+            [3]
+        );
+    }
+}
+
+/// Without running statistics evaluation normalises by the input's own, so
+/// PyTorch's single-element check holds in eval mode too; GroupNorm's
+/// [N * C / G, G, *] check likewise, and an empty batch still works.
+#[test]
+fn single_value_norms_are_errors() {
+    for d in devices() {
+        let mut inorm = InstanceNorm1d::new(3, 1e-5, true, &d).unwrap();
+        inorm.train(false);
+        assert!(
+            inorm
+                .forward(&Tensor::zeros(&[2, 3, 1], &d).unwrap())
+                .is_err()
+        );
+        let gn = GroupNorm::new(3, 3, 1e-5, false, &d).unwrap();
+        let err = gn
+            .forward(&Tensor::zeros(&[1, 3], &d).unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("more than 1 value"), "{err}");
+        assert_eq!(
+            gn.forward(&Tensor::zeros(&[2, 3], &d).unwrap())
+                .unwrap()
+                .shape(),
+            [2, 3]
+        );
+        assert_eq!(
+            gn.forward(&Tensor::zeros(&[0, 3, 2], &d).unwrap())
+                .unwrap()
+                .shape(),
+            [0, 3, 2]
+        );
+    }
+}
+
+/// The -1 comes from the dim's own size, which an input with no elements
+/// still has.
+#[test]
+fn unflatten_free_size_of_empty_input() {
+    for d in devices() {
+        let x = Tensor::zeros(&[1, 0], &d).unwrap();
+        let y = Unflatten::new(-2, &[-1, 1]).forward(&x).unwrap();
+        assert_eq!(y.shape(), [1, 1, 0]);
+        let y = Unflatten::new(1, &[-1, 2]).forward(&Tensor::zeros(&[2, 0], &d).unwrap());
+        assert_eq!(y.unwrap().shape(), [2, 0, 2]);
+        // Ambiguous in PyTorch too: any size times 0 is 0.
+        assert!(
+            Unflatten::new(1, &[-1, 0])
+                .forward(&Tensor::zeros(&[2, 0], &d).unwrap())
+                .is_err()
+        );
+    }
+}
+
+/// Negative pads crop in every mode: reflect and replicate pad from the
+/// whole dim and then crop; circular crops first and wraps what is left.
+#[test]
+fn negative_pads_in_every_mode() {
+    for d in devices() {
+        let x = leaf(
+            &(0..12).map(|v| v as f32).collect::<Vec<_>>(),
+            &[1, 3, 4],
+            &d,
+        );
+        let cases: [(PadMode, [f32; 15]); 3] = [
+            (
+                PadMode::Circular,
+                [
+                    1., 2., 3., 1., 2., 5., 6., 7., 5., 6., 9., 10., 11., 9., 10.,
+                ],
+            ),
+            (
+                PadMode::Reflect,
+                [
+                    1., 2., 3., 2., 1., 5., 6., 7., 6., 5., 9., 10., 11., 10., 9.,
+                ],
+            ),
+            (
+                PadMode::Replicate,
+                [
+                    1., 2., 3., 3., 3., 5., 6., 7., 7., 7., 9., 10., 11., 11., 11.,
+                ],
+            ),
+        ];
+        for (mode, want) in cases {
+            let y = x.pad(&[-1, 2], mode).unwrap();
+            check_close(
+                &format!("{mode:?}"),
+                &y.to_vec::<f32>().unwrap(),
+                &want,
+                0.0,
+            )
+            .unwrap();
+        }
+        let x4 = x.unsqueeze(0).unwrap();
+        let y = ReflectionPad2d::with_sides([1, -2, -1, 1])
+            .forward(&x4)
+            .unwrap();
+        let want = [5., 4., 5., 9., 8., 9., 5., 4., 5.];
+        check_close("reflection2d", &y.to_vec::<f32>().unwrap(), &want, 0.0).unwrap();
+        let y = ReplicationPad2d::with_sides([1, -2, -1, 1])
+            .forward(&x4)
+            .unwrap();
+        let want = [4., 4., 5., 8., 8., 9., 8., 8., 9.];
+        check_close("replication2d", &y.to_vec::<f32>().unwrap(), &want, 0.0).unwrap();
+        // The gradient of a circular crop-and-wrap: column 1 appears twice.
+        let y = CircularPad1d::with_sides([-1, 1]).forward(&x).unwrap();
+        assert_eq!(y.shape(), [1, 3, 4]);
+        y.sum_all().unwrap().backward().unwrap();
+        let want = [0., 2., 1., 1., 0., 2., 1., 1., 0., 2., 1., 1.];
+        check_close("circular grad", &grad_of(&x), &want, 0.0).unwrap();
+        // Still errors: an empty reflect output, a circular wrap longer than
+        // what is left.
+        assert!(x.pad(&[-2, -2], PadMode::Reflect).is_err());
+        assert!(x.pad(&[-3, 2], PadMode::Circular).is_err());
+        assert_eq!(
+            x.pad(&[-2, -2], PadMode::Circular).unwrap().shape(),
+            [1, 3, 0]
+        );
+    }
+}
+
+/// PyTorch's adaptive pools take an output size of 0 (an empty output).
+#[test]
+fn adaptive_max_pool_to_nothing() {
+    for d in devices() {
+        let x = leaf(&[1.0; 8], &[1, 2, 4], &d);
+        let y = x.adaptive_max_pool1d(0).unwrap();
+        assert_eq!(y.shape(), [1, 2, 0]);
+        y.sum_all().unwrap().backward().unwrap();
+        assert_eq!(grad_of(&x), [0.0; 8]);
+        let y = x.unsqueeze(0).unwrap().adaptive_max_pool2d([2, 0]).unwrap();
+        assert_eq!(y.shape(), [1, 1, 2, 0]);
+    }
+}
+
+/// A padding that takes exactly the whole output is PyTorch's empty output
+/// (below zero stays an error).
+#[test]
+fn conv_transpose_padded_to_nothing() {
+    for d in devices() {
+        let x = leaf(&[1.0; 4], &[2, 2, 1, 1], &d);
+        let w = leaf(&[1.0; 8], &[2, 2, 2, 1], &d);
+        let args = ConvTranspose2dArgs {
+            stride: [2, 2],
+            padding: [2, 0],
+            output_padding: [1, 1],
+            groups: 1,
+            dilation: [2, 1],
+        };
+        // H: (1 - 1) * 2 + 2 * (2 - 1) + 1 + 1 - 4 = 0.
+        let y = x.conv_transpose2d(&w, None, &args).unwrap();
+        assert_eq!(y.shape(), [2, 2, 0, 2]);
+        y.sum_all().unwrap().backward().unwrap();
+        assert_eq!(grad_of(&x), [0.0; 4]);
+        assert_eq!(grad_of(&w), [0.0; 8]);
+        let too_much = ConvTranspose2dArgs {
+            padding: [3, 0],
+            ..args
+        };
+        assert!(x.conv_transpose2d(&w, None, &too_much).is_err());
+        let y1 = x
+            .squeeze(3)
+            .unwrap()
+            .conv_transpose1d(&w.squeeze(3).unwrap(), None, 2, 2, 1, 1, 2)
+            .unwrap();
+        assert_eq!(y1.shape(), [2, 2, 0]);
+    }
+}
