@@ -375,3 +375,362 @@ fn fma_peak_shared_k4(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(nu
     }
     finish(gid.x + gid.y * nwg.x * 256u);
 }
+
+// A real 128 x 128-tile product with no workgroup memory and no barrier:
+// every operand read straight from global memory (L1 hits after the first
+// warp), in the same 4-vec4-loads-per-64-FMAs pattern as gemm_128's inner
+// step. C[M, N] = At^T B with both operands k-major (At [K, M], B [K, N]),
+// packed in `src4`: At first, B at vec4 `k * M / 4`. M = N = 4 `stride`
+// (vec4s per row), K = `len`; M and N multiples of 128, K of 4. `out`
+// takes C row-major.
+//   gemm_l1        one k per loop iteration;
+//   gemm_l1_k4     four k per iteration, the 16 loads issued first;
+//   gemm_l1_ahead  four k per iteration, the next four's loads issued
+//                  before this four's FMAs (registers double-buffered).
+fn l1_zero() {
+    c00 = vec4<f32>(0.0);
+    c01 = c00;
+    c10 = c00;
+    c11 = c00;
+    c20 = c00;
+    c21 = c00;
+    c30 = c00;
+    c31 = c00;
+    c40 = c00;
+    c41 = c00;
+    c50 = c00;
+    c51 = c00;
+    c60 = c00;
+    c61 = c00;
+    c70 = c00;
+    c71 = c00;
+}
+
+fn l1_put(m: u32, n: u32, v: vec4<f32>) {
+    let at = m * p.stride * 4u + n;
+    out[at] = v.x;
+    out[at + 1u] = v.y;
+    out[at + 2u] = v.z;
+    out[at + 3u] = v.w;
+}
+
+fn l1_store(m0: u32, n0: u32) {
+    l1_put(m0, n0, c00);
+    l1_put(m0, n0 + 64u, c01);
+    l1_put(m0 + 1u, n0, c10);
+    l1_put(m0 + 1u, n0 + 64u, c11);
+    l1_put(m0 + 2u, n0, c20);
+    l1_put(m0 + 2u, n0 + 64u, c21);
+    l1_put(m0 + 3u, n0, c30);
+    l1_put(m0 + 3u, n0 + 64u, c31);
+    l1_put(m0 + 64u, n0, c40);
+    l1_put(m0 + 64u, n0 + 64u, c41);
+    l1_put(m0 + 65u, n0, c50);
+    l1_put(m0 + 65u, n0 + 64u, c51);
+    l1_put(m0 + 66u, n0, c60);
+    l1_put(m0 + 66u, n0 + 64u, c61);
+    l1_put(m0 + 67u, n0, c70);
+    l1_put(m0 + 67u, n0 + 64u, c71);
+}
+
+// This workgroup's tile (row, column) in 128s, or none past the grid.
+fn l1_tile(wg: vec3<u32>, nwg: vec3<u32>) -> vec2<u32> {
+    let tiles = p.stride / 32u;
+    let w = wg.x + wg.y * nwg.x;
+    return vec2<u32>(w / tiles, w % tiles);
+}
+
+@compute @workgroup_size(256)
+fn gemm_l1(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let t = l1_tile(wg, nwg);
+    if t.x >= p.stride / 32u {
+        return;
+    }
+    l1_zero();
+    let tx = lid % 16u;
+    let ty = lid / 16u;
+    let row = p.stride;
+    var ai = t.x * 32u + ty;
+    var bi = p.len * row + t.y * 32u + tx;
+    for (var k = 0u; k < p.len; k++) {
+        mac4(src4[ai], src4[ai + 16u], src4[bi], src4[bi + 16u]);
+        ai += row;
+        bi += row;
+    }
+    l1_store(t.x * 128u + ty * 4u, t.y * 128u + tx * 4u);
+}
+
+@compute @workgroup_size(256)
+fn gemm_l1_k4(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let t = l1_tile(wg, nwg);
+    if t.x >= p.stride / 32u {
+        return;
+    }
+    l1_zero();
+    let tx = lid % 16u;
+    let ty = lid / 16u;
+    let row = p.stride;
+    var ai = t.x * 32u + ty;
+    var bi = p.len * row + t.y * 32u + tx;
+    for (var k = 0u; k < p.len; k += 4u) {
+        let a00 = src4[ai];
+        let a01 = src4[ai + 16u];
+        let b00 = src4[bi];
+        let b01 = src4[bi + 16u];
+        let a10 = src4[ai + row];
+        let a11 = src4[ai + row + 16u];
+        let b10 = src4[bi + row];
+        let b11 = src4[bi + row + 16u];
+        let a20 = src4[ai + 2u * row];
+        let a21 = src4[ai + 2u * row + 16u];
+        let b20 = src4[bi + 2u * row];
+        let b21 = src4[bi + 2u * row + 16u];
+        let a30 = src4[ai + 3u * row];
+        let a31 = src4[ai + 3u * row + 16u];
+        let b30 = src4[bi + 3u * row];
+        let b31 = src4[bi + 3u * row + 16u];
+        mac4(a00, a01, b00, b01);
+        mac4(a10, a11, b10, b11);
+        mac4(a20, a21, b20, b21);
+        mac4(a30, a31, b30, b31);
+        ai += 4u * row;
+        bi += 4u * row;
+    }
+    l1_store(t.x * 128u + ty * 4u, t.y * 128u + tx * 4u);
+}
+
+@compute @workgroup_size(256)
+fn gemm_l1_ahead(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let t = l1_tile(wg, nwg);
+    if t.x >= p.stride / 32u {
+        return;
+    }
+    l1_zero();
+    let tx = lid % 16u;
+    let ty = lid / 16u;
+    let row = p.stride;
+    var ai = t.x * 32u + ty;
+    var bi = p.len * row + t.y * 32u + tx;
+    var a0 = array<vec4<f32>, 8>();
+    var b0 = array<vec4<f32>, 8>();
+    for (var j = 0u; j < 4u; j++) {
+        a0[2u * j] = src4[ai + j * row];
+        a0[2u * j + 1u] = src4[ai + j * row + 16u];
+        b0[2u * j] = src4[bi + j * row];
+        b0[2u * j + 1u] = src4[bi + j * row + 16u];
+    }
+    for (var k = 4u; k <= p.len; k += 4u) {
+        ai += 4u * row;
+        bi += 4u * row;
+        // Past the end the loads wrap to row 0 (in bounds, unused).
+        let more = k < p.len;
+        let an = select(t.x * 32u + ty, ai, more);
+        let bn = select(p.len * row + t.y * 32u + tx, bi, more);
+        let a10 = src4[an];
+        let a11 = src4[an + 16u];
+        let b10 = src4[bn];
+        let b11 = src4[bn + 16u];
+        let a20 = src4[an + row];
+        let a21 = src4[an + row + 16u];
+        let b20 = src4[bn + row];
+        let b21 = src4[bn + row + 16u];
+        let a30 = src4[an + 2u * row];
+        let a31 = src4[an + 2u * row + 16u];
+        let b30 = src4[bn + 2u * row];
+        let b31 = src4[bn + 2u * row + 16u];
+        let a40 = src4[an + 3u * row];
+        let a41 = src4[an + 3u * row + 16u];
+        let b40 = src4[bn + 3u * row];
+        let b41 = src4[bn + 3u * row + 16u];
+        mac4(a0[0], a0[1], b0[0], b0[1]);
+        mac4(a0[2], a0[3], b0[2], b0[3]);
+        mac4(a0[4], a0[5], b0[4], b0[5]);
+        mac4(a0[6], a0[7], b0[6], b0[7]);
+        a0 = array<vec4<f32>, 8>(a10, a11, a20, a21, a30, a31, a40, a41);
+        b0 = array<vec4<f32>, 8>(b10, b11, b20, b21, b30, b31, b40, b41);
+    }
+    l1_store(t.x * 128u + ty * 4u, t.y * 128u + tx * 4u);
+}
+
+// gemm_l1_k4 with A k-contiguous ([M, K] row-major, as a Linear's input):
+// each thread reads its 8 rows as one vec4 along k each (a warp's 32
+// threads touch 2 rows per load) and regroups them per k in registers.
+@compute @workgroup_size(256)
+fn gemm_l1_nn(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let t = l1_tile(wg, nwg);
+    if t.x >= p.stride / 32u {
+        return;
+    }
+    l1_zero();
+    let tx = lid % 16u;
+    let ty = lid / 16u;
+    let row = p.stride;
+    let arow = p.len / 4u;
+    var ai = (t.x * 128u + ty * 4u) * arow;
+    var bi = p.len * row + t.y * 32u + tx;
+    for (var k = 0u; k < p.len; k += 4u) {
+        let r0 = src4[ai];
+        let r1 = src4[ai + arow];
+        let r2 = src4[ai + 2u * arow];
+        let r3 = src4[ai + 3u * arow];
+        let r4 = src4[ai + 64u * arow];
+        let r5 = src4[ai + 65u * arow];
+        let r6 = src4[ai + 66u * arow];
+        let r7 = src4[ai + 67u * arow];
+        let b00 = src4[bi];
+        let b01 = src4[bi + 16u];
+        let b10 = src4[bi + row];
+        let b11 = src4[bi + row + 16u];
+        let b20 = src4[bi + 2u * row];
+        let b21 = src4[bi + 2u * row + 16u];
+        let b30 = src4[bi + 3u * row];
+        let b31 = src4[bi + 3u * row + 16u];
+        mac4(vec4<f32>(r0.x, r1.x, r2.x, r3.x), vec4<f32>(r4.x, r5.x, r6.x, r7.x), b00, b01);
+        mac4(vec4<f32>(r0.y, r1.y, r2.y, r3.y), vec4<f32>(r4.y, r5.y, r6.y, r7.y), b10, b11);
+        mac4(vec4<f32>(r0.z, r1.z, r2.z, r3.z), vec4<f32>(r4.z, r5.z, r6.z, r7.z), b20, b21);
+        mac4(vec4<f32>(r0.w, r1.w, r2.w, r3.w), vec4<f32>(r4.w, r5.w, r6.w, r7.w), b30, b31);
+        ai += 1u;
+        bi += 4u * row;
+    }
+    l1_store(t.x * 128u + ty * 4u, t.y * 128u + tx * 4u);
+}
+
+// gemm_l1_k4's loop with 2 or 8 k per batch, and with the tiles visited in
+// groups of 8 tile-rows (consecutive workgroups share B panels and a few A
+// panels in L2).
+fn l1_tile_grouped(wg: vec3<u32>, nwg: vec3<u32>) -> vec2<u32> {
+    let tiles = p.stride / 32u;
+    let w = wg.x + wg.y * nwg.x;
+    let per_group = 8u * tiles;
+    let first = (w / per_group) * 8u;
+    let rows = min(8u, tiles - min(first, tiles));
+    let inner = w % per_group;
+    return vec2<u32>(first + inner % max(rows, 1u), inner / max(rows, 1u));
+}
+
+@compute @workgroup_size(256)
+fn gemm_l1_k2(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let t = l1_tile(wg, nwg);
+    if t.x >= p.stride / 32u {
+        return;
+    }
+    l1_zero();
+    let tx = lid % 16u;
+    let ty = lid / 16u;
+    let row = p.stride;
+    var ai = t.x * 32u + ty;
+    var bi = p.len * row + t.y * 32u + tx;
+    for (var k = 0u; k < p.len; k += 2u) {
+        let a00 = src4[ai];
+        let a01 = src4[ai + 16u];
+        let b00 = src4[bi];
+        let b01 = src4[bi + 16u];
+        let a10 = src4[ai + row];
+        let a11 = src4[ai + row + 16u];
+        let b10 = src4[bi + row];
+        let b11 = src4[bi + row + 16u];
+        mac4(a00, a01, b00, b01);
+        mac4(a10, a11, b10, b11);
+        ai += 2u * row;
+        bi += 2u * row;
+    }
+    l1_store(t.x * 128u + ty * 4u, t.y * 128u + tx * 4u);
+}
+
+@compute @workgroup_size(256)
+fn gemm_l1_k8(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let t = l1_tile(wg, nwg);
+    if t.x >= p.stride / 32u {
+        return;
+    }
+    l1_zero();
+    let tx = lid % 16u;
+    let ty = lid / 16u;
+    let row = p.stride;
+    var ai = t.x * 32u + ty;
+    var bi = p.len * row + t.y * 32u + tx;
+    for (var k = 0u; k < p.len; k += 8u) {
+        let a00 = src4[ai];
+        let a01 = src4[ai + 16u];
+        let b00 = src4[bi];
+        let b01 = src4[bi + 16u];
+        let a10 = src4[ai + row];
+        let a11 = src4[ai + row + 16u];
+        let b10 = src4[bi + row];
+        let b11 = src4[bi + row + 16u];
+        let a20 = src4[ai + 2u * row];
+        let a21 = src4[ai + 2u * row + 16u];
+        let b20 = src4[bi + 2u * row];
+        let b21 = src4[bi + 2u * row + 16u];
+        let a30 = src4[ai + 3u * row];
+        let a31 = src4[ai + 3u * row + 16u];
+        let b30 = src4[bi + 3u * row];
+        let b31 = src4[bi + 3u * row + 16u];
+        let a40 = src4[ai + 4u * row];
+        let a41 = src4[ai + 4u * row + 16u];
+        let b40 = src4[bi + 4u * row];
+        let b41 = src4[bi + 4u * row + 16u];
+        let a50 = src4[ai + 5u * row];
+        let a51 = src4[ai + 5u * row + 16u];
+        let b50 = src4[bi + 5u * row];
+        let b51 = src4[bi + 5u * row + 16u];
+        let a60 = src4[ai + 6u * row];
+        let a61 = src4[ai + 6u * row + 16u];
+        let b60 = src4[bi + 6u * row];
+        let b61 = src4[bi + 6u * row + 16u];
+        let a70 = src4[ai + 7u * row];
+        let a71 = src4[ai + 7u * row + 16u];
+        let b70 = src4[bi + 7u * row];
+        let b71 = src4[bi + 7u * row + 16u];
+        mac4(a00, a01, b00, b01);
+        mac4(a10, a11, b10, b11);
+        mac4(a20, a21, b20, b21);
+        mac4(a30, a31, b30, b31);
+        mac4(a40, a41, b40, b41);
+        mac4(a50, a51, b50, b51);
+        mac4(a60, a61, b60, b61);
+        mac4(a70, a71, b70, b71);
+        ai += 8u * row;
+        bi += 8u * row;
+    }
+    l1_store(t.x * 128u + ty * 4u, t.y * 128u + tx * 4u);
+}
+
+@compute @workgroup_size(256)
+fn gemm_l1_k4g(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let t = l1_tile_grouped(wg, nwg);
+    if t.x >= p.stride / 32u {
+        return;
+    }
+    l1_zero();
+    let tx = lid % 16u;
+    let ty = lid / 16u;
+    let row = p.stride;
+    var ai = t.x * 32u + ty;
+    var bi = p.len * row + t.y * 32u + tx;
+    for (var k = 0u; k < p.len; k += 4u) {
+        let a00 = src4[ai];
+        let a01 = src4[ai + 16u];
+        let b00 = src4[bi];
+        let b01 = src4[bi + 16u];
+        let a10 = src4[ai + row];
+        let a11 = src4[ai + row + 16u];
+        let b10 = src4[bi + row];
+        let b11 = src4[bi + row + 16u];
+        let a20 = src4[ai + 2u * row];
+        let a21 = src4[ai + 2u * row + 16u];
+        let b20 = src4[bi + 2u * row];
+        let b21 = src4[bi + 2u * row + 16u];
+        let a30 = src4[ai + 3u * row];
+        let a31 = src4[ai + 3u * row + 16u];
+        let b30 = src4[bi + 3u * row];
+        let b31 = src4[bi + 3u * row + 16u];
+        mac4(a00, a01, b00, b01);
+        mac4(a10, a11, b10, b11);
+        mac4(a20, a21, b20, b21);
+        mac4(a30, a31, b30, b31);
+        ai += 4u * row;
+        bi += 4u * row;
+    }
+    l1_store(t.x * 128u + ty * 4u, t.y * 128u + tx * 4u);
+}

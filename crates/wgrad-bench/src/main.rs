@@ -39,6 +39,9 @@ struct Args {
     only: Option<String>,
     repeats: usize,
     profile: bool,
+    /// `--timeline`: with `--profile`, also list the last profiled
+    /// iteration's dispatches in order, with their grids and times.
+    timeline: bool,
     /// `--autocast f16|bf16`: every workload runs inside this region (the
     /// forward passes in the lower precision; backward and the optimizer
     /// steps are unaffected by a region, as in PyTorch).
@@ -54,6 +57,7 @@ fn parse_args() -> anyhow::Result<Args> {
         only: None,
         repeats: 7,
         profile: false,
+        timeline: false,
         autocast: None,
     };
     let mut it = std::env::args().skip(1);
@@ -75,6 +79,10 @@ fn parse_args() -> anyhow::Result<Args> {
             }
             "--quick" => args.quick = true,
             "--profile" => args.profile = true,
+            "--timeline" => {
+                args.profile = true;
+                args.timeline = true;
+            }
             // torch.set_float32_matmul_precision: "medium" puts f32 products
             // on the tensor cores where the GPU has them.
             "--matmul-precision" => {
@@ -90,7 +98,7 @@ fn parse_args() -> anyhow::Result<Args> {
             }
             "-h" | "--help" => {
                 println!(
-                    "usage: wgrad-bench [--device cpu|gpu|auto] [--json FILE] [--only SUBSTRING] [--repeats N] [--quick] [--profile] [--matmul-precision highest|high|medium] [--autocast f16|bf16]"
+                    "usage: wgrad-bench [--device cpu|gpu|auto] [--json FILE] [--only SUBSTRING] [--repeats N] [--quick] [--profile] [--timeline] [--matmul-precision highest|high|medium] [--autocast f16|bf16]"
                 );
                 std::process::exit(0);
             }
@@ -131,7 +139,7 @@ fn time(workload: &mut Workload, device: &Device, repeats: usize) -> Result<Row>
 }
 
 /// Per-kernel GPU time of a few iterations, from timestamp queries.
-fn profile(workload: &mut Workload, device: &Device) -> Result<()> {
+fn profile(workload: &mut Workload, device: &Device, timeline: bool) -> Result<()> {
     let Device::Gpu(gpu) = device else {
         return Ok(());
     };
@@ -146,6 +154,7 @@ fn profile(workload: &mut Workload, device: &Device) -> Result<()> {
     // time, the step is host-bound.
     let mut host = std::time::Duration::ZERO;
     let mut dispatches = 0u64;
+    let mut last = Vec::new();
     for _ in 0..ITERS {
         gpu.start_profiling()?;
         let before = gpu.stats();
@@ -153,13 +162,14 @@ fn profile(workload: &mut Workload, device: &Device) -> Result<()> {
         (workload.run)()?;
         host += start.elapsed();
         dispatches += gpu.stats().since(&before).dispatches;
-        for k in gpu.profile_report()? {
-            match totals.iter_mut().find(|t| t.0 == k.kernel) {
+        last = gpu.profile_timeline()?;
+        for d in &last {
+            match totals.iter_mut().find(|t| t.0 == d.kernel) {
                 Some(t) => {
-                    t.1 += k.dispatches;
-                    t.2 += k.total_us;
+                    t.1 += 1;
+                    t.2 += d.us;
                 }
-                None => totals.push((k.kernel, k.dispatches, k.total_us)),
+                None => totals.push((d.kernel, 1, d.us)),
             }
         }
     }
@@ -183,6 +193,15 @@ fn profile(workload: &mut Workload, device: &Device) -> Result<()> {
             100.0 * us / total.max(1e-9),
             dispatches / ITERS as u64
         );
+    }
+    if timeline {
+        for (i, d) in last.iter().enumerate() {
+            let [x, y, z] = d.workgroups;
+            println!(
+                "      #{i:<4} {:<28} {x:>6} x {y} x {z} {:>9.1} us",
+                d.kernel, d.us
+            );
+        }
     }
     Ok(())
 }
@@ -217,7 +236,7 @@ fn main() -> anyhow::Result<()> {
                 );
                 rows.push(row);
                 if args.profile {
-                    profile(&mut w, &args.device)?;
+                    profile(&mut w, &args.device, args.timeline)?;
                 }
             }
             Err(e) => println!("{:<28} skipped: {e}", w.name),

@@ -32,7 +32,7 @@ pub use adapter::{AdapterListing, AdapterSummary};
 pub use buffer::GpuBuffer;
 pub use device::GpuDevice;
 pub use fault::FaultCode;
-pub use profiler::KernelTime;
+pub use profiler::{DispatchTime, KernelTime};
 pub use readback::Readback;
 pub use stats::DeviceStats;
 

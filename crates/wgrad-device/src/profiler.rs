@@ -4,7 +4,9 @@
 //! Off by default (timestamps cost a little per dispatch). Turn it on with
 //! [`GpuDevice::start_profiling`](crate::GpuDevice::start_profiling), run the
 //! work, then [`GpuDevice::profile_report`](crate::GpuDevice::profile_report)
-//! resolves the queries (one submit + readback) and sums time per kernel.
+//! resolves the queries (one submit + readback) and sums time per kernel;
+//! [`GpuDevice::profile_timeline`](crate::GpuDevice::profile_timeline)
+//! gives every dispatch in order with its grid instead.
 
 use std::collections::HashMap;
 
@@ -26,9 +28,22 @@ pub struct KernelTime {
     pub total_us: f64,
 }
 
+/// One timed dispatch of a profiling session.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DispatchTime {
+    /// Kernel entry point.
+    pub kernel: &'static str,
+    /// Workgroups dispatched, x by y by z.
+    pub workgroups: [u32; 3],
+    /// GPU time in microseconds.
+    pub us: f64,
+}
+
 pub(crate) struct Profiler {
     pub query_set: wgpu::QuerySet,
     pub labels: Vec<&'static str>,
+    /// The grid of each timed dispatch, in `labels` order.
+    pub grids: Vec<[u32; 3]>,
     /// Dispatches recorded but not timed because the query set was full.
     pub dropped: u64,
 }
@@ -43,31 +58,50 @@ impl Profiler {
         Profiler {
             query_set,
             labels: Vec::new(),
+            grids: Vec::new(),
             dropped: 0,
         }
     }
 
     /// Query indices for the next dispatch, or `None` when full.
-    pub fn next_slot(&mut self, label: &'static str) -> Option<(u32, u32)> {
+    pub fn next_slot(&mut self, label: &'static str, grid: [u32; 3]) -> Option<(u32, u32)> {
         let i = self.labels.len() as u32;
         if 2 * i + 1 >= MAX_QUERIES {
             self.dropped += 1;
             return None;
         }
         self.labels.push(label);
+        self.grids.push(grid);
         Some((2 * i, 2 * i + 1))
     }
 }
 
-/// Sums `(end - start) * period` per label, largest total first.
-pub(crate) fn summarize(labels: &[&'static str], ticks: &[u64], period_ns: f64) -> Vec<KernelTime> {
+/// Each dispatch's `(end - start) * period`, in recording order.
+fn timeline(
+    labels: &[&'static str],
+    grids: &[[u32; 3]],
+    ticks: &[u64],
+    period_ns: f64,
+) -> Vec<DispatchTime> {
+    labels
+        .iter()
+        .zip(grids)
+        .zip(ticks.chunks_exact(2))
+        .map(|((&kernel, &workgroups), t)| DispatchTime {
+            kernel,
+            workgroups,
+            us: t[1].saturating_sub(t[0]) as f64 * period_ns / 1e3,
+        })
+        .collect()
+}
+
+/// The dispatches' times summed per kernel, largest total first.
+pub(crate) fn summarize(dispatches: &[DispatchTime]) -> Vec<KernelTime> {
     let mut by_kernel: HashMap<&'static str, (u64, f64)> = HashMap::new();
-    for (i, label) in labels.iter().enumerate() {
-        let (start, end) = (ticks[2 * i], ticks[2 * i + 1]);
-        let us = end.saturating_sub(start) as f64 * period_ns / 1e3;
-        let entry = by_kernel.entry(label).or_default();
+    for d in dispatches {
+        let entry = by_kernel.entry(d.kernel).or_default();
         entry.0 += 1;
-        entry.1 += us;
+        entry.1 += d.us;
     }
     let mut out: Vec<KernelTime> = by_kernel
         .into_iter()
@@ -106,6 +140,13 @@ impl GpuDevice {
     /// submit and readback). Dispatches beyond the query capacity
     /// (2048 per session) are not timed.
     pub fn profile_report(&self) -> Result<Vec<KernelTime>> {
+        Ok(summarize(&self.profile_timeline()?))
+    }
+
+    /// Ends the profiling session like [`profile_report`](Self::profile_report)
+    /// but returns every timed dispatch in recording order, with its grid
+    /// (to tell which product or pass a time belongs to).
+    pub fn profile_timeline(&self) -> Result<Vec<DispatchTime>> {
         let taken = self.inner.profiler.lock().take();
         let Some(profiler) = taken else {
             return Err(Error::Device(
@@ -160,6 +201,6 @@ impl GpuDevice {
         };
         staging.unmap();
         let period = f64::from(self.inner.queue.get_timestamp_period());
-        Ok(summarize(&profiler.labels, &ticks, period))
+        Ok(timeline(&profiler.labels, &profiler.grids, &ticks, period))
     }
 }

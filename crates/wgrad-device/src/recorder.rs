@@ -87,9 +87,10 @@ impl GpuDevice {
         }
         let mut recorder = self.recorder();
         let mut profiler = self.inner.profiler.lock();
-        let slots = profiler
-            .as_mut()
-            .and_then(|p| p.next_slot(label).map(|s| (s, p.query_set.clone())));
+        let slots = profiler.as_mut().and_then(|p| {
+            p.next_slot(label, workgroups)
+                .map(|s| (s, p.query_set.clone()))
+        });
         let pass = recorder.pass(&self.inner.device);
         pass.set_pipeline(pipeline);
         pass.set_bind_group(0, bind_group, &[]);

@@ -56,3 +56,101 @@ fn bench_fma_peak() {
     let v = out.to_vec_blocking::<f32>().unwrap();
     assert!(v.iter().all(|x| x.is_finite()), "probe values overflowed");
 }
+
+/// The barrier-free product probes (`gemm_l1*`) against the library's
+/// matmul on the same square sizes: TFLOP/s, and a check of 64 entries
+/// against an f64 product on the host.
+#[test]
+#[ignore = "benchmark"]
+fn bench_gemm_l1() {
+    let Some(gpu) = shared_gpu() else { return };
+    println!("adapter: {}", gpu.label());
+    let sizes: Vec<usize> = std::env::var("WGRAD_L1_SIZES")
+        .ok()
+        .map(|s| s.split(',').filter_map(|x| x.parse().ok()).collect())
+        .unwrap_or_else(|| vec![256]);
+    for n in sizes {
+        let src = GpuTensor::rand(&gpu, &[2 * n * n], -1.0, 1.0, 11).unwrap();
+        let out = GpuTensor::zeros(&gpu, &[n * n], DType::F32).unwrap();
+        let host = src.to_vec_blocking::<f32>().unwrap();
+        let flops = 2.0 * (n as f64).powi(3);
+        let time = |f: &dyn Fn()| {
+            f();
+            gpu.synchronize().unwrap();
+            let reps = 10;
+            let start = std::time::Instant::now();
+            for _ in 0..reps {
+                f();
+            }
+            gpu.synchronize().unwrap();
+            start.elapsed().as_secs_f64() / f64::from(reps)
+        };
+        let at = src
+            .narrow(0, 0, n * n)
+            .unwrap()
+            .reshape(&[n as isize, n as isize])
+            .unwrap();
+        let b = src
+            .narrow(0, n * n, n * n)
+            .unwrap()
+            .reshape(&[n as isize, n as isize])
+            .unwrap();
+        let a = at.transpose(0, 1).unwrap();
+        let secs = time(&|| {
+            a.matmul(&b).unwrap();
+        });
+        println!(
+            "matmul (At^T B) n {n:>5}: {:>8.3} ms {:>7.2} TFLOP/s",
+            secs * 1e3,
+            flops / secs / 1e12
+        );
+        let a_c = a.contiguous().unwrap();
+        let secs = time(&|| {
+            a_c.matmul(&b).unwrap();
+        });
+        println!(
+            "matmul (A B)    n {n:>5}: {:>8.3} ms {:>7.2} TFLOP/s",
+            secs * 1e3,
+            flops / secs / 1e12
+        );
+        let groups = ((n / 128) * (n / 128)) as u64;
+        for spec in [
+            &probe::GEMM_L1,
+            &probe::GEMM_L1_K4,
+            &probe::GEMM_L1_AHEAD,
+            &probe::GEMM_L1_NN,
+            &probe::GEMM_L1_K2,
+            &probe::GEMM_L1_K8,
+            &probe::GEMM_L1_K4G,
+        ] {
+            // gemm_l1_nn reads A k-contiguous: the first half is A, not At.
+            let a_at = |k: usize, m: usize| {
+                if spec.entry == "gemm_l1_nn" {
+                    host[m * n + k]
+                } else {
+                    host[k * n + m]
+                }
+            };
+            let run = || {
+                dispatch_probe(spec, &out, &src, 0, (n / 4) as u32, n as u32, groups).unwrap();
+            };
+            let secs = time(&run);
+            let c = out.to_vec_blocking::<f32>().unwrap();
+            let mut worst = 0.0f64;
+            for s in 0..64usize {
+                let (m, j) = ((s * 7919) % n, (s * 104_729 + 13) % n);
+                let want: f64 = (0..n)
+                    .map(|k| f64::from(a_at(k, m)) * f64::from(host[n * n + k * n + j]))
+                    .sum();
+                worst = worst.max((f64::from(c[m * n + j]) - want).abs());
+            }
+            println!(
+                "{:<16} n {n:>5}: {:>8.3} ms {:>7.2} TFLOP/s (max error of 64 entries {worst:.2e})",
+                spec.entry,
+                secs * 1e3,
+                flops / secs / 1e12
+            );
+            assert!(worst < 1e-3 * n as f64, "{} is wrong: {worst}", spec.entry);
+        }
+    }
+}

@@ -6,6 +6,7 @@
 
 mod adam_foreach;
 mod basics;
+mod bench_dispatch;
 mod bench_fma_peak;
 mod conv;
 mod faults;

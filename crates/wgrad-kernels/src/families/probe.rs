@@ -123,6 +123,86 @@ pub static FMA_PEAK_SHARED_K4: KernelSpec = KernelSpec {
     selector: None,
 };
 
+/// A 128 x 128-tile product read straight from global memory (no
+/// workgroup memory, no barrier), one k per iteration. Immediates: as
+/// [`FMA_PEAK`]; `stride` = M / 4 = N / 4, `len` = K.
+pub static GEMM_L1: KernelSpec = KernelSpec {
+    file: "probe/fma_peak.wgsl",
+    entry: "gemm_l1",
+    bindings: &[ReadWrite, Read, Read],
+    immediate_bytes: 16,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
+/// [`GEMM_L1`] with four k per iteration, loads first.
+pub static GEMM_L1_K4: KernelSpec = KernelSpec {
+    file: "probe/fma_peak.wgsl",
+    entry: "gemm_l1_k4",
+    bindings: &[ReadWrite, Read, Read],
+    immediate_bytes: 16,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
+/// [`GEMM_L1_K4`] with the next four k's loads ahead of this four's FMAs.
+pub static GEMM_L1_AHEAD: KernelSpec = KernelSpec {
+    file: "probe/fma_peak.wgsl",
+    entry: "gemm_l1_ahead",
+    bindings: &[ReadWrite, Read, Read],
+    immediate_bytes: 16,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
+/// [`GEMM_L1_K4`] with A k-contiguous (`[M, K]` row-major at the start of
+/// `src4`, B after it).
+pub static GEMM_L1_NN: KernelSpec = KernelSpec {
+    file: "probe/fma_peak.wgsl",
+    entry: "gemm_l1_nn",
+    bindings: &[ReadWrite, Read, Read],
+    immediate_bytes: 16,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
+/// [`GEMM_L1_K4`] with two k per batch.
+pub static GEMM_L1_K2: KernelSpec = KernelSpec {
+    file: "probe/fma_peak.wgsl",
+    entry: "gemm_l1_k2",
+    bindings: &[ReadWrite, Read, Read],
+    immediate_bytes: 16,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
+/// [`GEMM_L1_K4`] with eight k per batch.
+pub static GEMM_L1_K8: KernelSpec = KernelSpec {
+    file: "probe/fma_peak.wgsl",
+    entry: "gemm_l1_k8",
+    bindings: &[ReadWrite, Read, Read],
+    immediate_bytes: 16,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
+/// [`GEMM_L1_K4`] visiting tiles in groups of 8 tile-rows.
+pub static GEMM_L1_K4G: KernelSpec = KernelSpec {
+    file: "probe/fma_peak.wgsl",
+    entry: "gemm_l1_k4g",
+    bindings: &[ReadWrite, Read, Read],
+    immediate_bytes: 16,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
 /// Every probe kernel.
 pub static ALL: &[&KernelSpec] = &[
     &FMA_PEAK,
@@ -135,4 +215,11 @@ pub static ALL: &[&KernelSpec] = &[
     &FMA_PEAK_K16_SWIZZLED,
     &FMA_PEAK_SHARED_BCAST,
     &FMA_PEAK_SHARED_K4,
+    &GEMM_L1,
+    &GEMM_L1_K4,
+    &GEMM_L1_AHEAD,
+    &GEMM_L1_NN,
+    &GEMM_L1_K2,
+    &GEMM_L1_K8,
+    &GEMM_L1_K4G,
 ];
