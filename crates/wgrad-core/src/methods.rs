@@ -149,7 +149,14 @@ macro_rules! unary_methods {
 
         /// `x` limited to `[min, max]` with gradient only strictly inside
         /// (`torch.nn.functional.hardtanh`; PyTorch's defaults are -1, 1).
+        /// `min > max` is PyTorch's error.
         pub fn hardtanh(&self, min: f32, max: f32) -> $crate::Result<Self> {
+            if min > max {
+                return Err($crate::Error::invalid(
+                    "hardtanh",
+                    format!("min_val ({min}) cannot be greater than max_val ({max})"),
+                ));
+            }
             self.unary($crate::UnaryOp::Hardtanh { min, max })
         }
 

@@ -535,6 +535,12 @@ shrink!(
     /// (`torch.nn.Softshrink`).
     Softshrink,
     |x, l| {
+        if l.is_nan() || l < 0.0 {
+            return Err(Error::invalid(
+                "Softshrink",
+                format!("lambda must be in range [0, {}] for input dtype Float, but found {l}", f32::MAX),
+            ));
+        }
         // x * 0 inside the band (signed, as PyTorch's).
         let zero = x.mul_scalar(0.0)?;
         let shifted = Tensor::where_cond(&x.gt_scalar(l)?, &x.sub_scalar(l)?, &x.add_scalar(l)?)?;

@@ -286,18 +286,6 @@ impl Tensor {
         float_operand(OP, self)?;
         float_operand(OP, weight)?;
         batched(OP, self, |x| {
-            if let Some((unpadded, empty)) = exactly_padded_away(x, weight, args) {
-                // PyTorch's empty output where the padding takes the whole
-                // size: the op without that padding, narrowed to nothing
-                // (so every check still runs and the gradients are zeros).
-                let mut y = x.conv_transpose2d(weight, bias, &unpadded)?;
-                for (axis, gone) in empty.into_iter().enumerate() {
-                    if gone {
-                        y = y.narrow(2 + axis as isize, 0, 0)?;
-                    }
-                }
-                return Ok(y);
-            }
             let geometry = conv::conv_transpose2d(OP, &x.shape(), &weight.shape(), args)?;
             let out = x
                 .storage()
@@ -366,36 +354,6 @@ impl Tensor {
             .squeeze(2)?;
         if unbatched { y.squeeze(0) } else { Ok(y) }
     }
-}
-
-/// `args` without the padding of the axes whose padding removes exactly
-/// the whole transposed-convolution output, and which axes those are;
-/// `None` when no axis is (or the shapes are not a 4-D input and weight).
-fn exactly_padded_away(
-    x: &Tensor,
-    weight: &Tensor,
-    args: &ConvTranspose2dArgs,
-) -> Option<(ConvTranspose2dArgs, [bool; 2])> {
-    let (xs, ws) = (x.shape(), weight.shape());
-    let (&[_, _, h, w], &[_, _, kh, kw]) = (xs.as_slice(), ws.as_slice()) else {
-        return None;
-    };
-    let mut unpadded = *args;
-    let mut empty = [false; 2];
-    for (axis, (size, k)) in [(h, kh), (w, kw)].into_iter().enumerate() {
-        if size == 0 || k == 0 {
-            return None;
-        }
-        let full = (size - 1) * args.stride[axis]
-            + args.dilation[axis] * (k - 1)
-            + args.output_padding[axis]
-            + 1;
-        if full == 2 * args.padding[axis] {
-            unpadded.padding[axis] = 0;
-            empty[axis] = true;
-        }
-    }
-    empty.contains(&true).then_some((unpadded, empty))
 }
 
 /// Per-side padding for `padding` on a 2-D kernel.

@@ -4,8 +4,8 @@
 //! alpha, Hardswish's gradient at infinity, PReLU's channel rule below 2-D,
 //! InstanceNorm's and GroupNorm's single-value errors, Unflatten of an
 //! empty input, negative pads in the reflect/replicate/circular modes, an
-//! adaptive max pool to size 0 and transposed convolutions whose padding
-//! takes the whole output.
+//! adaptive max pool to size 0, and `F.hardtanh`'s and `Softshrink`'s
+//! argument errors.
 
 // The expected values are PyTorch's, printed in full (f64) precision.
 #![allow(clippy::excessive_precision)]
@@ -13,9 +13,9 @@
 use crate::common::{check_close, gpu};
 use wgrad::nn::{
     CELU, CircularPad1d, GroupNorm, Hardswish, InstanceNorm1d, Module, PReLU, ReflectionPad2d,
-    ReplicationPad2d, Unflatten,
+    ReplicationPad2d, Softshrink, Unflatten,
 };
-use wgrad::{ConvTranspose2dArgs, Device, PadMode, Tensor};
+use wgrad::{Device, PadMode, Tensor};
 
 fn devices() -> Vec<Device> {
     let mut out = vec![Device::Cpu];
@@ -234,36 +234,17 @@ fn adaptive_max_pool_to_nothing() {
     }
 }
 
-/// A padding that takes exactly the whole output is PyTorch's empty output
-/// (below zero stays an error).
+/// Bad hyperparameters PyTorch refuses: `F.hardtanh` with min above max
+/// (the module already refused it), a negative `Softshrink` lambda.
 #[test]
-fn conv_transpose_padded_to_nothing() {
+fn bad_activation_settings_are_errors() {
     for d in devices() {
-        let x = leaf(&[1.0; 4], &[2, 2, 1, 1], &d);
-        let w = leaf(&[1.0; 8], &[2, 2, 2, 1], &d);
-        let args = ConvTranspose2dArgs {
-            stride: [2, 2],
-            padding: [2, 0],
-            output_padding: [1, 1],
-            groups: 1,
-            dilation: [2, 1],
-        };
-        // H: (1 - 1) * 2 + 2 * (2 - 1) + 1 + 1 - 4 = 0.
-        let y = x.conv_transpose2d(&w, None, &args).unwrap();
-        assert_eq!(y.shape(), [2, 2, 0, 2]);
-        y.sum_all().unwrap().backward().unwrap();
-        assert_eq!(grad_of(&x), [0.0; 4]);
-        assert_eq!(grad_of(&w), [0.0; 8]);
-        let too_much = ConvTranspose2dArgs {
-            padding: [3, 0],
-            ..args
-        };
-        assert!(x.conv_transpose2d(&w, None, &too_much).is_err());
-        let y1 = x
-            .squeeze(3)
-            .unwrap()
-            .conv_transpose1d(&w.squeeze(3).unwrap(), None, 2, 2, 1, 1, 2)
-            .unwrap();
-        assert_eq!(y1.shape(), [2, 2, 0]);
+        let x = Tensor::zeros(&[3], &d).unwrap();
+        let err = x.hardtanh(0.5, -1.0).unwrap_err().to_string();
+        assert!(err.contains("cannot be greater than max_val"), "{err}");
+        assert!(x.hardtanh(0.5, 0.5).is_ok());
+        let err = Softshrink::new(-0.5).forward(&x).unwrap_err().to_string();
+        assert!(err.contains("lambda must be in range"), "{err}");
+        assert!(Softshrink::new(0.0).forward(&x).is_ok());
     }
 }
