@@ -3,7 +3,7 @@
 use super::immediates;
 
 immediates! {
-    /// `MatmulParams` of `matmul/matmul_64.wgsl`, `matmul_128.wgsl` and `matmul_coop.wgsl`
+    /// `MatmulParams` of `matmul/matmul_32.wgsl`, `matmul_64.wgsl`, `matmul_128.wgsl` and `matmul_coop.wgsl`
     /// (declared once in `common/matmul_params.wgsl`).
     MatmulParams {
         /// Rows of the output.

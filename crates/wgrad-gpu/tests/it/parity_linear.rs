@@ -121,7 +121,7 @@ proptest! {
         n in 1usize..=140,
         k in 1usize..=80,
         trans_x: bool,
-        kernel in prop::sample::select(vec!["64", "128"]),
+        kernel in prop::sample::select(vec!["32", "64", "128"]),
         splits in 1usize..=4,
         seed in 0u64..1000,
     ) {
@@ -240,7 +240,7 @@ fn edge_shapes_and_bias_views() {
     let cb = cl.narrow_step(0, 2, 5, 3).unwrap();
     let gb = gl.narrow_step(0, 2, 5, 3).unwrap();
     let want = cx.linear(&cw, Some(&cb)).unwrap();
-    for (kernel, splits) in [("64", 1), ("128", 1), ("64", 3)] {
+    for (kernel, splits) in [("32", 1), ("32", 2), ("64", 1), ("128", 1), ("64", 3)] {
         let got = gx.linear_variant(&gw, Some(&gb), kernel, splits).unwrap();
         check(
             &got,
@@ -298,8 +298,8 @@ fn bad_arguments_are_errors_naming_the_shapes() {
         x.linear(&wi, None),
         Err(Error::DTypeMismatch { op: "linear", .. })
     ));
-    let msg = x.linear_variant(&w, None, "32", 1).unwrap_err().to_string();
-    assert!(msg.contains("\"32\""), "{msg}");
+    let msg = x.linear_variant(&w, None, "48", 1).unwrap_err().to_string();
+    assert!(msg.contains("\"48\""), "{msg}");
     // The CPU names the same shapes.
     let cx = CpuTensor::full(&[2, 3], 0.0, DType::F32).unwrap();
     let cw = CpuTensor::full(&[4, 5], 0.0, DType::F32).unwrap();
@@ -393,7 +393,14 @@ fn linear_relu_is_linear_then_relu_bit_for_bit() {
             let want = gx.linear(&gw, bias).unwrap().unary(UnaryOp::Relu).unwrap();
             let what = format!("[{rows}, {k}] x W[{n}, {k}], bias {}", bias.is_some());
             check_bits(&gx.linear_relu(&gw, bias).unwrap(), &want, &what);
-            for (kernel, splits) in [("64", 1), ("64", 3), ("128", 1), ("128", 2)] {
+            for (kernel, splits) in [
+                ("32", 1),
+                ("32", 3),
+                ("64", 1),
+                ("64", 3),
+                ("128", 1),
+                ("128", 2),
+            ] {
                 let want = gx
                     .linear_variant(&gw, bias, kernel, splits)
                     .unwrap()

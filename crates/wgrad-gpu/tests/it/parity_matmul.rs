@@ -148,7 +148,7 @@ proptest! {
         k in 0usize..=80,
         trans_a: bool,
         trans_b: bool,
-        kernel in prop::sample::select(vec!["64", "128"]),
+        kernel in prop::sample::select(vec!["32", "64", "128"]),
         splits in 1usize..=4,
         seed in 0u64..1000,
     ) {
@@ -174,7 +174,7 @@ proptest! {
         k in 1usize..=40,
         trans_a: bool,
         trans_b: bool,
-        kernel in prop::sample::select(vec!["64", "128"]),
+        kernel in prop::sample::select(vec!["32", "64", "128"]),
         splits in 1usize..=3,
         seed in 0u64..1000,
     ) {
@@ -239,6 +239,8 @@ fn odd_sizes_every_variant_relative_norm() {
         let want = ca.matmul_t(&cb, ta, tb).unwrap();
         let variants = [
             ("auto", 0),
+            ("32", 1),
+            ("32", 3),
             ("64", 1),
             ("64", 3),
             ("128", 1),
@@ -254,9 +256,9 @@ fn odd_sizes_every_variant_relative_norm() {
             );
         }
     }
-    // Automatic plans (see `plans_by_shape` in src/ops/matmul/plan.rs): 128
-    // tiles split 4 ways over a batch; 64 tiles split 7 ways (long K, few
-    // tiles); 64 tiles split 2 ways with A broadcast over a batch.
+    // Automatic plans (see `plans_by_shape` in src/ops/matmul/plan.rs): 64
+    // tiles over a batch; 32 tiles split 4 ways (long K, few tiles); 32
+    // tiles with A broadcast over a batch.
     let cases: &[(&[usize], &[usize], bool, bool)] = &[
         (&[2, 1024, 512], &[640, 512], false, true),
         (&[130, 1000], &[140, 1000], false, true),
@@ -277,10 +279,10 @@ fn bad_variant_is_an_error() {
     let Some(gpu) = shared_gpu() else { return };
     let a = GpuTensor::zeros(&gpu, &[2, 2], DType::F32).unwrap();
     let msg = a
-        .matmul_t_variant(&a, false, false, "32", 1)
+        .matmul_t_variant(&a, false, false, "48", 1)
         .unwrap_err()
         .to_string();
-    assert!(msg.contains("kernel") && msg.contains("\"32\""), "{msg}");
+    assert!(msg.contains("kernel") && msg.contains("\"48\""), "{msg}");
 }
 
 #[test]
@@ -533,6 +535,12 @@ fn bench_matmul_throughput() {
     ];
     let variants: &[(&str, &str, usize)] = &[
         ("auto", "auto", 0),
+        ("k32", "32", 1),
+        ("k32+", "32", 0),
+        ("k32/s2", "32", 2),
+        ("k32/s4", "32", 4),
+        ("k32/s8", "32", 8),
+        ("k32/s16", "32", 16),
         ("k64", "64", 1),
         ("k64+", "64", 0),
         ("k64/s2", "64", 2),

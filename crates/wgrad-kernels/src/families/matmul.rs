@@ -26,6 +26,20 @@ pub static MATMUL_64: KernelSpec = KernelSpec {
     selector: None,
 };
 
+/// Small-tile variant of [`MATMUL_64`] with the same bindings, immediates
+/// (tile counts per 32) and overrides, for products of few tiles: 32 x 32
+/// output tile per workgroup of 256 threads in 4 groups that each sum a
+/// quarter of every 32-wide K step, 18 KiB of workgroup memory.
+pub static MATMUL_32: KernelSpec = KernelSpec {
+    file: "matmul/matmul_32.wgsl",
+    entry: "matmul_32",
+    bindings: &[Read, Read, ReadWrite, Read],
+    immediate_bytes: 112,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
 /// Large-tile variant of [`MATMUL_64`] with the same bindings, immediates
 /// (tile counts per 128) and overrides: 128 x 128 output tile per workgroup
 /// of 256 threads (8 x 8 per thread), K in steps of 8, double-buffered in
@@ -74,4 +88,10 @@ pub static SUM_SPLITS: KernelSpec = KernelSpec {
 };
 
 /// Every kernel of this family (what the validation test walks).
-pub static ALL: &[&KernelSpec] = &[&MATMUL_64, &MATMUL_128, &MATMUL_COOP, &SUM_SPLITS];
+pub static ALL: &[&KernelSpec] = &[
+    &MATMUL_32,
+    &MATMUL_64,
+    &MATMUL_128,
+    &MATMUL_COOP,
+    &SUM_SPLITS,
+];

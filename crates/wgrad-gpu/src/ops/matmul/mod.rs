@@ -51,6 +51,8 @@ const _: () = assert!(MAX_RANK - 2 <= KERNEL_BATCH_DIMS);
 
 /// Split chunks are multiples of both kernels' K step.
 const SPLIT_ALIGN: usize = 16;
+/// Workgroup memory of `matmul_32.wgsl` (2 operands x 2 buffers x 288 vec4).
+const TINY_WORKGROUP_BYTES: u32 = 2 * 2 * 288 * 16;
 /// Workgroup memory of `matmul_128.wgsl` (2 operands x 2 buffers x 264 vec4).
 const BIG_WORKGROUP_BYTES: u32 = 2 * 2 * 264 * 16;
 /// Workgroup memory of `matmul_coop.wgsl`: the f16 tiles (128 x 40 and
@@ -274,6 +276,7 @@ impl GpuTensor {
         let count: usize = batch.iter().product();
         let limits = self.device().limits();
         let big_ok = limits.max_compute_workgroup_storage_size >= BIG_WORKGROUP_BYTES;
+        let tiny_ok = limits.max_compute_workgroup_storage_size >= TINY_WORKGROUP_BYTES;
         let coop_ok = self.device().has_f16_tensor_cores()
             && limits.max_compute_workgroup_storage_size >= COOP_WORKGROUP_BYTES;
         if !coop_ok && matches!(extras.force, Some((Some(Kernel::Coop), _))) {
@@ -300,6 +303,7 @@ impl GpuTensor {
         let plan = plan(
             [count, m, n_kernel, k],
             big_ok,
+            tiny_ok,
             coop,
             max_splits,
             extras.force,

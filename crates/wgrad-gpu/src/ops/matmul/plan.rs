@@ -1,6 +1,6 @@
-//! How a product is computed: which kernel (64 x 64 or 128 x 128 f32
-//! tiles, or the tensor cores' 128 x 256) and how many K splits, chosen by
-//! shape or forced by [`GpuTensor::matmul_t_variant`].
+//! How a product is computed: which kernel (32 x 32, 64 x 64 or 128 x 128
+//! f32 tiles, or the tensor cores' 128 x 256) and how many K splits, chosen
+//! by shape or forced by [`GpuTensor::matmul_t_variant`].
 
 use wgrad_core::{Error, Result};
 use wgrad_kernels::KernelSpec;
@@ -27,9 +27,16 @@ const MIN_SPLIT_K: usize = 128;
 /// while [1024, 1024] x [1024, 1024] runs 17 -> 22 TFLOP/s).
 const COOP_MIN_MACS: usize = 1 << 28;
 
+/// The most K one split of the 32 x 32 kernel sums before products are
+/// split (8 of its K steps; H100, docs/bench/h100-2026-11-27-timeline/matmul_32.txt:
+/// W1's [128, 784] x [784, 256] runs at 2.5 TFLOP/s unsplit, 3.1 split 4 ways).
+const TINY_SPLIT_K: usize = 256;
+
 /// The product kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Kernel {
+    /// `matmul_32.wgsl`: 32 x 32 tiles, K summed by 4 thread groups.
+    Tile32,
     /// `matmul_64.wgsl`: 64 x 64 tiles.
     Tile64,
     /// `matmul_128.wgsl`: 128 x 128 tiles.
@@ -48,12 +55,15 @@ impl Kernel {
     pub(super) fn by_name(name: &str) -> Result<Option<Kernel>> {
         match name {
             "auto" => Ok(None),
+            "32" => Ok(Some(Kernel::Tile32)),
             "64" => Ok(Some(Kernel::Tile64)),
             "128" => Ok(Some(Kernel::Tile128)),
             "coop" => Ok(Some(Kernel::Coop)),
             _ => Err(Error::invalid(
                 "matmul_t",
-                format!("kernel must be \"auto\", \"64\", \"128\" or \"coop\", got {name:?}"),
+                format!(
+                    "kernel must be \"auto\", \"32\", \"64\", \"128\" or \"coop\", got {name:?}"
+                ),
             )),
         }
     }
@@ -61,6 +71,7 @@ impl Kernel {
     /// Output tile (rows, columns) per workgroup.
     pub(super) fn tile(self) -> (usize, usize) {
         match self {
+            Kernel::Tile32 => (32, 32),
             Kernel::Tile64 => (64, 64),
             Kernel::Tile128 => (128, 128),
             Kernel::Coop => (128, 256),
@@ -69,6 +80,7 @@ impl Kernel {
 
     pub(super) fn spec(self) -> &'static KernelSpec {
         match self {
+            Kernel::Tile32 => &families::matmul::MATMUL_32,
             Kernel::Tile64 => &families::matmul::MATMUL_64,
             Kernel::Tile128 => &families::matmul::MATMUL_128,
             Kernel::Coop => &families::matmul::MATMUL_COOP,
@@ -88,7 +100,8 @@ pub(super) struct Plan {
 pub(super) type Force = Option<(Option<Kernel>, usize)>;
 
 /// The kernel and K split for `count` products of `[m, k] x [k, n]`.
-/// `big_ok`: the device has the 128 x 128 kernel's workgroup memory;
+/// `big_ok` / `tiny_ok`: the device has the 128 x 128 / 32 x 32 kernel's
+/// workgroup memory;
 /// `coop`: products may run on the tensor cores (precision "medium" on a
 /// device that has them);
 /// `max_splits`: how many `[count, m, n]` partial results fit one binding;
@@ -96,6 +109,7 @@ pub(super) type Force = Option<(Option<Kernel>, usize)>;
 pub(super) fn plan(
     [count, m, n, k]: [usize; 4],
     big_ok: bool,
+    tiny_ok: bool,
     coop: bool,
     max_splits: usize,
     force: Force,
@@ -123,6 +137,9 @@ pub(super) fn plan(
     let splits_for = |t: (usize, usize)| {
         if force_splits != 0 {
             force_splits
+        } else if t == (32, 32) {
+            // Split only long K: a split costs the partial sums' pass.
+            k.div_ceil(TINY_SPLIT_K).min(filling_splits(tiles(t)))
         } else if t == (128, 128) && big_tiles_nearly_fill() {
             2
         } else if 2 * tiles(t) <= FILL_GROUPS {
@@ -170,6 +187,11 @@ pub(super) fn plan(
         Kernel::Coop
     } else if big_ok && 4 * padded(128) <= 5 * padded(64) && big_tiles_fill() {
         Kernel::Tile128
+    } else if tiny_ok && 2 * tiles((64, 64)) <= FILL_GROUPS {
+        // Products the 64 kernel would split to fill the GPU: 4 times as
+        // many 32 x 32 tiles, each a quarter of the K steps per workgroup
+        // (one tile's K step costs its latency, not its FMAs).
+        Kernel::Tile32
     } else {
         SMALL
     };
@@ -184,7 +206,7 @@ mod tests {
     #[test]
     fn plans_by_shape() {
         let pick = |shape: [usize; 4], big_ok, max_splits, force| {
-            let Plan { kernel, splits } = plan(shape, big_ok, false, max_splits, force);
+            let Plan { kernel, splits } = plan(shape, big_ok, true, false, max_splits, force);
             (kernel.tile().0, splits)
         };
         let auto = |count, m, n, k| pick([count, m, n, k], true, usize::MAX, None);
@@ -196,16 +218,18 @@ mod tests {
         assert_eq!(auto(1, 1024, 1024, 1024), (64, 1));
         assert_eq!(auto(1, 1024, 1024, 784), (64, 1));
         assert_eq!(auto(1, 1024, 784, 1024), (64, 1));
-        // Skinny (N = 10), small or short-K outputs: 64 x 64 tiles.
-        assert_eq!(auto(1, 128, 10, 256), (64, 2));
-        assert_eq!(auto(1, 128, 256, 784), (64, 6));
-        assert_eq!(auto(1, 64, 64, 64), (64, 1));
-        assert_eq!(auto(1, 512, 512, 512), (64, 4));
+        // Outputs of few 64 x 64 tiles (skinny, small): 32 x 32 tiles, split
+        // only past 256 of K.
+        assert_eq!(auto(1, 128, 10, 256), (32, 1));
+        assert_eq!(auto(1, 128, 256, 784), (32, 4));
+        assert_eq!(auto(1, 64, 64, 64), (32, 1));
+        assert_eq!(auto(1, 512, 512, 512), (32, 1));
+        // Many small tiles over a batch: 64 x 64.
         assert_eq!(auto(32, 256, 256, 64), (64, 1));
         // The automatic cases of the parity test odd_sizes_every_variant_relative_norm.
         assert_eq!(auto(2, 1024, 640, 512), (64, 1));
-        assert_eq!(auto(1, 130, 140, 1000), (64, 7));
-        assert_eq!(auto(3, 260, 250, 256), (64, 2));
+        assert_eq!(auto(1, 130, 140, 1000), (32, 4));
+        assert_eq!(auto(3, 260, 250, 256), (32, 1));
         // Long K, small output (T2's weight gradients): 128 x 128 tiles split
         // until they fill the GPU.
         // never past it.
@@ -221,7 +245,10 @@ mod tests {
         assert_eq!(auto(1, 8192, 384, 384), (64, 1));
         // No 128 kernel without its workgroup memory; splits capped by memory.
         assert_eq!(pick([1, 4096, 4096, 4096], false, 1, None), (64, 1));
-        assert_eq!(pick([1, 512, 512, 4096], true, 2, None), (64, 2));
+        assert_eq!(pick([1, 128, 128, 8192], true, 2, None), (32, 2));
+        // No 32 kernel without its workgroup memory.
+        let Plan { kernel, splits } = plan([1, 128, 10, 256], true, false, false, usize::MAX, None);
+        assert_eq!((kernel, splits), (Kernel::Tile64, 2));
         // Forced variants: the other choice is made for the forced one.
         let forced = |shape, force| pick(shape, true, usize::MAX, Some(force));
         let (t64, t128) = (Some(Kernel::Tile64), Some(Kernel::Tile128));
@@ -232,6 +259,7 @@ mod tests {
         assert_eq!(
             plan(
                 [1, 64, 64, 64],
+                true,
                 true,
                 false,
                 9,
@@ -246,21 +274,22 @@ mod tests {
 
     #[test]
     fn tensor_cores_take_the_products_their_tiles_fit() {
-        let kernel = |shape| plan(shape, true, true, usize::MAX, None).kernel;
+        let kernel = |shape| plan(shape, true, true, true, usize::MAX, None).kernel;
         assert_eq!(kernel([1, 4096, 4096, 4096]), Kernel::Coop);
         assert_eq!(kernel([1, 1024, 1024, 1024]), Kernel::Coop);
         assert_eq!(kernel([1, 8192, 1152, 384]), Kernel::Coop);
         assert_eq!(kernel([1, 1024, 1024, 784]), Kernel::Coop);
         // Skinny outputs, tiny K and small products stay on the f32 kernels.
-        assert_eq!(kernel([1, 128, 10, 256]), Kernel::Tile64);
+        assert_eq!(kernel([1, 128, 10, 256]), Kernel::Tile32);
         assert_eq!(kernel([1, 1024, 1024, 16]), Kernel::Tile64);
-        assert_eq!(kernel([1, 128, 256, 784]), Kernel::Tile64);
+        assert_eq!(kernel([1, 128, 256, 784]), Kernel::Tile32);
         // The whole batch counts: T2's [32, 256, 384] x [384, 1152] products.
         assert_eq!(kernel([32, 256, 1152, 384]), Kernel::Coop);
         assert_eq!(kernel([8, 1024, 768, 64]), Kernel::Coop);
         assert_ne!(kernel([2, 128, 256, 784]), Kernel::Coop);
         // Few tiles: split along K like the f32 kernels.
-        let Plan { kernel, splits } = plan([1, 128, 256, 1 << 14], true, true, usize::MAX, None);
+        let Plan { kernel, splits } =
+            plan([1, 128, 256, 1 << 14], true, true, true, usize::MAX, None);
         assert_eq!((kernel, splits), (Kernel::Coop, 128));
     }
 }
