@@ -8,6 +8,12 @@
 // A workgroup of 256 threads serves 256 / lanes rows with `lanes` threads
 // per row (lanes: a power of two in 1..=256, chosen from C by the host).
 // Logits and target are strided views; the output is contiguous.
+// FUSED_MEAN = 1 (one workgroup holding every row, row == r): the 'mean'
+// reduction of kernels/nn/cross_entropy_mean.wgsl in the same pass, out[0]
+// the mean over the samples not ignored and out[1] their count, summed by
+// the same 256-slot tree as that kernel (each row's loss in slot `row`),
+// so the per-row losses are never stored: the small classifiers' loss is
+// one dispatch instead of two.
 // Bindings: 0 logits (read), 1 target (read, i32), 2 out (read_write), 3 fault.
 // A target outside 0..C that is not ignore_index raises fault code 5 and is
 // clamped, so the kernel never reads out of bounds.
@@ -35,6 +41,8 @@ const WG: u32 = 256u;
 const FAULT_CROSS_ENTROPY_TARGET: u32 = 5u;
 
 var<immediate> p: CrossEntropyParams;
+
+override FUSED_MEAN: u32 = 0u;
 
 @group(0) @binding(0) var<storage, read> logits: array<f32>;
 @group(0) @binding(1) var<storage, read> labels: array<i32>;
@@ -128,10 +136,12 @@ fn cross_entropy_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
         sum_logp = ssum[r * lanes];
     }
 
+    var loss = 0.0;
+    var counted = 0.0;
     if live && t == 0u {
         let tgt = labels[p.t_offset + row * p.t_stride];
-        var loss = 0.0;
         if tgt != bitcast<i32>(p.ignore_index) {
+            counted = 1.0;
             var k = u32(0);
             if tgt < 0 || u32(tgt) >= p.n {
                 raise_fault(FAULT_CROSS_ENTROPY_TARGET, bitcast<u32>(tgt), p.n);
@@ -148,6 +158,31 @@ fn cross_entropy_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
                 }
             }
         }
-        out[row] = loss;
+        if FUSED_MEAN == 0u {
+            out[row] = loss;
+        }
+    }
+    if FUSED_MEAN == 1u {
+        // Everyone has read smax/ssum; they take the losses and counts.
+        workgroupBarrier();
+        ssum[lid] = 0.0;
+        smax[lid] = 0.0;
+        workgroupBarrier();
+        if live && t == 0u {
+            ssum[row] = loss;
+            smax[row] = counted;
+        }
+        workgroupBarrier();
+        for (var half = WG / 2u; half > 0u; half /= 2u) {
+            if lid < half {
+                ssum[lid] += ssum[lid + half];
+                smax[lid] += smax[lid + half];
+            }
+            workgroupBarrier();
+        }
+        if lid == 0u {
+            out[0] = ssum[0] / smax[0];
+            out[1] = smax[0];
+        }
     }
 }

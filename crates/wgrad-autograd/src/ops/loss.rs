@@ -2,6 +2,7 @@
 
 use wgrad_core::Result;
 
+use crate::Storage;
 use crate::graph::Op;
 use crate::tensor::Tensor;
 
@@ -72,9 +73,9 @@ impl Tensor {
     }
 
     /// `cross_entropy_per_sample(..)` reduced by `cross_entropy_mean(..)`
-    /// (`F.cross_entropy(..., reduction='mean')`) as one graph node: the
-    /// same forward dispatches, and a backward that divides by the count in
-    /// the gradient kernel itself (one dispatch fewer a step on a GPU).
+    /// (`F.cross_entropy(..., reduction='mean')`) as one graph node: on a
+    /// GPU one forward dispatch for small losses (at most 256 rows), and a
+    /// backward that divides by the count in the gradient kernel itself.
     /// F32 logits (`DTypeMismatch` otherwise; `nn::loss::cross_entropy`
     /// reduces half logits its own way).
     pub fn cross_entropy_mean_loss(
@@ -91,10 +92,17 @@ impl Tensor {
             });
         }
         let target = target.storage();
-        let losses = self
-            .storage()
-            .cross_entropy(&target, label_smoothing, ignore_index)?;
-        let (mean, count) = losses.cross_entropy_mean(&target, ignore_index)?;
+        let logits = self.storage();
+        let (mean, count) = match (&logits, &target) {
+            // One fused pass where the loss is small enough.
+            (Storage::Gpu(x), Storage::Gpu(t)) => {
+                let (mean, count) = x.cross_entropy_mean_loss(t, label_smoothing, ignore_index)?;
+                (Storage::Gpu(mean), Storage::Gpu(count))
+            }
+            _ => logits
+                .cross_entropy(&target, label_smoothing, ignore_index)?
+                .cross_entropy_mean(&target, ignore_index)?,
+        };
         Ok(Tensor::record(
             mean,
             Op::CrossEntropy {

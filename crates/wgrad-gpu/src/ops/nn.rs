@@ -14,6 +14,9 @@ use crate::params::{self, CheckParams, CrossEntropyParams, LossMeanParams};
 
 /// Threads per workgroup of the cross-entropy kernels.
 const WG: usize = 256;
+/// The most logits the fused loss-and-mean pass reads in its one
+/// workgroup (64 per thread); larger losses take the two passes.
+const FUSED_MEAN_MAX_LOGITS: usize = 64 * WG;
 
 /// Validates logits `[N, C]` F32, target `[N]` I32 and the smoothing factor;
 /// returns `(N, C)`.
@@ -100,6 +103,42 @@ impl GpuTensor {
             n.div_ceil(rows_per_group) as u64,
         )?;
         Ok(out)
+    }
+
+    /// `F.cross_entropy(..., reduction='mean')`: the mean of
+    /// [`cross_entropy`](Self::cross_entropy)'s losses over the samples not
+    /// ignored, and their count, both 0-d F32, as
+    /// [`cross_entropy_mean`](Self::cross_entropy_mean) gives them. One
+    /// dispatch where every row fits one workgroup (at most 256 rows and
+    /// 16384 logits: the small classifiers), else the two passes.
+    pub fn cross_entropy_mean_loss(
+        &self,
+        target: &GpuTensor,
+        label_smoothing: f32,
+        ignore_index: i32,
+    ) -> Result<(GpuTensor, GpuTensor)> {
+        const OP: &str = "cross_entropy";
+        let (n, c) = check_inputs(OP, self, target, label_smoothing)?;
+        if n == 0 || n > WG || n * c > FUSED_MEAN_MAX_LOGITS {
+            return self
+                .cross_entropy(target, label_smoothing, ignore_index)?
+                .cross_entropy_mean(target, ignore_index);
+        }
+        let out = self.empty_like_device(OP, &[2], DType::F32)?;
+        let mut p = immediates(OP, self, target, None, label_smoothing, ignore_index)?;
+        // Fewer threads per row, so that every row is in the one workgroup.
+        p.lanes = lanes_for(c).min(WG / n.next_power_of_two()) as u32;
+        self.kernels().dispatch(
+            &families::nn::CROSS_ENTROPY,
+            &[("FUSED_MEAN", 1.0)],
+            &[&self.buffer, &target.buffer, &out.buffer],
+            &p,
+            [1, 1, 1],
+        )?;
+        Ok((
+            out.narrow(0, 0, 1)?.reshape(&[])?,
+            out.narrow(0, 1, 1)?.reshape(&[])?,
+        ))
     }
 
     /// Gradient of [`cross_entropy`](Self::cross_entropy) w.r.t. the logits

@@ -534,6 +534,70 @@ fn cross_entropy_mean_matches_cpu() {
     ));
 }
 
+/// `cross_entropy_mean_loss` (the loss and its 'mean' in one pass where
+/// every row fits one workgroup, else the two passes) against the CPU's
+/// two passes: on both sides of the one-pass limits (256 rows, 16384
+/// logits), with label smoothing, ignored samples, every sample ignored
+/// (NaN, as PyTorch), a NaN logit, transposed logits and no rows.
+#[test]
+fn cross_entropy_mean_loss_matches_cpu() {
+    let Some(dev) = shared_gpu() else { return };
+    // (rows, classes, smoothing, ignore_every, transposed logits)
+    let cases = [
+        (1, 1, 0.0, 0, false),
+        (7, 10, 0.0, 3, false),
+        (128, 10, 0.1, 0, true),
+        (256, 64, 0.0, 5, false),
+        (256, 65, 0.2, 0, false),
+        (257, 10, 0.0, 4, false),
+        (100, 1000, 0.0, 0, true),
+        (9, 3, 0.0, 1, false),
+        (0, 4, 0.0, 0, false),
+    ];
+    for (i, &(n, c, smoothing, ignore_every, transposed)) in cases.iter().enumerate() {
+        let (ct, gt) = targets_pair(&dev, n, c, -100, ignore_every, false, 70 + i as u64);
+        let mut x = values(n * c, -4.0, 4.0, 90 + i as u64);
+        if n == 7 {
+            x[12] = f32::NAN; // row 1: its loss and so the mean are NaN
+        }
+        let shape = if transposed { [c, n] } else { [n, c] };
+        let cx = CpuTensor::from_vec(x.clone(), &shape).unwrap();
+        let gx = GpuTensor::from_vec(&dev, x, &shape).unwrap();
+        let (cx, gx) = if transposed {
+            (cx.transpose(0, 1).unwrap(), gx.transpose(0, 1).unwrap())
+        } else {
+            (cx, gx)
+        };
+        let (cm, cc) = cx
+            .cross_entropy(&ct, smoothing, -100)
+            .unwrap()
+            .cross_entropy_mean(&ct, -100)
+            .unwrap();
+        let (gm, gc) = gx.cross_entropy_mean_loss(&gt, smoothing, -100).unwrap();
+        let what = format!("n {n} c {c} smoothing {smoothing} ignore_every {ignore_every}");
+        assert_eq!(gm.shape(), &[] as &[usize], "{what}");
+        assert_eq!(gpu_f32(&gc), cpu_f32(&cc), "count, {what}");
+        let (want, got) = (cpu_f32(&cm)[0], gpu_f32(&gm)[0]);
+        if want.is_nan() {
+            assert!(got.is_nan(), "NaN expected, got {got}: {what}");
+        } else {
+            assert!(
+                (got - want).abs() <= 1e-5 * want.abs().max(1.0),
+                "{got} vs {want}: {what}"
+            );
+        }
+    }
+    // A target out of range is the device fault's error at the next readback.
+    let own = own_gpu().unwrap();
+    let x = GpuTensor::zeros(&own, &[4, 3], DType::F32).unwrap();
+    let t = GpuTensor::from_vec(&own, vec![0i32, 1, 3, 2], &[4]).unwrap();
+    let (mean, _) = x.cross_entropy_mean_loss(&t, 0.0, -100).unwrap();
+    assert!(matches!(
+        mean.to_vec_blocking::<f32>(),
+        Err(Error::IndexOutOfRange { .. })
+    ));
+}
+
 /// The fused 'mean' backward (`cross_entropy_mean_backward`: the division
 /// by the count inside the gradient kernel) against dividing first and
 /// running `cross_entropy_backward` on the broadcast share, and against
