@@ -18,7 +18,7 @@ const MAX_BIND_GROUPS: usize = 16_384;
 
 /// Most override constants any kernel takes, and most buffers it binds.
 const MAX_CONSTANTS: usize = 6;
-const MAX_BINDINGS: usize = 16;
+const MAX_BINDINGS: usize = 32;
 
 /// (spec address, constants as (name address, value bits)): built without
 /// allocating, since it is looked up on every dispatch. A name that happens to

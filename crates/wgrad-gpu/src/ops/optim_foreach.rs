@@ -1,5 +1,7 @@
 //! Multi-tensor ("foreach") optimizer updates: one dispatch updates up to
-//! four parameters (`kernels/optim/adam_foreach.wgsl`), as PyTorch's
+//! four parameters (`kernels/optim/adam_foreach.wgsl`), or eight whose
+//! operands start at element 0 of their buffers where the device allows
+//! 32 storage buffers per stage (`adam_foreach_wide.wgsl`), as PyTorch's
 //! `foreach` implementations batch theirs. Each dispatch costs the GPU
 //! microseconds of launch and barrier whatever its size, so for the small
 //! parameters of most layers the count of dispatches, not their work, is
@@ -14,13 +16,17 @@ use super::optim::{
     dense_grad, flag,
 };
 use crate::GpuTensor;
-use crate::params::{self, AdamForeachParams, MAX_INDEX};
+use crate::params::{self, AdamForeachParams, AdamForeachWideParams, MAX_INDEX};
 
 /// Parameters one `adam_foreach` dispatch updates.
 const SLOTS: usize = 4;
 /// Storage buffers one `adam_foreach` dispatch binds (grad, param,
 /// exp_avg, exp_avg_sq per slot).
 const BINDINGS: u32 = 4 * SLOTS as u32;
+/// Parameters one `adam_foreach_wide` dispatch updates.
+const WIDE_SLOTS: usize = 8;
+/// Storage buffers one `adam_foreach_wide` dispatch binds.
+const WIDE_BINDINGS: u32 = 4 * WIDE_SLOTS as u32;
 
 /// One parameter's operands in [`GpuTensor::adam_step_foreach_`].
 #[derive(Clone, Copy, Debug)]
@@ -38,6 +44,14 @@ pub struct AdamOperands<'a> {
 impl<'a> AdamOperands<'a> {
     fn written(&self) -> [&'a GpuTensor; 3] {
         [self.param, self.exp_avg, self.exp_avg_sq]
+    }
+
+    /// Whether every operand starts at element 0 of its buffer (a strided
+    /// gradient is copied to a fresh buffer anyway), as the wide kernel
+    /// needs.
+    fn at_buffer_start(&self) -> bool {
+        self.written().iter().all(|t| t.layout.offset() == 0)
+            && (self.grad.layout.offset() == 0 || !self.grad.is_contiguous())
     }
 }
 
@@ -119,31 +133,53 @@ impl GpuTensor {
             neg_step_size: k.neg_step_size,
             bias_correction2_sqrt: k.bias_correction2_sqrt,
         };
-        let mut chunk: Vec<AdamOperands<'_>> = Vec::with_capacity(SLOTS);
-        let mut total = 0usize;
-        for item in items.iter().filter(|i| i.param.numel() > 0) {
-            let overlaps = {
-                let mut written: Vec<&GpuTensor> =
-                    chunk.iter().flat_map(AdamOperands::written).collect();
-                written.extend(item.written());
-                check_distinct(OP, &written).is_err()
-            };
-            if chunk.len() == SLOTS || overlaps || total + item.param.numel() > MAX_INDEX {
-                dispatch_chunk(&chunk, base)?;
-                chunk.clear();
-                total = 0;
-            }
-            total += item.param.numel();
-            chunk.push(*item);
+        let wide = limits.max_storage_buffers_per_shader_stage >= WIDE_BINDINGS;
+        let (at_start, rest): (Vec<_>, Vec<_>) = items
+            .iter()
+            .filter(|i| i.param.numel() > 0)
+            .partition(|i| wide && i.at_buffer_start());
+        for chunk in chunks(&at_start, WIDE_SLOTS) {
+            dispatch_chunk(&chunk, base, true)?;
         }
-        dispatch_chunk(&chunk, base)
+        for chunk in chunks(&rest, SLOTS) {
+            dispatch_chunk(&chunk, base, false)?;
+        }
+        Ok(())
     }
 }
 
+/// `items` in dispatch order, at most `slots` a dispatch: a chunk ends
+/// where the next parameter would overlap one of its written buffers or
+/// pass the 32-bit element numbering.
+fn chunks<'a>(items: &[&AdamOperands<'a>], slots: usize) -> Vec<Vec<AdamOperands<'a>>> {
+    let mut out = Vec::new();
+    let mut chunk: Vec<AdamOperands<'a>> = Vec::with_capacity(slots);
+    let mut total = 0usize;
+    for &item in items {
+        let overlaps = {
+            let mut written: Vec<&GpuTensor> =
+                chunk.iter().flat_map(AdamOperands::written).collect();
+            written.extend(item.written());
+            check_distinct("adam_step", &written).is_err()
+        };
+        if chunk.len() == slots || overlaps || total + item.param.numel() > MAX_INDEX {
+            out.push(std::mem::take(&mut chunk));
+            total = 0;
+        }
+        total += item.param.numel();
+        chunk.push(*item);
+    }
+    out.push(chunk);
+    out.retain(|c| !c.is_empty());
+    out
+}
+
 /// One `adam_foreach` dispatch over `chunk` (1 to [`SLOTS`] parameters
-/// with pairwise distinct written buffers); unused slots repeat the last
-/// parameter's buffers and end, so no thread reaches them.
-fn dispatch_chunk(chunk: &[AdamOperands<'_>], mut p: AdamForeachParams) -> Result<()> {
+/// with pairwise distinct written buffers), or with `wide` one
+/// `adam_foreach_wide` over up to [`WIDE_SLOTS`] whose operands start at
+/// element 0; unused slots repeat the last parameter's buffers and end, so
+/// no thread reaches them.
+fn dispatch_chunk(chunk: &[AdamOperands<'_>], mut p: AdamForeachParams, wide: bool) -> Result<()> {
     const OP: &str = "adam_step";
     let Some(last) = chunk.last() else {
         return Ok(());
@@ -153,19 +189,37 @@ fn dispatch_chunk(chunk: &[AdamOperands<'_>], mut p: AdamForeachParams) -> Resul
         .iter()
         .map(|item| dense_grad(OP, item.grad, &written))
         .collect::<Result<Vec<GpuTensor>>>()?;
+    let slots = if wide { WIDE_SLOTS } else { SLOTS };
+    let mut ends = [0u32; WIDE_SLOTS];
     let mut end = 0usize;
-    let mut buffers = Vec::with_capacity(4 * SLOTS);
-    for slot in 0..SLOTS {
+    let mut buffers = Vec::with_capacity(4 * slots);
+    for (slot, slot_end) in ends.iter_mut().enumerate().take(slots) {
         let i = slot.min(chunk.len() - 1);
         let (item, grad) = (&chunk[i], &grads[i]);
         if slot < chunk.len() {
             end += item.param.numel();
         }
-        p.ends[slot] = params::to_u32(OP, "element count", end)?;
-        p.grad_offsets[slot] = params::to_u32(OP, "offset", grad.layout.offset())?;
-        p.param_offsets[slot] = params::to_u32(OP, "offset", item.param.layout.offset())?;
-        p.m_offsets[slot] = params::to_u32(OP, "offset", item.exp_avg.layout.offset())?;
-        p.v_offsets[slot] = params::to_u32(OP, "offset", item.exp_avg_sq.layout.offset())?;
+        *slot_end = params::to_u32(OP, "element count", end)?;
+        let [g, pa, m, v] = [grad, item.param, item.exp_avg, item.exp_avg_sq]
+            .map(|t| params::to_u32(OP, "offset", t.layout.offset()));
+        let offsets = [g?, pa?, m?, v?];
+        if wide {
+            // `at_buffer_start` chose this parameter; a gradient that
+            // `dense_grad` kept must start at 0 too.
+            if offsets.iter().any(|&o| o != 0) {
+                return Err(wgrad_core::Error::invalid(
+                    OP,
+                    "an operand of the wide foreach step does not start its buffer",
+                ));
+            }
+        } else {
+            [
+                p.grad_offsets[slot],
+                p.param_offsets[slot],
+                p.m_offsets[slot],
+                p.v_offsets[slot],
+            ] = offsets;
+        }
         buffers.extend([
             &grad.buffer,
             &item.param.buffer,
@@ -173,7 +227,30 @@ fn dispatch_chunk(chunk: &[AdamOperands<'_>], mut p: AdamForeachParams) -> Resul
             &item.exp_avg_sq.buffer,
         ]);
     }
-    last.param.kernels().dispatch_1d(
+    let kernels = last.param.kernels();
+    if wide {
+        let w = AdamForeachWideParams {
+            ends,
+            flags: p.flags,
+            one_minus_beta1: p.one_minus_beta1,
+            beta2: p.beta2,
+            one_minus_beta2: p.one_minus_beta2,
+            eps: p.eps,
+            weight_decay: p.weight_decay,
+            decay: p.decay,
+            neg_step_size: p.neg_step_size,
+            bias_correction2_sqrt: p.bias_correction2_sqrt,
+        };
+        return kernels.dispatch_1d(
+            &families::optim::ADAM_FOREACH_WIDE,
+            &[],
+            &buffers,
+            &w,
+            end as u64,
+        );
+    }
+    p.ends.copy_from_slice(&ends[..SLOTS]);
+    kernels.dispatch_1d(
         &families::optim::ADAM_FOREACH,
         &[],
         &buffers,

@@ -41,8 +41,8 @@ pub(crate) use movement::{
 };
 pub(crate) use nn::{CheckParams, CrossEntropyParams, LayerNormParams, LossMeanParams};
 pub(crate) use optim::{
-    AdagradParams, AdamAmsgradParams, AdamForeachParams, AdamParams, RmsPropParams,
-    SgdMomentumParams, SgdParams,
+    AdagradParams, AdamAmsgradParams, AdamForeachParams, AdamForeachWideParams, AdamParams,
+    RmsPropParams, SgdMomentumParams, SgdParams,
 };
 pub(crate) use pool::Pool2dParams;
 pub(crate) use probe::ProbeParams;

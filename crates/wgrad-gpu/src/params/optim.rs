@@ -225,3 +225,29 @@ immediates! {
         bias_correction2_sqrt: f32,
     }
 }
+
+immediates! {
+    /// `AdamForeachWideParams` of `optim/adam_foreach_wide.wgsl`.
+    AdamForeachWideParams {
+        /// Running element totals through each slot (unused slots repeat the last).
+        ends: [u32; 8],
+        /// Option flags (as [`AdamParams`]).
+        flags: u32,
+        /// `1 - beta1`.
+        one_minus_beta1: f32,
+        /// `beta2`.
+        beta2: f32,
+        /// `1 - beta2`.
+        one_minus_beta2: f32,
+        /// `eps`.
+        eps: f32,
+        /// The weight decay.
+        weight_decay: f32,
+        /// The decoupled decay factor.
+        decay: f32,
+        /// `-lr / bias_correction1`.
+        neg_step_size: f32,
+        /// `sqrt(bias_correction2)`.
+        bias_correction2_sqrt: f32,
+    }
+}

@@ -97,6 +97,7 @@ fn cases() -> Vec<Case> {
         AdamParams => [optim::ADAM],
         AdamAmsgradParams => [optim::ADAM_AMSGRAD],
         AdamForeachParams => [optim::ADAM_FOREACH],
+        AdamForeachWideParams => [optim::ADAM_FOREACH_WIDE],
         RmsPropParams => [optim::RMSPROP, optim::RMSPROP_AUX, optim::RMSPROP_FULL],
         AdagradParams => [optim::ADAGRAD],
         CrossEntropyParams => [nn::CROSS_ENTROPY, nn::CROSS_ENTROPY_BACKWARD],

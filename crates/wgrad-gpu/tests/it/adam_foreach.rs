@@ -162,13 +162,8 @@ fn views_strided_gradients_and_shared_buffers() {
     check_against_single(&params, "views");
 }
 
-#[test]
-fn six_parameters_take_two_dispatches() {
-    let Some(dev) = own_gpu() else { return };
-    if dev.limits().max_storage_buffers_per_shader_stage < 16 {
-        return; // the per-parameter fallback: one dispatch each
-    }
-    let params: Vec<Param> = (0..6).map(|i| param(&dev, i, &[100])).collect();
+/// Dispatches of one foreach step over `params` after a warm-up step.
+fn dispatches_per_step(dev: &GpuDevice, params: &[Param]) -> u64 {
     let items: Vec<_> = params.iter().map(|p| operands(&p.foreach)).collect();
     let step = |t| {
         GpuTensor::adam_step_foreach_(&items, t, 1e-3, (0.9, 0.999), 1e-8, 0.0, false, false)
@@ -178,8 +173,72 @@ fn six_parameters_take_two_dispatches() {
     let before = dev.stats();
     step(2);
     let d = dev.stats().since(&before);
-    assert_eq!(d.dispatches, 2, "{d:?}");
     assert_eq!(d.readbacks, 0, "{d:?}");
+    d.dispatches
+}
+
+#[test]
+fn parameters_share_dispatches() {
+    let Some(dev) = own_gpu() else { return };
+    let buffers = dev.limits().max_storage_buffers_per_shader_stage;
+    if buffers < 16 {
+        return; // the per-parameter fallback: one dispatch each
+    }
+    // Six parameters starting their buffers: one wide dispatch (eight
+    // slots) where the device allows 32 storage buffers, else two of four.
+    let params: Vec<Param> = (0..6).map(|i| param(&dev, i, &[100])).collect();
+    let want = if buffers >= 32 { 1 } else { 2 };
+    assert_eq!(dispatches_per_step(&dev, &params), want);
+    // Seventeen: three wide dispatches (8, 8, 1).
+    let params: Vec<Param> = (0..17).map(|i| param(&dev, i, &[33])).collect();
+    let want = if buffers >= 32 { 3 } else { 5 };
+    assert_eq!(dispatches_per_step(&dev, &params), want);
+}
+
+/// Parameters at an offset in their buffer take the four-slot kernel and
+/// the others the wide one, in the same step, with the results of one step
+/// per parameter.
+#[test]
+fn offset_and_buffer_start_parameters_mix() {
+    let Some(dev) = shared_gpu() else { return };
+    let build = || {
+        let base = GpuTensor::from_vec(&dev, values(21, 60, 1.0), &[12, 5]).unwrap();
+        let z = |s: &[usize]| GpuTensor::zeros(&dev, s, DType::F32).unwrap();
+        let g = |seed, n: usize| GpuTensor::from_vec(&dev, values(seed, n, 0.5), &[n]).unwrap();
+        let mut out = Vec::new();
+        for i in 0..10usize {
+            let n = 5 + 7 * i;
+            let p = GpuTensor::from_vec(&dev, values(30 + i as u64, n, 1.0), &[n]).unwrap();
+            out.push([p, g(40 + i as u64, n), z(&[n]), z(&[n])]);
+        }
+        // Rows of one buffer at offsets 5 and 35, with an offset gradient.
+        let grad_base = GpuTensor::from_vec(&dev, values(50, 20, 0.5), &[20]).unwrap();
+        let a = base.narrow(0, 1, 2).unwrap();
+        let b = base.narrow(0, 7, 3).unwrap();
+        out.push([
+            a,
+            grad_base
+                .narrow(0, 3, 10)
+                .unwrap()
+                .reshape(&[2, 5])
+                .unwrap(),
+            z(&[2, 5]),
+            z(&[2, 5]),
+        ]);
+        out.push([
+            b,
+            g(51, 15).reshape(&[3, 5]).unwrap(),
+            z(&[3, 5]),
+            z(&[3, 5]),
+        ]);
+        out
+    };
+    let params: Vec<Param> = build()
+        .into_iter()
+        .zip(build())
+        .map(|(foreach, single)| Param { foreach, single })
+        .collect();
+    check_against_single(&params, "offsets and buffer starts");
 }
 
 #[test]

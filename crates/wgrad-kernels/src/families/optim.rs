@@ -1,6 +1,6 @@
 //! `kernels/optim/`: fused optimizer updates.
 //!
-//! Each kernel but `ADAM_FOREACH` updates one parameter in place: one thread per element
+//! Each kernel but `ADAM_FOREACH` and `ADAM_FOREACH_WIDE` updates one parameter in place: one thread per element
 //! (1-D, `@workgroup_size(256)`, grid folded by `dispatch_1d`) reads the
 //! gradient, the parameter and its optimizer state and writes the parameter
 //! and the state, so a step is one dispatch per parameter. Hyper-parameters
@@ -128,12 +128,33 @@ pub static ADAGRAD: KernelSpec = KernelSpec {
     selector: None,
 };
 
+/// [`ADAM_FOREACH`] over up to eight parameters whose operands all start
+/// at element 0 of their buffers (no offsets). Bindings: 32, per slot as
+/// [`ADAM_FOREACH`]'s; only for devices allowing that many storage buffers
+/// per stage. Immediates: ends (eight), then flags and [`ADAM`]'s
+/// coefficients.
+pub static ADAM_FOREACH_WIDE: KernelSpec = KernelSpec {
+    file: "optim/adam_foreach_wide.wgsl",
+    entry: "adam_foreach_wide",
+    bindings: &[
+        Read, ReadWrite, ReadWrite, ReadWrite, Read, ReadWrite, ReadWrite, ReadWrite, Read,
+        ReadWrite, ReadWrite, ReadWrite, Read, ReadWrite, ReadWrite, ReadWrite, Read, ReadWrite,
+        ReadWrite, ReadWrite, Read, ReadWrite, ReadWrite, ReadWrite, Read, ReadWrite, ReadWrite,
+        ReadWrite, Read, ReadWrite, ReadWrite, ReadWrite,
+    ],
+    immediate_bytes: 68,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
 /// Every kernel of this family.
 pub static ALL: &[&KernelSpec] = &[
     &SGD,
     &SGD_MOMENTUM,
     &ADAM,
     &ADAM_FOREACH,
+    &ADAM_FOREACH_WIDE,
     &ADAM_AMSGRAD,
     &RMSPROP,
     &RMSPROP_AUX,
