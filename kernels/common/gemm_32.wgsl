@@ -16,6 +16,8 @@
 // double-buffered (18 KiB), one barrier per step.
 
 const TILE: u32 = 32u;    // output tile edge
+const TILE_M: u32 = TILE; // output tile rows
+const TILE_N: u32 = TILE; // and columns
 const STEP_K: u32 = 32u;  // K per step, 8 per group
 const GROUP_K: u32 = 8u;
 const THREADS: u32 = 256u;
@@ -52,6 +54,17 @@ fn k_fast_slot(e: u32) -> vec2<u32> {
 // value i of a thread has row tid % 32 and k = tid / 32 + 8 i.
 fn mn_fast_slot(e: u32) -> vec2<u32> {
     return vec2<u32>(e % TILE, e / TILE);
+}
+
+// B's slots: the same as A's (square tiles).
+const B_LOADS: u32 = 4u;
+
+fn b_k_fast_slot(e: u32) -> vec2<u32> {
+    return k_fast_slot(e);
+}
+
+fn b_mn_fast_slot(e: u32) -> vec2<u32> {
+    return mn_fast_slot(e);
 }
 
 fn put_a(buf: u32, i: u32, v: f32) {

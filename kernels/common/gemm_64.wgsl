@@ -56,6 +56,17 @@ fn mn_fast_slot(e: u32) -> vec2<u32> {
     return vec2<u32>(e % TILE, e / TILE);
 }
 
+// B's slots: the same as A's (square tiles).
+const B_LOADS: u32 = 4u;
+
+fn b_k_fast_slot(e: u32) -> vec2<u32> {
+    return k_fast_slot(e);
+}
+
+fn b_mn_fast_slot(e: u32) -> vec2<u32> {
+    return mn_fast_slot(e);
+}
+
 fn put_a(buf: u32, i: u32, v: f32) {
     let s = a_slot(i);
     a_tile[buf + s.y * ROW4 + s.x / 4u][s.x % 4u] = v;

@@ -1,8 +1,11 @@
-// The strided operand loads of the 4 + 4-values-per-thread GEMM cores
-// (common/gemm_64.wgsl, common/gemm_32.wgsl): the `a_slot`/`b_slot`/`fetch`
-// those cores ask their including kernel for, over matmul_params.wgsl's
-// operands. Include after matmul_params.wgsl and the core (it reads the
-// core's THREADS, tid, k_fast_slot, mn_fast_slot and ra0..rb3).
+// The strided operand loads of the GEMM cores (common/gemm_32.wgsl,
+// gemm_64.wgsl, gemm_128.wgsl, gemm_128x64.wgsl): the `a_slot`/`b_slot`/
+// `fetch` those cores ask their including kernel for, over
+// matmul_params.wgsl's operands, and the tile kernels' whole work
+// (`matmul_tile`). Include after matmul_params.wgsl and the core (it reads
+// the core's THREADS, TILE_M, TILE_N, B_LOADS (B values per thread and K
+// step: 4, or 2 for the 64-column tile), tid, the slot functions and
+// ra0..rb3).
 
 // (m, k) within the A slice of the element this thread loads as number `i`.
 fn a_slot(i: u32) -> vec2<u32> {
@@ -17,9 +20,9 @@ fn a_slot(i: u32) -> vec2<u32> {
 fn b_slot(i: u32) -> vec2<u32> {
     let e = tid + i * THREADS;
     if B_K_FAST == 1u {
-        return k_fast_slot(e);
+        return b_k_fast_slot(e);
     }
-    return mn_fast_slot(e);
+    return b_mn_fast_slot(e);
 }
 
 fn load_a(i: u32, k0: u32) -> f32 {
@@ -53,15 +56,17 @@ fn fetch(k0: u32) {
     ra3 = load_a(3u, k0);
     rb0 = load_b(0u, k0);
     rb1 = load_b(1u, k0);
-    rb2 = load_b(2u, k0);
-    rb3 = load_b(3u, k0);
+    if B_LOADS == 4u {
+        rb2 = load_b(2u, k0);
+        rb3 = load_b(3u, k0);
+    }
 }
 
 // A tile kernel's whole work after its bounds check: place workgroup `g`,
 // sum its split of K (bounds as `let`s: the core's loop holds barriers, so
 // they must be visibly workgroup-uniform) and store.
 fn matmul_tile(g: u32) {
-    let split = place(g, TILE, TILE);
+    let split = place(g, TILE_M, TILE_N);
     let k_begin = split * p.k_chunk;
     let k_end = min(k_begin + p.k_chunk, p.k);
     k_stop = k_end;

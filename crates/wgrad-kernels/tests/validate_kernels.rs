@@ -86,6 +86,7 @@ fn epilogue_overrides_compile_to_spirv() {
             "conv2d_weight_grad",
             "conv2d_weight_grad_128",
             "matmul_128",
+            "matmul_128x64",
             "matmul_32",
             "matmul_64",
             "matmul_coop",

@@ -83,7 +83,13 @@ fn cases() -> Vec<Case> {
         SumParams => [reduce::SUM_ROWS_I32],
         SoftmaxParams => [reduce::SOFTMAX_ROWS],
         SoftmaxSplitParams => [reduce::SOFTMAX_PARTIAL, reduce::SOFTMAX_WRITE],
-        MatmulParams => [matmul::MATMUL_32, matmul::MATMUL_64, matmul::MATMUL_128, matmul::MATMUL_COOP],
+        MatmulParams => [
+            matmul::MATMUL_32,
+            matmul::MATMUL_64,
+            matmul::MATMUL_128X64,
+            matmul::MATMUL_128,
+            matmul::MATMUL_COOP,
+        ],
         SumSplitsParams => [matmul::SUM_SPLITS],
         UnaryBackwardParams => [
             backward::UNARY_BACKWARD,

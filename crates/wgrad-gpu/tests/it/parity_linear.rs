@@ -121,7 +121,7 @@ proptest! {
         n in 1usize..=140,
         k in 1usize..=80,
         trans_x: bool,
-        kernel in prop::sample::select(vec!["32", "64", "128"]),
+        kernel in prop::sample::select(vec!["32", "64", "128x64", "128"]),
         splits in 1usize..=4,
         seed in 0u64..1000,
     ) {
@@ -240,7 +240,14 @@ fn edge_shapes_and_bias_views() {
     let cb = cl.narrow_step(0, 2, 5, 3).unwrap();
     let gb = gl.narrow_step(0, 2, 5, 3).unwrap();
     let want = cx.linear(&cw, Some(&cb)).unwrap();
-    for (kernel, splits) in [("32", 1), ("32", 2), ("64", 1), ("128", 1), ("64", 3)] {
+    for (kernel, splits) in [
+        ("32", 1),
+        ("32", 2),
+        ("64", 1),
+        ("128x64", 1),
+        ("128", 1),
+        ("64", 3),
+    ] {
         let got = gx.linear_variant(&gw, Some(&gb), kernel, splits).unwrap();
         check(
             &got,

@@ -40,6 +40,20 @@ pub static MATMUL_32: KernelSpec = KernelSpec {
     selector: None,
 };
 
+/// 128 x 64-tile (rows x columns) variant of [`MATMUL_64`] with the same
+/// bindings, immediates (tile counts per 128 rows and 64 columns) and
+/// overrides: 8 x 4 outputs per thread, K in steps of 8 double-buffered in
+/// 12.5 KiB of workgroup memory.
+pub static MATMUL_128X64: KernelSpec = KernelSpec {
+    file: "matmul/matmul_128x64.wgsl",
+    entry: "matmul_128x64",
+    bindings: &[Read, Read, ReadWrite, Read],
+    immediate_bytes: 112,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
 /// Large-tile variant of [`MATMUL_64`] with the same bindings, immediates
 /// (tile counts per 128) and overrides: 128 x 128 output tile per workgroup
 /// of 256 threads (8 x 8 per thread), K in steps of 8, double-buffered in
@@ -91,6 +105,7 @@ pub static SUM_SPLITS: KernelSpec = KernelSpec {
 pub static ALL: &[&KernelSpec] = &[
     &MATMUL_32,
     &MATMUL_64,
+    &MATMUL_128X64,
     &MATMUL_128,
     &MATMUL_COOP,
     &SUM_SPLITS,

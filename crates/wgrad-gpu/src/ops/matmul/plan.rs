@@ -39,6 +39,8 @@ pub(super) enum Kernel {
     Tile32,
     /// `matmul_64.wgsl`: 64 x 64 tiles.
     Tile64,
+    /// `matmul_128x64.wgsl`: 128 x 64 tiles (rows x columns).
+    Tile128x64,
     /// `matmul_128.wgsl`: 128 x 128 tiles.
     Tile128,
     /// `matmul_coop.wgsl`: 128 x 256 tiles on the tensor cores (f16
@@ -57,12 +59,13 @@ impl Kernel {
             "auto" => Ok(None),
             "32" => Ok(Some(Kernel::Tile32)),
             "64" => Ok(Some(Kernel::Tile64)),
+            "128x64" => Ok(Some(Kernel::Tile128x64)),
             "128" => Ok(Some(Kernel::Tile128)),
             "coop" => Ok(Some(Kernel::Coop)),
             _ => Err(Error::invalid(
                 "matmul_t",
                 format!(
-                    "kernel must be \"auto\", \"32\", \"64\", \"128\" or \"coop\", got {name:?}"
+                    "kernel must be \"auto\", \"32\", \"64\", \"128x64\", \"128\" or \"coop\", got {name:?}"
                 ),
             )),
         }
@@ -73,6 +76,7 @@ impl Kernel {
         match self {
             Kernel::Tile32 => (32, 32),
             Kernel::Tile64 => (64, 64),
+            Kernel::Tile128x64 => (128, 64),
             Kernel::Tile128 => (128, 128),
             Kernel::Coop => (128, 256),
         }
@@ -82,6 +86,7 @@ impl Kernel {
         match self {
             Kernel::Tile32 => &families::matmul::MATMUL_32,
             Kernel::Tile64 => &families::matmul::MATMUL_64,
+            Kernel::Tile128x64 => &families::matmul::MATMUL_128X64,
             Kernel::Tile128 => &families::matmul::MATMUL_128,
             Kernel::Coop => &families::matmul::MATMUL_COOP,
         }
@@ -187,6 +192,17 @@ pub(super) fn plan(
         Kernel::Coop
     } else if big_ok && 4 * padded(128) <= 5 * padded(64) && big_tiles_fill() {
         Kernel::Tile128
+    } else if tiles((128, 128)) < FILL_GROUPS
+        && tiles((128, 64)) >= FILL_GROUPS
+        && 4 * m.next_multiple_of(128) <= 5 * m.next_multiple_of(64)
+    {
+        // Outputs the 128 x 128 tiles leave part idle but 128 x 64 tiles
+        // fill unsplit: fewer workgroup-memory reads per FMA than the 64
+        // kernel's (H100, docs/bench/h100-2026-11-27-timeline/sweep_128x64.txt:
+        // 1536^3 21.1 against 19.1 TFLOP/s, 2048 x 1024 x 1024 27.4 against
+        // 24.0, T2's [8192, 384] x [384, 384] 23.2 against 21.3; where they
+        // do not fill the GPU, as 1024^3's 128, the 64 kernel stays ahead).
+        Kernel::Tile128x64
     } else if tiny_ok && 2 * tiles((64, 64)) <= FILL_GROUPS {
         // Products the 64 kernel would split to fill the GPU: 4 times as
         // many 32 x 32 tiles, each a quarter of the K steps per workgroup
@@ -210,6 +226,7 @@ mod tests {
             (kernel.tile().0, splits)
         };
         let auto = |count, m, n, k| pick([count, m, n, k], true, usize::MAX, None);
+        let pick_kernel = |shape| plan(shape, true, true, false, usize::MAX, None).kernel;
         // Large outputs: 128 x 128 tiles, no split.
         assert_eq!(auto(1, 4096, 4096, 4096), (128, 1));
         assert_eq!(auto(1, 2048, 2048, 2048), (128, 1));
@@ -224,8 +241,16 @@ mod tests {
         assert_eq!(auto(1, 128, 256, 784), (32, 4));
         assert_eq!(auto(1, 64, 64, 64), (32, 1));
         assert_eq!(auto(1, 512, 512, 512), (32, 1));
-        // Many small tiles over a batch: 64 x 64.
-        assert_eq!(auto(32, 256, 256, 64), (64, 1));
+        // Many small tiles over a batch: 128 x 64 where they fill the GPU.
+        assert_eq!(auto(32, 256, 256, 64), (128, 1));
+        assert_eq!(pick_kernel([32, 256, 256, 64]), Kernel::Tile128x64);
+        assert_eq!(pick_kernel([1, 1536, 1536, 1536]), Kernel::Tile128x64);
+        assert_eq!(pick_kernel([1, 2048, 1024, 1024]), Kernel::Tile128x64);
+        assert_eq!(pick_kernel([1, 8192, 384, 384]), Kernel::Tile128x64);
+        // Not where 128 x 64 tiles would leave the GPU part idle (1024^3),
+        // nor where 128 x 128 tiles fill it.
+        assert_eq!(pick_kernel([1, 1024, 1024, 1024]), Kernel::Tile64);
+        assert_eq!(pick_kernel([1, 2048, 2048, 2048]), Kernel::Tile128);
         // The automatic cases of the parity test odd_sizes_every_variant_relative_norm.
         assert_eq!(auto(2, 1024, 640, 512), (64, 1));
         assert_eq!(auto(1, 130, 140, 1000), (32, 4));
@@ -239,10 +264,10 @@ mod tests {
         assert_eq!(auto(1, 384, 1536, 8192), (128, 7));
         assert_eq!(auto(1, 384, 384, 8192), (128, 28));
         // Big tiles that nearly fill the GPU over a long K (T2's [8192, 384]
-        // outputs): split in two; over a short K, the 64 kernel.
+        // outputs): split in two; over a short K, 128 x 64 tiles.
         assert_eq!(auto(1, 8192, 384, 1536), (128, 2));
         assert_eq!(auto(32, 256, 384, 1152), (128, 2));
-        assert_eq!(auto(1, 8192, 384, 384), (64, 1));
+        assert_eq!(auto(1, 8192, 384, 384), (128, 1));
         // No 128 kernel without its workgroup memory; splits capped by memory.
         assert_eq!(pick([1, 4096, 4096, 4096], false, 1, None), (64, 1));
         assert_eq!(pick([1, 128, 128, 8192], true, 2, None), (32, 2));
