@@ -1,6 +1,6 @@
 //! Multi-tensor ("foreach") optimizer updates: one dispatch updates up to
-//! four parameters (`kernels/optim/adam_foreach.wgsl`), or eight whose
-//! operands start at element 0 of their buffers where the device allows
+//! four parameters (`kernels/optim/adam_foreach.wgsl`), or eight that with
+//! their state start at element 0 of their buffers where the device allows
 //! 32 storage buffers per stage (`adam_foreach_wide.wgsl`), as PyTorch's
 //! `foreach` implementations batch theirs. Each dispatch costs the GPU
 //! microseconds of launch and barrier whatever its size, so for the small
@@ -46,12 +46,10 @@ impl<'a> AdamOperands<'a> {
         [self.param, self.exp_avg, self.exp_avg_sq]
     }
 
-    /// Whether every operand starts at element 0 of its buffer (a strided
-    /// gradient is copied to a fresh buffer anyway), as the wide kernel
-    /// needs.
+    /// Whether the parameter and its state start at element 0 of their
+    /// buffers, as the wide kernel needs (it takes gradient offsets only).
     fn at_buffer_start(&self) -> bool {
         self.written().iter().all(|t| t.layout.offset() == 0)
-            && (self.grad.layout.offset() == 0 || !self.grad.is_contiguous())
     }
 }
 
@@ -134,50 +132,54 @@ impl GpuTensor {
             bias_correction2_sqrt: k.bias_correction2_sqrt,
         };
         let wide = limits.max_storage_buffers_per_shader_stage >= WIDE_BINDINGS;
-        let (at_start, rest): (Vec<_>, Vec<_>) = items
-            .iter()
-            .filter(|i| i.param.numel() > 0)
-            .partition(|i| wide && i.at_buffer_start());
-        for chunk in chunks(&at_start, WIDE_SLOTS) {
-            dispatch_chunk(&chunk, base, true)?;
-        }
-        for chunk in chunks(&rest, SLOTS) {
-            dispatch_chunk(&chunk, base, false)?;
+        let live: Vec<&AdamOperands<'_>> = items.iter().filter(|i| i.param.numel() > 0).collect();
+        for (chunk, wide) in chunks(&live, |item| wide && item.at_buffer_start()) {
+            dispatch_chunk(&chunk, base, wide)?;
         }
         Ok(())
     }
 }
 
-/// `items` in dispatch order, at most `slots` a dispatch: a chunk ends
-/// where the next parameter would overlap one of its written buffers or
-/// pass the 32-bit element numbering.
-fn chunks<'a>(items: &[&AdamOperands<'a>], slots: usize) -> Vec<Vec<AdamOperands<'a>>> {
-    let mut out = Vec::new();
-    let mut chunk: Vec<AdamOperands<'a>> = Vec::with_capacity(slots);
+/// `items` cut into dispatches, in order (so a gradient that is another
+/// parameter's buffer is read as one step per parameter would read it):
+/// a chunk holds parameters of one kernel (`wide(item)`: the eight-slot
+/// one) and ends where the next parameter takes the other kernel, would
+/// overlap one of its written buffers, pass the 32-bit element numbering
+/// or a full kernel.
+fn chunks<'a>(
+    items: &[&AdamOperands<'a>],
+    wide: impl Fn(&AdamOperands<'a>) -> bool,
+) -> Vec<(Vec<AdamOperands<'a>>, bool)> {
+    let mut out: Vec<(Vec<AdamOperands<'a>>, bool)> = Vec::new();
     let mut total = 0usize;
     for &item in items {
-        let overlaps = {
+        let item_wide = wide(item);
+        let slots = if item_wide { WIDE_SLOTS } else { SLOTS };
+        let fits = out.last().is_some_and(|(chunk, chunk_wide)| {
             let mut written: Vec<&GpuTensor> =
                 chunk.iter().flat_map(AdamOperands::written).collect();
             written.extend(item.written());
-            check_distinct("adam_step", &written).is_err()
-        };
-        if chunk.len() == slots || overlaps || total + item.param.numel() > MAX_INDEX {
-            out.push(std::mem::take(&mut chunk));
+            *chunk_wide == item_wide
+                && chunk.len() < slots
+                && check_distinct("adam_step", &written).is_ok()
+                && total + item.param.numel() <= MAX_INDEX
+        });
+        if !fits {
+            out.push((Vec::with_capacity(slots), item_wide));
             total = 0;
         }
         total += item.param.numel();
-        chunk.push(*item);
+        if let Some((chunk, _)) = out.last_mut() {
+            chunk.push(*item);
+        }
     }
-    out.push(chunk);
-    out.retain(|c| !c.is_empty());
     out
 }
 
 /// One `adam_foreach` dispatch over `chunk` (1 to [`SLOTS`] parameters
 /// with pairwise distinct written buffers), or with `wide` one
-/// `adam_foreach_wide` over up to [`WIDE_SLOTS`] whose operands start at
-/// element 0; unused slots repeat the last parameter's buffers and end, so
+/// `adam_foreach_wide` over up to [`WIDE_SLOTS`] that with their state
+/// start at element 0; unused slots repeat the last parameter's buffers and end, so
 /// no thread reaches them.
 fn dispatch_chunk(chunk: &[AdamOperands<'_>], mut p: AdamForeachParams, wide: bool) -> Result<()> {
     const OP: &str = "adam_step";
@@ -191,6 +193,7 @@ fn dispatch_chunk(chunk: &[AdamOperands<'_>], mut p: AdamForeachParams, wide: bo
         .collect::<Result<Vec<GpuTensor>>>()?;
     let slots = if wide { WIDE_SLOTS } else { SLOTS };
     let mut ends = [0u32; WIDE_SLOTS];
+    let mut grad_offsets = [0u32; WIDE_SLOTS];
     let mut end = 0usize;
     let mut buffers = Vec::with_capacity(4 * slots);
     for (slot, slot_end) in ends.iter_mut().enumerate().take(slots) {
@@ -204,14 +207,14 @@ fn dispatch_chunk(chunk: &[AdamOperands<'_>], mut p: AdamForeachParams, wide: bo
             .map(|t| params::to_u32(OP, "offset", t.layout.offset()));
         let offsets = [g?, pa?, m?, v?];
         if wide {
-            // `at_buffer_start` chose this parameter; a gradient that
-            // `dense_grad` kept must start at 0 too.
-            if offsets.iter().any(|&o| o != 0) {
+            // `at_buffer_start` chose this parameter.
+            if offsets[1..].iter().any(|&o| o != 0) {
                 return Err(wgrad_core::Error::invalid(
                     OP,
-                    "an operand of the wide foreach step does not start its buffer",
+                    "a parameter or state of the wide foreach step does not start its buffer",
                 ));
             }
+            grad_offsets[slot] = offsets[0];
         } else {
             [
                 p.grad_offsets[slot],
@@ -231,6 +234,7 @@ fn dispatch_chunk(chunk: &[AdamOperands<'_>], mut p: AdamForeachParams, wide: bo
     if wide {
         let w = AdamForeachWideParams {
             ends,
+            grad_offsets,
             flags: p.flags,
             one_minus_beta1: p.one_minus_beta1,
             beta2: p.beta2,

@@ -231,6 +231,8 @@ immediates! {
     AdamForeachWideParams {
         /// Running element totals through each slot (unused slots repeat the last).
         ends: [u32; 8],
+        /// Offset of each slot's gradient.
+        grad_offsets: [u32; 8],
         /// Option flags (as [`AdamParams`]).
         flags: u32,
         /// `1 - beta1`.

@@ -189,6 +189,16 @@ fn parameters_share_dispatches() {
     let params: Vec<Param> = (0..6).map(|i| param(&dev, i, &[100])).collect();
     let want = if buffers >= 32 { 1 } else { 2 };
     assert_eq!(dispatches_per_step(&dev, &params), want);
+    // Gradients at offsets in one buffer do not change that.
+    let grads = GpuTensor::from_vec(&dev, values(3, 600, 0.5), &[600]).unwrap();
+    let params: Vec<Param> = (0..6)
+        .map(|i| {
+            let mut p = param(&dev, i, &[100]);
+            p.foreach[1] = grads.narrow(0, 100 * i as usize, 100).unwrap();
+            p
+        })
+        .collect();
+    assert_eq!(dispatches_per_step(&dev, &params), want);
     // Seventeen: three wide dispatches (8, 8, 1).
     let params: Vec<Param> = (0..17).map(|i| param(&dev, i, &[33])).collect();
     let want = if buffers >= 32 { 3 } else { 5 };
@@ -231,6 +241,10 @@ fn offset_and_buffer_start_parameters_mix() {
             z(&[3, 5]),
             z(&[3, 5]),
         ]);
+        // A parameter at its buffer's start with a gradient at an offset
+        // (a bias gradient after its weight gradient): the wide kernel.
+        let p = GpuTensor::from_vec(&dev, values(52, 9, 1.0), &[9]).unwrap();
+        out.push([p, grad_base.narrow(0, 11, 9).unwrap(), z(&[9]), z(&[9])]);
         out
     };
     let params: Vec<Param> = build()

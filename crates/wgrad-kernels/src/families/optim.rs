@@ -128,11 +128,11 @@ pub static ADAGRAD: KernelSpec = KernelSpec {
     selector: None,
 };
 
-/// [`ADAM_FOREACH`] over up to eight parameters whose operands all start
-/// at element 0 of their buffers (no offsets). Bindings: 32, per slot as
-/// [`ADAM_FOREACH`]'s; only for devices allowing that many storage buffers
-/// per stage. Immediates: ends (eight), then flags and [`ADAM`]'s
-/// coefficients.
+/// [`ADAM_FOREACH`] over up to eight parameters that, with their state,
+/// start at element 0 of their buffers (gradients anywhere). Bindings: 32,
+/// per slot as [`ADAM_FOREACH`]'s; only for devices allowing that many
+/// storage buffers per stage. Immediates: ends and gradient offsets (eight
+/// each), then flags and [`ADAM`]'s coefficients.
 pub static ADAM_FOREACH_WIDE: KernelSpec = KernelSpec {
     file: "optim/adam_foreach_wide.wgsl",
     entry: "adam_foreach_wide",
@@ -142,7 +142,7 @@ pub static ADAM_FOREACH_WIDE: KernelSpec = KernelSpec {
         ReadWrite, ReadWrite, Read, ReadWrite, ReadWrite, ReadWrite, Read, ReadWrite, ReadWrite,
         ReadWrite, Read, ReadWrite, ReadWrite, ReadWrite,
     ],
-    immediate_bytes: 68,
+    immediate_bytes: 100,
     uses_fault: false,
     elem: Elem::F32,
     selector: None,
