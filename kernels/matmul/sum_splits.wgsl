@@ -68,3 +68,42 @@ fn sum_splits(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     }
     out[i] = s;
 }
+
+// The same sum for few outputs over many splits (a convolution's weight
+// gradient: 320 values over 256 splits), where one thread per output
+// waits out `splits` dependent adds: one workgroup per output, its 256
+// threads each add every 256th split in order, then a tree in workgroup
+// memory adds the 256 partial sums (a fixed order: deterministic, though
+// not the bits of the in-order sum). Dispatch `numel` workgroups.
+var<workgroup> partial: array<f32, 256>;
+
+@compute @workgroup_size(256)
+fn sum_splits_tree(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let i = wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y;
+    // Uniform per workgroup: before any barrier.
+    if i >= p.numel {
+        return;
+    }
+    var s = 0.0;
+    for (var j = lid; j < p.splits; j += 256u) {
+        s += part[j * p.numel + i];
+    }
+    partial[lid] = s;
+    workgroupBarrier();
+    for (var half = 128u; half > 0u; half /= 2u) {
+        if lid < half {
+            partial[lid] += partial[lid + half];
+        }
+        workgroupBarrier();
+    }
+    if lid == 0u {
+        var total = partial[0];
+        if HAS_BIAS == 1u {
+            total += bias[p.bias_offset + (i % p.n) * p.bias_stride];
+        }
+        if ACT_RELU == 1u {
+            total = relu4(vec4<f32>(total)).x;
+        }
+        out[i] = total;
+    }
+}

@@ -90,7 +90,8 @@ fn epilogue_overrides_compile_to_spirv() {
             "matmul_32",
             "matmul_64",
             "matmul_coop",
-            "sum_splits"
+            "sum_splits",
+            "sum_splits_tree"
         ]
     );
 }

@@ -191,13 +191,7 @@ fn weight_grad(
             bias_offset: 0,
             bias_stride: 0,
         };
-        input.kernels().dispatch_1d(
-            &families::matmul::SUM_SPLITS,
-            &[],
-            &[&part.buffer, &out.buffer, &part.buffer],
-            &sum,
-            numel as u64,
-        )?;
+        crate::ops::matmul::sum_splits::dispatch(input, &[], [&part, &out, &part], &sum)?;
     }
     views(&out)
 }

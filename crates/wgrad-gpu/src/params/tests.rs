@@ -90,7 +90,7 @@ fn cases() -> Vec<Case> {
             matmul::MATMUL_128,
             matmul::MATMUL_COOP,
         ],
-        SumSplitsParams => [matmul::SUM_SPLITS],
+        SumSplitsParams => [matmul::SUM_SPLITS, matmul::SUM_SPLITS_TREE],
         UnaryBackwardParams => [
             backward::UNARY_BACKWARD,
             backward::UNARY_BACKWARD_VEC4,

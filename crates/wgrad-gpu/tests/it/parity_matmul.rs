@@ -721,3 +721,42 @@ fn relu_masked_products_match_masking_first() {
         assert_eq!(bits(&got), bits(&want), "dx with a strided mask, {what}");
     }
 }
+
+/// Few outputs over many K splits: the splits are added by one workgroup
+/// per output (`sum_splits_tree`), with the bias of `linear` after the
+/// sum; against the CPU, and the tree's order is the same on every run.
+#[test]
+fn many_splits_of_few_outputs_match_cpu() {
+    let Some(gpu) = shared_gpu() else { return };
+    for (m, n, k, splits) in [(8, 8, 4096, 64), (3, 5, 2000, 40), (40, 30, 1024, 32)] {
+        let (ca, ga) = pair(&gpu, &[m, k], 70);
+        let (cb, gb) = pair(&gpu, &[k, n], 71);
+        let want = ca.matmul(&cb).unwrap();
+        let got = ga
+            .matmul_t_variant(&gb, false, false, "32", splits)
+            .unwrap();
+        let rel = rel_norm_err(&got, &want);
+        assert!(
+            rel < 1e-5,
+            "[{m}, {k}] x [{k}, {n}], {splits} splits: {rel}"
+        );
+        let again = ga
+            .matmul_t_variant(&gb, false, false, "32", splits)
+            .unwrap();
+        assert_eq!(
+            got.to_vec_blocking::<f32>().unwrap(),
+            again.to_vec_blocking::<f32>().unwrap(),
+            "deterministic"
+        );
+        // linear: x [m, k] @ w [n, k]^T + bias [n].
+        let (cw, gw) = pair(&gpu, &[n, k], 72);
+        let (cbias, gbias) = pair(&gpu, &[n], 73);
+        let want = ca.linear(&cw, Some(&cbias)).unwrap();
+        let got = ga.linear_variant(&gw, Some(&gbias), "32", splits).unwrap();
+        let rel = rel_norm_err(&got, &want);
+        assert!(
+            rel < 1e-5,
+            "linear [{m}, {k}] x [{n}, {k}], {splits} splits: {rel}"
+        );
+    }
+}

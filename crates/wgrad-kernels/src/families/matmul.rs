@@ -101,6 +101,19 @@ pub static SUM_SPLITS: KernelSpec = KernelSpec {
     selector: None,
 };
 
+/// [`SUM_SPLITS`] for few outputs over many splits: one workgroup per
+/// output, its threads over the splits, then a tree. Same bindings,
+/// immediates and overrides; dispatch `numel` workgroups.
+pub static SUM_SPLITS_TREE: KernelSpec = KernelSpec {
+    file: "matmul/sum_splits.wgsl",
+    entry: "sum_splits_tree",
+    bindings: &[Read, ReadWrite, Read],
+    immediate_bytes: 20,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
 /// Every kernel of this family (what the validation test walks).
 pub static ALL: &[&KernelSpec] = &[
     &MATMUL_32,
@@ -109,4 +122,5 @@ pub static ALL: &[&KernelSpec] = &[
     &MATMUL_128,
     &MATMUL_COOP,
     &SUM_SPLITS,
+    &SUM_SPLITS_TREE,
 ];

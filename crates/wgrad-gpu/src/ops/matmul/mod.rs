@@ -33,7 +33,6 @@
 use wgrad_core::checks::matmul::MatmulShape;
 use wgrad_core::precision::{MatmulPrecision, matmul_precision};
 use wgrad_core::{DType, Error, Layout, MAX_RANK, Result, UnaryOp, checks};
-use wgrad_kernels::families;
 
 use crate::GpuTensor;
 use crate::params::{self, MatmulParams, SumSplitsParams};
@@ -41,6 +40,7 @@ use crate::params::{self, MatmulParams, SumSplitsParams};
 mod linear;
 mod plan;
 mod relu_grad;
+pub(crate) mod sum_splits;
 
 use plan::{Force, Kernel, plan};
 
@@ -378,15 +378,14 @@ impl GpuTensor {
                 bias_offset: imm.bias_offset,
                 bias_stride: imm.bias_stride,
             };
-            self.kernels().dispatch_1d(
-                &families::matmul::SUM_SPLITS,
+            sum_splits::dispatch(
+                self,
                 &[
                     ("HAS_BIAS", flag(bias.is_some())),
                     ("ACT_RELU", flag(relu_in_kernel)),
                 ],
-                &[&part.buffer, &out.buffer, bias_buffer],
+                [&part, &out, bias.map_or(self, |(t, ..)| t)],
                 &sum,
-                numel as u64,
             )?;
         }
         if extras.relu && !relu_in_kernel {
