@@ -400,11 +400,15 @@ fn linear_relu_is_linear_then_relu_bit_for_bit() {
             let want = gx.linear(&gw, bias).unwrap().unary(UnaryOp::Relu).unwrap();
             let what = format!("[{rows}, {k}] x W[{n}, {k}], bias {}", bias.is_some());
             check_bits(&gx.linear_relu(&gw, bias).unwrap(), &want, &what);
+            // ("32", 64): the splits of few outputs summed by one
+            // workgroup per output (sum_splits_tree) where K allows.
             for (kernel, splits) in [
                 ("32", 1),
                 ("32", 3),
+                ("32", 64),
                 ("64", 1),
                 ("64", 3),
+                ("128x64", 2),
                 ("128", 1),
                 ("128", 2),
             ] {
