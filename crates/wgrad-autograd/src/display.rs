@@ -4,8 +4,10 @@
 //! (as `torch._tensor_str`): integral floats as `1.`, fixed point with 4
 //! decimals (or the formatter's precision, `{:.2}`), scientific when the
 //! magnitudes span more than 1000x or leave `[1e-4, 1e8]`; elements right
-//! aligned to the widest; rows wrapped at 80 columns; more than 1000
-//! elements summarised with `...` (the first and last 3 along each dim);
+//! aligned to the widest (a float tensor's width counts only its nonzero
+//! finite values, as PyTorch's `_Formatter`); rows wrapped at 80 columns;
+//! more than 1000 elements summarised with `...` (the first and last 3
+//! along each dim); U32 masks as `True`/`False` (PyTorch's bool);
 //! suffixes for a non-CPU device, a non-F32 dtype, `grad_fn` and
 //! `requires_grad`. Printing a GPU tensor reads it back (like PyTorch's
 //! print of a CUDA tensor).
@@ -35,6 +37,9 @@ enum Style {
     Scientific(usize),
     /// Integers.
     Int,
+    /// `True` / `False`: a U32 mask (PyTorch's `bool`) whose values are all
+    /// 0 or 1.
+    Bool,
 }
 
 fn python_sci(v: f64, precision: usize) -> String {
@@ -53,6 +58,9 @@ fn python_sci(v: f64, precision: usize) -> String {
 
 impl Style {
     fn choose(values: &[f64], dtype: DType, precision: usize) -> Style {
+        if is_mask(dtype, values) {
+            return Style::Bool;
+        }
         if !dtype.is_float() {
             return Style::Int;
         }
@@ -91,8 +99,34 @@ impl Style {
             Style::Fixed(p) => format!("{v:.p$}", p = *p),
             Style::Scientific(p) => python_sci(v, *p),
             Style::Int => format!("{v}"),
+            Style::Bool => if v != 0.0 { "True" } else { "False" }.into(),
         }
     }
+
+    /// The width elements are right-aligned to, as `torch._tensor_str`'s
+    /// `_Formatter` measures it: every value of an integer or bool tensor,
+    /// but only the nonzero finite values of a float one (at least 1), so
+    /// `nan`, `inf` and zeros that are wider than the rest stick out
+    /// rather than widening every column: `tensor([nan, 1.])`.
+    fn width(&self, values: &[f64]) -> usize {
+        let counted = |v: &&f64| match self {
+            Style::Int | Style::Bool => true,
+            _ => v.is_finite() && **v != 0.0,
+        };
+        values
+            .iter()
+            .filter(counted)
+            .map(|&v| self.format(v).len())
+            .max()
+            .unwrap_or(1)
+            .max(1)
+    }
+}
+
+/// Whether a tensor prints as `bool`: U32 (wgrad's comparison masks) with
+/// every value 0 or 1; other U32 data prints as numbers with its dtype.
+fn is_mask(dtype: DType, values: &[f64]) -> bool {
+    dtype == DType::U32 && values.iter().all(|&v| v == 0.0 || v == 1.0)
 }
 
 /// Indices kept along a dim of `size` (all, or the edges with a gap).
@@ -124,7 +158,9 @@ impl Printer<'_> {
         out.push('[');
         let items = kept(self.shape[depth], self.summarize);
         if depth + 1 == rank {
-            let per_line = ((LINE_WIDTH.saturating_sub(indent + 1)) / (self.width + 2)).max(1);
+            // PyTorch's `_vector_str`: (linewidth - indent) / (width + 2),
+            // its indent being this bracket's column.
+            let per_line = (LINE_WIDTH.saturating_sub(indent) / (self.width + 2)).max(1);
             for (n, item) in items.iter().enumerate() {
                 if n > 0 {
                     out.push(',');
@@ -226,16 +262,10 @@ impl fmt::Display for Tensor {
         let shape = self.shape().to_vec();
         let precision = f.precision().unwrap_or(DEFAULT_PRECISION);
         let summarize = values.len() > THRESHOLD;
-        let style = Style::choose(
-            &printed_values(&values, &shape, summarize),
-            dtype,
-            precision,
-        );
-        let width = printed_values(&values, &shape, summarize)
-            .iter()
-            .map(|&v| style.format(v).len())
-            .max()
-            .unwrap_or(1);
+        let printed = printed_values(&values, &shape, summarize);
+        let style = Style::choose(&printed, dtype, precision);
+        let width = style.width(&printed);
+        let mask = matches!(style, Style::Bool) || (values.is_empty() && dtype == DType::U32);
         let mut out = String::from("tensor(");
         if shape.is_empty() {
             out.push_str(&style.format(values.first().copied().unwrap_or(0.0)));
@@ -263,6 +293,9 @@ impl fmt::Display for Tensor {
         match dtype {
             DType::F32 => {}
             DType::I32 => out.push_str(", dtype=int32"),
+            // PyTorch names bool only for an empty tensor.
+            DType::U32 if mask && values.is_empty() => out.push_str(", dtype=bool"),
+            DType::U32 if mask => {}
             DType::U32 => out.push_str(", dtype=uint32"),
             DType::F16 => out.push_str(", dtype=float16"),
             DType::BF16 => out.push_str(", dtype=bfloat16"),

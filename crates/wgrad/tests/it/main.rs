@@ -5,6 +5,7 @@
 
 mod activations;
 mod amp_training;
+mod api_round4;
 mod attention;
 mod cnn_errors;
 mod common;
