@@ -376,17 +376,34 @@ impl Tensor {
         Ok(())
     }
 
-    /// Replaces the gradient (used by clipping and tests).
+    /// Replaces the gradient (`x.grad = g`; used by clipping and tests).
+    /// As in PyTorch, `g` must have this tensor's shape, dtype and device
+    /// (errors name both).
     pub fn set_grad(&self, grad: Option<Tensor>) -> Result<()> {
+        const OP: &str = "set_grad";
         let storage = grad.map(|g| g.storage());
-        if let Some(s) = &storage
-            && s.shape() != self.shape()
-        {
-            return Err(Error::ShapeMismatch {
-                op: "set_grad",
-                lhs: self.shape().to_vec(),
-                rhs: s.shape().to_vec(),
-            });
+        if let Some(s) = &storage {
+            if s.shape() != self.shape() {
+                return Err(Error::ShapeMismatch {
+                    op: OP,
+                    lhs: self.shape().to_vec(),
+                    rhs: s.shape().to_vec(),
+                });
+            }
+            if s.dtype() != self.dtype() {
+                return Err(Error::DTypeMismatch {
+                    op: OP,
+                    expected: self.dtype(),
+                    got: s.dtype(),
+                });
+            }
+            if !self.inner.device.same(&s.device()) {
+                return Err(Error::DeviceMismatch {
+                    op: OP,
+                    lhs: self.device().to_string(),
+                    rhs: s.device().to_string(),
+                });
+            }
         }
         *self.inner.grad.lock() = storage;
         Ok(())

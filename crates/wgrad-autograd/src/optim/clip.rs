@@ -125,9 +125,15 @@ pub fn clip_grad_norm_with(
             max: Some(1.0),
         })?;
     for (param, g) in &grads {
-        param.set_grad(Some(Tensor::from_storage_leaf(
-            g.binary(&coef, BinaryOp::Mul)?,
-        )))?;
+        let scaled = g.binary(&coef, BinaryOp::Mul)?;
+        // A 0-d half gradient times the F32 coefficient promotes to F32;
+        // the gradient keeps its parameter's dtype.
+        let scaled = if scaled.dtype() == g.dtype() {
+            scaled
+        } else {
+            scaled.cast(g.dtype())?
+        };
+        param.set_grad(Some(Tensor::from_storage_leaf(scaled)))?;
     }
     Ok(Tensor::from_storage_leaf(norm))
 }
