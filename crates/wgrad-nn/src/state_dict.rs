@@ -67,14 +67,14 @@ use wgrad_autograd::{Device, Tensor};
 use wgrad_core::{Error, Result};
 
 use crate::Module;
-use crate::codec::dtype::dtype_of;
+use crate::codec::dtype::loaded_dtype;
 use crate::codec::{
     Incoming, SafetensorsFile, copy_to_device, fail_if_any, is_checkpoint_metadata,
-    is_optimizer_name, metadata_with_format, stage, write_tensors,
+    is_optimizer_name, metadata_with_format, stage, stage_non_strict, write_tensors,
 };
 
-/// Writes every parameter of `module` to `path` as F32 under its PyTorch
-/// name (GPU parameters are read back).
+/// Writes every parameter and buffer of `module` to `path` in its own
+/// dtype under its PyTorch `state_dict` name (GPU tensors are read back).
 ///
 /// Atomic and durable (see the [module docs](self)): the data goes to
 /// `.{name}.wgrad-tmp` in the target's directory, is synced, and is renamed
@@ -171,6 +171,93 @@ pub fn load_state_dict(module: &dyn Module, entries: &[(String, Tensor)]) -> Res
     plan.apply()
 }
 
+/// What a non-strict load left out (PyTorch's `_IncompatibleKeys`, the
+/// value of `load_state_dict(sd, strict=False)`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IncompatibleKeys {
+    /// The module's names the source lacks (those tensors kept their
+    /// values), in the module's `state_dict` order.
+    pub missing_keys: Vec<String>,
+    /// The source's names the module lacks (ignored), in the source's order.
+    pub unexpected_keys: Vec<String>,
+}
+
+/// `model.load_state_dict(entries, strict)`: with `strict` the same as
+/// [`load_state_dict`] (returning empty key lists); without it, names only
+/// one side has are reported in the returned [`IncompatibleKeys`] instead
+/// of failing the load, and the tensors both name are loaded. A wrong
+/// shape or dtype among those is still an error (PyTorch's "size mismatch
+/// for ..."), and then nothing changes.
+///
+/// ```
+/// use wgrad_autograd::{Device, Tensor};
+/// use wgrad_nn::{Linear, state_dict};
+/// let layer = Linear::new(2, 1, true, &Device::Cpu)?;
+/// let w = Tensor::from_vec(vec![1.0f32, 2.0], &[1, 2], &Device::Cpu)?;
+/// let entries = vec![("weight".to_string(), w), ("head.bias".to_string(), Tensor::zeros(&[1], &Device::Cpu)?)];
+/// let keys = state_dict::load_state_dict_with(&layer, &entries, false)?;
+/// assert_eq!(keys.missing_keys, ["bias"]);
+/// assert_eq!(keys.unexpected_keys, ["head.bias"]);
+/// assert_eq!(layer.weight.to_vec_f32()?, [1.0, 2.0]);
+/// # Ok::<(), wgrad_core::Error>(())
+/// ```
+pub fn load_state_dict_with(
+    module: &dyn Module,
+    entries: &[(String, Tensor)],
+    strict: bool,
+) -> Result<IncompatibleKeys> {
+    if strict {
+        load_state_dict(module, entries)?;
+        return Ok(IncompatibleKeys::default());
+    }
+    let incoming: Vec<(String, Incoming<'_>)> = entries
+        .iter()
+        .map(|(name, t)| (name.clone(), Incoming::Memory(t)))
+        .collect();
+    let (plan, missing_keys, unexpected_keys) = stage_non_strict(
+        "load_state_dict",
+        "state_dict",
+        &module.named_state(),
+        &incoming,
+    )?;
+    plan.apply()?;
+    Ok(IncompatibleKeys {
+        missing_keys,
+        unexpected_keys,
+    })
+}
+
+/// [`load`] with PyTorch's `strict` flag, as
+/// `model.load_state_dict(safetensors.torch.load_file(path), strict)`: see
+/// [`load_state_dict_with`].
+pub fn load_with(
+    module: &dyn Module,
+    path: impl AsRef<Path>,
+    strict: bool,
+) -> Result<IncompatibleKeys> {
+    const OP: &str = "load";
+    if strict {
+        load(module, path)?;
+        return Ok(IncompatibleKeys::default());
+    }
+    let file = SafetensorsFile::read(OP, path.as_ref())?;
+    let parsed = file.parse(OP)?;
+    let skip_optimizer = is_checkpoint_metadata(&parsed.metadata);
+    let incoming: Vec<(String, Incoming<'_>)> = parsed
+        .tensors
+        .into_iter()
+        .filter(|(name, _)| !(skip_optimizer && is_optimizer_name(name)))
+        .map(|(name, view)| (name, Incoming::File(view)))
+        .collect();
+    let (plan, missing_keys, unexpected_keys) =
+        stage_non_strict(OP, &file.label(), &module.named_state(), &incoming)?;
+    plan.apply()?;
+    Ok(IncompatibleKeys {
+        missing_keys,
+        unexpected_keys,
+    })
+}
+
 /// Writes named tensors (F32, I32 or U32, on any device) to a safetensors
 /// file, like `safetensors.torch.save_file`. Names must be unique. Written
 /// atomically, as [`save`] writes.
@@ -180,18 +267,21 @@ pub fn save_file(tensors: &[(String, Tensor)], path: impl AsRef<Path>) -> Result
 
 /// Reads every tensor of a safetensors file onto `device`, like
 /// `safetensors.torch.load_file`, in file order. F32, F16, BF16, I32 and
-/// U32 tensors are supported; any other dtype is an error naming the tensor
-/// (this keeps each tensor's dtype, so nothing is converted; [`load`]
-/// converts any float dtype into a model's parameters' dtype).
+/// U32 tensors keep their dtype; PyTorch's dtypes that wgrad lacks load as
+/// its stand-ins (docs/PYTORCH.md): F64 as F32 (rounded to nearest), I64
+/// as I32 (an error naming the tensor if a value does not fit; a
+/// `state_dict` of a BatchNorm model has an int64 `num_batches_tracked`)
+/// and BOOL as a U32 mask. Any other dtype is an error naming the tensor.
 pub fn load_file(path: impl AsRef<Path>, device: &Device) -> Result<Vec<(String, Tensor)>> {
     const OP: &str = "load";
     let file = SafetensorsFile::read(OP, path.as_ref())?;
     let parsed = file.parse(OP)?;
     let mut problems = Vec::new();
     for (name, view) in &parsed.tensors {
-        if dtype_of(view.dtype()).is_none() {
+        if loaded_dtype(view.dtype()).is_none() {
             problems.push(format!(
-                "tensor '{name}' has dtype {}, which wgrad cannot hold (F32, F16, BF16, I32 or U32)",
+                "tensor '{name}' has dtype {}, which wgrad cannot hold (F32, F16, BF16, I32 or \
+                 U32, or F64, I64 and BOOL as F32, I32 and U32)",
                 view.dtype()
             ));
         }
@@ -201,10 +291,17 @@ pub fn load_file(path: impl AsRef<Path>, device: &Device) -> Result<Vec<(String,
         .tensors
         .iter()
         .map(|(name, view)| {
-            let dtype = dtype_of(view.dtype()).ok_or_else(|| {
+            let dtype = loaded_dtype(view.dtype()).ok_or_else(|| {
                 Error::invalid(OP, format!("tensor '{name}' has dtype {}", view.dtype()))
             })?;
-            let storage = Incoming::File(view.clone()).to_storage(name, device, dtype)?;
+            let storage = Incoming::File(view.clone())
+                .to_storage(name, device, dtype)
+                .map_err(|e| match e {
+                    Error::InvalidArgument { message, .. } => {
+                        Error::invalid(OP, format!("{}: {message}", file.label()))
+                    }
+                    other => other,
+                })?;
             Ok((name.clone(), Tensor::from_storage_leaf(storage)))
         })
         .collect()

@@ -17,12 +17,27 @@ pub(crate) const FLOAT_FILE_DTYPES: [Dtype; 4] = [Dtype::F64, Dtype::F32, Dtype:
 /// PyTorch's `load_state_dict` copies it (`param.copy_(input)`: widening
 /// exactly, narrowing to nearest even with overflow to infinity). I64
 /// loads into I32 buffers (PyTorch's `num_batches_tracked`), range-checked
-/// when decoded. Other integers, bool and 8-bit floats are refused: loading
-/// them into weights is almost surely the wrong file.
+/// when decoded, and BOOL into U32 masks. Other integers and 8-bit floats
+/// are refused, as are integers into floats: loading them into weights is
+/// almost surely the wrong file.
 pub(crate) fn converts(from: Dtype, to: DType) -> bool {
     dtype_of(from) == Some(to)
         || (to.is_float() && FLOAT_FILE_DTYPES.contains(&from))
         || (to == DType::I32 && from == Dtype::I64)
+        || (to == DType::U32 && from == Dtype::BOOL)
+}
+
+/// The wgrad dtype a file tensor of `dtype` loads as in
+/// [`state_dict::load_file`](crate::state_dict::load_file): its own, or
+/// wgrad's stand-in for a PyTorch dtype it lacks (F64 as F32, I64 as I32,
+/// BOOL as a U32 mask), as `docs/PYTORCH.md` maps them.
+pub(crate) fn loaded_dtype(dtype: Dtype) -> Option<DType> {
+    dtype_of(dtype).or(match dtype {
+        Dtype::F64 => Some(DType::F32),
+        Dtype::I64 => Some(DType::I32),
+        Dtype::BOOL => Some(DType::U32),
+        _ => None,
+    })
 }
 
 /// How safetensors spells a wgrad dtype.

@@ -27,7 +27,7 @@ pub(crate) mod write;
 
 pub(crate) use dtype::{Encoded, encode};
 pub(crate) use read::SafetensorsFile;
-pub(crate) use stage::{Incoming, copy_to_device, entry_problems, stage};
+pub(crate) use stage::{Incoming, copy_to_device, entry_problems, stage, stage_non_strict};
 pub(crate) use write::{write_encoded, write_tensors};
 
 /// Metadata every file written here carries: `format = pt` is what

@@ -13,6 +13,7 @@ use super::dtype::{FLOAT_FILE_DTYPES, converts, file_dtype, le_words};
 use super::{fail_if_any, list};
 
 /// Where a tensor to load comes from.
+#[derive(Clone)]
 pub(crate) enum Incoming<'a> {
     /// Little-endian bytes in a file.
     File(TensorView<'a>),
@@ -126,6 +127,14 @@ impl Incoming<'_> {
                             })?;
                         Storage::from_vec(narrow, shape, device)
                     }
+                    // torch.bool: one byte per element, 0 or 1.
+                    Dtype::BOOL => Storage::from_vec(
+                        data.iter()
+                            .map(|&b| u32::from(b != 0))
+                            .collect::<Vec<u32>>(),
+                        shape,
+                        device,
+                    ),
                     other => Err(Error::invalid(
                         "load",
                         format!("tensor '{name}': dtype {other} has no wgrad equivalent"),
@@ -173,6 +182,37 @@ pub(crate) fn stage(
         pending.push((param.clone(), storage));
     }
     Ok(Plan { pending })
+}
+
+/// [`stage`] with PyTorch's `strict=False`: names only one side has are
+/// not errors but returned, the module's missing ones in its order and the
+/// unexpected ones in `incoming`'s; the names both have are checked and
+/// staged as [`stage`] does (a wrong shape or dtype is still an error, and
+/// nothing changes then).
+pub(crate) fn stage_non_strict(
+    op: &'static str,
+    source: &str,
+    expected: &[(String, Tensor)],
+    incoming: &[(String, Incoming<'_>)],
+) -> Result<(Plan, Vec<String>, Vec<String>)> {
+    let have: BTreeSet<&str> = incoming.iter().map(|(n, _)| n.as_str()).collect();
+    let want: BTreeSet<&str> = expected.iter().map(|(n, _)| n.as_str()).collect();
+    let (present, missing): (Vec<_>, Vec<_>) = expected
+        .iter()
+        .cloned()
+        .partition(|(n, _)| have.contains(n.as_str()));
+    let mut unexpected = Vec::new();
+    let mut known = Vec::new();
+    for (name, t) in incoming {
+        if want.contains(name.as_str()) {
+            known.push((name.clone(), t.clone()));
+        } else {
+            unexpected.push(name.clone());
+        }
+    }
+    let plan = stage(op, source, &present, &known)?;
+    let missing = missing.into_iter().map(|(n, _)| n).collect();
+    Ok((plan, missing, unexpected))
 }
 
 /// The strict checks of [`stage`]: the names match exactly, and each tensor

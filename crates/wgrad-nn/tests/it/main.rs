@@ -15,3 +15,4 @@ mod losses_more;
 mod modules;
 mod norm;
 mod save_atomic;
+mod serialization;
