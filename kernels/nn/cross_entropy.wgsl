@@ -10,7 +10,8 @@
 // Logits and target are strided views; the output is contiguous.
 // FUSED_MEAN = 1 (one workgroup holding every row, row == r): the 'mean'
 // reduction of kernels/nn/cross_entropy_mean.wgsl in the same pass, out[0]
-// the mean over the samples not ignored and out[1] their count, summed by
+// the mean over the samples not ignored, out[1] their count and out[2] a
+// 1.0 (the seed of `backward()`), summed by
 // the same 256-slot tree as that kernel (each row's loss in slot `row`),
 // so the per-row losses are never stored: the small classifiers' loss is
 // one dispatch instead of two.
@@ -183,6 +184,9 @@ fn cross_entropy_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
         if lid == 0u {
             out[0] = ssum[0] / smax[0];
             out[1] = smax[0];
+            // The loss's implicit backward seed, written here so that
+            // `backward()` needs no fill dispatch of its own.
+            out[2] = 1.0;
         }
     }
 }

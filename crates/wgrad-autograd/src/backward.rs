@@ -92,15 +92,38 @@ impl Tensor {
                         ),
                     ));
                 }
-                let dtype = if self.dtype().is_float() {
-                    self.dtype()
-                } else {
-                    DType::F32
-                };
-                Storage::full(&self.shape(), 1.0, dtype, &self.device())?
+                match self.unit_seed()? {
+                    Some(unit) => unit,
+                    None => {
+                        let dtype = if self.dtype().is_float() {
+                            self.dtype()
+                        } else {
+                            DType::F32
+                        };
+                        Storage::full(&self.shape(), 1.0, dtype, &self.device())?
+                    }
+                }
             }
         };
         self.run_backward(seed, options.retain_graph)
+    }
+
+    /// A 1.0 of this tensor's shape and dtype that its forward pass already
+    /// wrote (the GPU's one-pass `F.cross_entropy`), to seed `backward()`
+    /// without a fill dispatch.
+    fn unit_seed(&self) -> Result<Option<Storage>> {
+        let Some(grad_fn) = self.grad_fn() else {
+            return Ok(None);
+        };
+        let node = grad_fn.lock();
+        let node = node.as_ref().ok_or_else(|| grad_fn.freed())?;
+        Ok(match &node.op {
+            Op::CrossEntropy {
+                unit_seed: Some(unit),
+                ..
+            } => Some(unit.clone()),
+            _ => None,
+        })
     }
 
     /// The walk: gradients flow from `self` to the leaves in reverse
@@ -459,6 +482,7 @@ fn input_gradients(saved: &Saved, g: &Storage) -> Result<Vec<Option<Storage>>> {
             label_smoothing,
             ignore_index,
             mean_count,
+            ..
         } => vec![Some(match mean_count {
             Some(count) => x(0)?.cross_entropy_mean_backward(
                 target,

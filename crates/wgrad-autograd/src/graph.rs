@@ -142,6 +142,10 @@ pub(crate) enum Op {
         /// With the 'mean' reduction fused in (the output is the 0-d mean):
         /// the count of samples not ignored it divided by.
         mean_count: Option<Storage>,
+        /// A 0-d 1.0 the forward pass wrote next to the mean (the GPU's
+        /// one-pass loss): `backward()`'s implicit seed, so that it records
+        /// no fill of its own.
+        unit_seed: Option<Storage>,
     },
     /// The 'mean' reduction of per-sample losses over the samples not
     /// ignored; backward spreads `g / count` over them (ignored samples'

@@ -50,6 +50,7 @@ impl Tensor {
                 label_smoothing,
                 ignore_index,
                 mean_count: None,
+                unit_seed: None,
             },
             &[self],
         ))
@@ -93,15 +94,23 @@ impl Tensor {
         }
         let target = target.storage();
         let logits = self.storage();
-        let (mean, count) = match (&logits, &target) {
+        let (mean, count, unit_seed) = match (&logits, &target) {
             // One fused pass where the loss is small enough.
             (Storage::Gpu(x), Storage::Gpu(t)) => {
-                let (mean, count) = x.cross_entropy_mean_loss(t, label_smoothing, ignore_index)?;
-                (Storage::Gpu(mean), Storage::Gpu(count))
+                let (mean, count, unit) =
+                    x.cross_entropy_mean_loss(t, label_smoothing, ignore_index)?;
+                (
+                    Storage::Gpu(mean),
+                    Storage::Gpu(count),
+                    unit.map(Storage::Gpu),
+                )
             }
-            _ => logits
-                .cross_entropy(&target, label_smoothing, ignore_index)?
-                .cross_entropy_mean(&target, ignore_index)?,
+            _ => {
+                let (mean, count) = logits
+                    .cross_entropy(&target, label_smoothing, ignore_index)?
+                    .cross_entropy_mean(&target, ignore_index)?;
+                (mean, count, None)
+            }
         };
         Ok(Tensor::record(
             mean,
@@ -110,6 +119,7 @@ impl Tensor {
                 label_smoothing,
                 ignore_index,
                 mean_count: Some(count),
+                unit_seed,
             },
             &[self],
         ))

@@ -543,3 +543,46 @@ fn mixing_devices_names_both() {
     );
     let _ = DType::F32;
 }
+
+/// `F.cross_entropy` (mean) on the GPU seeds `backward()` with the 1.0 its
+/// one-pass forward wrote: the loss's retained gradient is 1, the logits'
+/// gradient is the CPU's, a retained graph accumulates on a second
+/// backward, and a freed graph is still an error.
+#[test]
+fn gpu_cross_entropy_loss_seeds_its_own_backward() {
+    use wgrad_autograd::BackwardOptions;
+    let Some(dev) = gpu() else { return };
+    let logits_cpu = input(&[16, 10], 31, &Device::Cpu);
+    let target: Vec<i32> = (0..16).map(|i| (i * 7 % 10) as i32).collect();
+    let loss_cpu = logits_cpu
+        .cross_entropy_mean_loss(&index(&target, &[16], &Device::Cpu), 0.0, -100)
+        .unwrap();
+    loss_cpu.backward().unwrap();
+    let want = logits_cpu.grad().unwrap().to_vec_f32().unwrap();
+
+    let logits = input(&[16, 10], 31, &dev);
+    let loss = logits
+        .cross_entropy_mean_loss(&index(&target, &[16], &dev), 0.0, -100)
+        .unwrap();
+    loss.retain_grad().unwrap();
+    let keep = BackwardOptions {
+        retain_graph: true,
+        ..Default::default()
+    };
+    loss.backward_with_options(None, keep).unwrap();
+    assert_eq!(loss.grad().unwrap().to_vec_f32().unwrap(), vec![1.0]);
+    let got = logits.grad().unwrap().to_vec_f32().unwrap();
+    for (g, w) in got.iter().zip(&want) {
+        assert!((g - w).abs() <= 1e-6 + 1e-5 * w.abs(), "{g} vs {w}");
+    }
+    loss.backward_with_options(None, keep).unwrap();
+    let twice = logits.grad().unwrap().to_vec_f32().unwrap();
+    for (t, g) in twice.iter().zip(&got) {
+        assert!(
+            (t - 2.0 * g).abs() <= 1e-6 + 1e-5 * g.abs(),
+            "{t} vs 2 x {g}"
+        );
+    }
+    loss.backward().unwrap();
+    assert!(loss.backward().is_err(), "a freed graph is an error");
+}

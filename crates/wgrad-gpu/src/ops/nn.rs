@@ -110,21 +110,24 @@ impl GpuTensor {
     /// ignored, and their count, both 0-d F32, as
     /// [`cross_entropy_mean`](Self::cross_entropy_mean) gives them. One
     /// dispatch where every row fits one workgroup (at most 256 rows and
-    /// 16384 logits: the small classifiers), else the two passes.
+    /// 16384 logits: the small classifiers), else the two passes. The one
+    /// pass also writes a 0-d 1.0, returned third: a seed for the loss's
+    /// backward that costs no dispatch (`None` after two passes).
     pub fn cross_entropy_mean_loss(
         &self,
         target: &GpuTensor,
         label_smoothing: f32,
         ignore_index: i32,
-    ) -> Result<(GpuTensor, GpuTensor)> {
+    ) -> Result<(GpuTensor, GpuTensor, Option<GpuTensor>)> {
         const OP: &str = "cross_entropy";
         let (n, c) = check_inputs(OP, self, target, label_smoothing)?;
         if n == 0 || n > WG || n * c > FUSED_MEAN_MAX_LOGITS {
-            return self
+            let (mean, count) = self
                 .cross_entropy(target, label_smoothing, ignore_index)?
-                .cross_entropy_mean(target, ignore_index);
+                .cross_entropy_mean(target, ignore_index)?;
+            return Ok((mean, count, None));
         }
-        let out = self.empty_like_device(OP, &[2], DType::F32)?;
+        let out = self.empty_like_device(OP, &[3], DType::F32)?;
         let mut p = immediates(OP, self, target, None, label_smoothing, ignore_index)?;
         // Fewer threads per row, so that every row is in the one workgroup.
         p.lanes = lanes_for(c).min(WG / n.next_power_of_two()) as u32;
@@ -138,6 +141,7 @@ impl GpuTensor {
         Ok((
             out.narrow(0, 0, 1)?.reshape(&[])?,
             out.narrow(0, 1, 1)?.reshape(&[])?,
+            Some(out.narrow(0, 2, 1)?.reshape(&[])?),
         ))
     }
 

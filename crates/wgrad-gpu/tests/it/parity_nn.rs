@@ -573,7 +573,14 @@ fn cross_entropy_mean_loss_matches_cpu() {
             .unwrap()
             .cross_entropy_mean(&ct, -100)
             .unwrap();
-        let (gm, gc) = gx.cross_entropy_mean_loss(&gt, smoothing, -100).unwrap();
+        let (gm, gc, unit) = gx.cross_entropy_mean_loss(&gt, smoothing, -100).unwrap();
+        // The one pass's seed is 1.0; the two passes give none.
+        let fused = n > 0 && n <= 256 && n * c <= 16384;
+        assert_eq!(unit.is_some(), fused, "seed, n {n} c {c}");
+        if let Some(unit) = unit {
+            assert_eq!(unit.shape(), &[] as &[usize]);
+            assert_eq!(gpu_f32(&unit), vec![1.0]);
+        }
         let what = format!("n {n} c {c} smoothing {smoothing} ignore_every {ignore_every}");
         assert_eq!(gm.shape(), &[] as &[usize], "{what}");
         assert_eq!(gpu_f32(&gc), cpu_f32(&cc), "count, {what}");
@@ -591,7 +598,7 @@ fn cross_entropy_mean_loss_matches_cpu() {
     let own = own_gpu().unwrap();
     let x = GpuTensor::zeros(&own, &[4, 3], DType::F32).unwrap();
     let t = GpuTensor::from_vec(&own, vec![0i32, 1, 3, 2], &[4]).unwrap();
-    let (mean, _) = x.cross_entropy_mean_loss(&t, 0.0, -100).unwrap();
+    let (mean, _, _) = x.cross_entropy_mean_loss(&t, 0.0, -100).unwrap();
     assert!(matches!(
         mean.to_vec_blocking::<f32>(),
         Err(Error::IndexOutOfRange { .. })

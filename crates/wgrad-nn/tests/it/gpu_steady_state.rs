@@ -81,15 +81,16 @@ fn training_step_is_readback_free_and_allocation_free_after_warm_up() {
         "recording only; nothing to submit until a readback: {steady:?}"
     );
     assert!(steady.dispatches > 0);
-    // The dispatch budget of this step, 9: forward linear + relu (one
+    // The dispatch budget of this step, 8: forward linear + relu (one
     // pass: the Sequential fuses them), linear, the cross-entropy and its
-    // mean (one pass for a batch this small); backward the seed, the
-    // cross-entropy gradient (the mean's division inside it), linear 2's
-    // input gradient and its weight + bias gradients (one product), linear
-    // 1's weight + bias gradients (ReLU's gradient folded into that
-    // product's loads); one multi-tensor Adam dispatch for all four
-    // parameters. A pass added to any of them fails here.
-    assert_eq!(steady.dispatches, 3 * 9, "{steady:?}");
+    // mean (one pass for a batch this small, which also writes backward's
+    // seed); backward the cross-entropy gradient (the mean's division
+    // inside it), linear 2's input gradient and its weight + bias
+    // gradients (one product), linear 1's weight + bias gradients (ReLU's
+    // gradient folded into that product's loads); one multi-tensor Adam
+    // dispatch for all four parameters. A pass added to any of them fails
+    // here.
+    assert_eq!(steady.dispatches, 3 * 8, "{steady:?}");
 
     let loss = last.unwrap().item().unwrap();
     assert!(loss.is_finite());
