@@ -553,7 +553,7 @@ fn gpu_cross_entropy_loss_seeds_its_own_backward() {
     use wgrad_autograd::BackwardOptions;
     let Some(dev) = gpu() else { return };
     let logits_cpu = input(&[16, 10], 31, &Device::Cpu);
-    let target: Vec<i32> = (0..16).map(|i| (i * 7 % 10) as i32).collect();
+    let target: Vec<i32> = (0..16).map(|i| i * 7 % 10).collect();
     let loss_cpu = logits_cpu
         .cross_entropy_mean_loss(&index(&target, &[16], &Device::Cpu), 0.0, -100)
         .unwrap();
