@@ -565,10 +565,7 @@ fn gpu_cross_entropy_loss_seeds_its_own_backward() {
         .cross_entropy_mean_loss(&index(&target, &[16], &dev), 0.0, -100)
         .unwrap();
     loss.retain_grad().unwrap();
-    let keep = BackwardOptions {
-        retain_graph: true,
-        ..Default::default()
-    };
+    let keep = BackwardOptions { retain_graph: true };
     loss.backward_with_options(None, keep).unwrap();
     assert_eq!(loss.grad().unwrap().to_vec_f32().unwrap(), vec![1.0]);
     let got = logits.grad().unwrap().to_vec_f32().unwrap();
