@@ -1,10 +1,17 @@
 //! The command recorder: one open compute pass, flushed on demand.
 //!
 //! Every dispatch goes into the same compute pass of the same encoder; the
-//! pass is ended and the encoder submitted only when something needs the
-//! results (a readback, a buffer copy, `synchronize()`) or when the pending
-//! work passes a bound. On the H200 this costs ~3.8 µs per dispatch against
-//! ~71 µs for a submit per dispatch (see docs/ARCHITECTURE.md).
+//! pass is ended and the encoder submitted when something needs the
+//! results (a readback, a buffer copy, `synchronize()`), and on its own in
+//! growing chunks as work is recorded: after 16 dispatches, then 32, then
+//! every 64. The first chunk starts the GPU while the host records the
+//! rest, and the chunks grow so that a long step pays few submits (each
+//! ends a command buffer, a gap on the GPU). On the H200 a dispatch costs
+//! ~3.8 µs recorded into an open pass against ~71 µs with a submit of its
+//! own (see docs/ARCHITECTURE.md). H100, docs/BENCHMARKS.md (seventh
+//! session): submitting only at the readback left the GPU idle while the
+//! host recorded a whole batch; chunks of 16-64 took the MLP step from
+//! 0.20 to 0.12 ms and the CNN's from 1.03 to 0.81.
 
 use std::sync::atomic::Ordering;
 
@@ -15,15 +22,20 @@ use crate::buffer::GpuBuffer;
 use crate::device::GpuDevice;
 use crate::stats::StatCounters;
 
-/// Pending dispatches after which the recorder submits on its own, so that a
-/// long loop without readbacks keeps the GPU busy and command memory bounded.
-pub(crate) const MAX_PENDING_DISPATCHES: u32 = 4096;
+/// Pending dispatches after which the recorder first submits on its own
+/// (after a readback or any other submit), and the most it lets pend: the
+/// bound doubles from the first to the last with each submit of its own.
+pub(crate) const FIRST_AUTO_SUBMIT: u32 = 16;
+pub(crate) const MAX_PENDING_DISPATCHES: u32 = 64;
 
 #[derive(Default)]
 pub(crate) struct Recorder {
     encoder: Option<wgpu::CommandEncoder>,
     pass: Option<wgpu::ComputePass<'static>>,
     pub pending_dispatches: u32,
+    /// Pending dispatches at which the next submit of the recorder's own
+    /// happens (0: [`FIRST_AUTO_SUBMIT`]).
+    auto_submit_at: u32,
 }
 
 impl Recorder {
@@ -58,10 +70,22 @@ impl Recorder {
     }
 
     /// Ends the pass and finishes the encoder, if anything was recorded.
+    /// The next submit of the recorder's own comes after
+    /// [`FIRST_AUTO_SUBMIT`] dispatches again.
     pub fn finish(&mut self) -> Option<wgpu::CommandBuffer> {
         self.pass = None;
         self.pending_dispatches = 0;
+        self.auto_submit_at = FIRST_AUTO_SUBMIT;
         self.encoder.take().map(wgpu::CommandEncoder::finish)
+    }
+
+    /// Pending dispatches at which to submit without being asked.
+    fn auto_submit_at(&self) -> u32 {
+        if self.auto_submit_at == 0 {
+            FIRST_AUTO_SUBMIT
+        } else {
+            self.auto_submit_at
+        }
     }
 }
 
@@ -106,8 +130,10 @@ impl GpuDevice {
         }
         recorder.pending_dispatches += 1;
         StatCounters::bump(&self.inner.stats.dispatches, 1);
-        if recorder.pending_dispatches >= MAX_PENDING_DISPATCHES {
+        let at = recorder.auto_submit_at();
+        if recorder.pending_dispatches >= at {
             self.submit(&mut recorder);
+            recorder.auto_submit_at = (2 * at).min(MAX_PENDING_DISPATCHES);
         }
         Ok(())
     }

@@ -89,25 +89,40 @@ fn broadcast_add_matches_cpu() {
     );
 }
 
+/// Recorded work goes to the GPU in growing chunks (16 dispatches, then
+/// 32, then every 64) so that it starts while the host records, and a
+/// readback submits the rest: 120 ops are three submits of the recorder's
+/// own (after 16, 48 and 112) and one for the readback; a readback resets
+/// the chunks to 16.
 #[test]
-fn hundred_ops_then_one_submit() {
+fn ops_are_submitted_in_growing_chunks() {
     let Some(gpu) = own_gpu() else { return };
     let x = GpuTensor::from_vec(&gpu, vec![1.0f32; 1024], &[1024]).unwrap();
     let one = GpuTensor::ones(&gpu, &[1], DType::F32).unwrap();
     gpu.synchronize().unwrap();
     let before = gpu.stats();
     let mut y = x.clone();
-    for _ in 0..120 {
+    for i in 0..120 {
         y = y.add(&one).unwrap();
+        if i == 14 {
+            let s = gpu.stats().since(&before);
+            assert_eq!(s.submits, 0, "15 ops only record");
+        }
     }
     let recorded = gpu.stats().since(&before);
-    assert_eq!(recorded.submits, 0, "ops must only record");
+    assert_eq!(recorded.submits, 3, "after 16, 48 and 112 dispatches");
     assert_eq!(recorded.dispatches, 120);
     let v = y.to_vec_blocking::<f32>().unwrap();
     assert!(v.iter().all(|&e| e == 121.0));
     let after = gpu.stats().since(&before);
-    assert_eq!(after.submits, 1, "exactly one submit for the readback");
+    assert_eq!(after.submits, 4, "one more submit for the readback");
     assert_eq!(after.readbacks, 1);
+    // After the readback the first chunk is 16 again.
+    let before = gpu.stats();
+    for _ in 0..16 {
+        y = y.add(&one).unwrap();
+    }
+    assert_eq!(gpu.stats().since(&before).submits, 1);
 }
 
 #[test]
