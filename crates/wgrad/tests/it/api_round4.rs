@@ -134,7 +134,7 @@ fn clip_grad_norm_keeps_a_0d_half_gradient_half() {
         .with_requires_grad(true)
         .unwrap();
     w.square().unwrap().backward().unwrap(); // grad 6
-    let norm = wgrad::optim::clip_grad_norm_(&[w.clone()], 1.0, 2.0).unwrap();
+    let norm = wgrad::optim::clip_grad_norm_(std::slice::from_ref(&w), 1.0, 2.0).unwrap();
     assert_eq!(norm.to_vec_f32().unwrap(), [6.0]);
     let g = w.grad().unwrap();
     assert_eq!(g.dtype(), DType::F16);
