@@ -147,9 +147,18 @@ pub(crate) fn linear_grads(
     let needs = |i: usize| inputs.get(i).is_some_and(Tensor::requires_grad);
     // The GPU folds the mask into the products (F32 operands); any other
     // case masks g first and proceeds as an unfused linear.
+    // Both products (g W and g^T x) have g.numel() x in_features
+    // multiply-adds; where the GPU would not fold the mask into them, g is
+    // masked once below instead of once per product.
+    let in_features = inputs
+        .get(1)
+        .and_then(|w| w.shape().last().copied())
+        .unwrap_or(1);
     let gpu_mask = match (g, relu_out) {
         (Storage::Gpu(gg), Some(Storage::Gpu(out)))
-            if gg.dtype() == DType::F32 && out.dtype() == DType::F32 =>
+            if gg.dtype() == DType::F32
+                && out.dtype() == DType::F32
+                && gg.relu_grad_folds(out, gg.numel() * in_features) =>
         {
             Some(out.clone())
         }

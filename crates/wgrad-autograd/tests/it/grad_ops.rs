@@ -583,3 +583,33 @@ fn gpu_cross_entropy_loss_seeds_its_own_backward() {
     loss.backward().unwrap();
     assert!(loss.backward().is_err(), "a freed graph is an error");
 }
+
+/// `linear_relu`'s gradients where the GPU masks the output gradient in a
+/// pass of its own (products past the folding bound: 256 x 512 x 1024
+/// multiply-adds), once for both products, against the CPU; and a small
+/// layer where the mask is folded into the products.
+#[test]
+fn gpu_linear_relu_grads_match_cpu_on_both_sides_of_the_folding_bound() {
+    let Some(dev) = gpu() else { return };
+    for (rows, inp, out) in [(256, 1024, 512), (16, 24, 8)] {
+        let run = |device: &Device| {
+            let x = input(&[rows, inp], 41, device);
+            let w = input(&[out, inp], 42, device);
+            let b = input(&[out], 43, device);
+            let y = x.linear_relu(&w, Some(&b)).unwrap();
+            let up = input(&[rows, out], 44, device).detach();
+            y.mul(&up).unwrap().sum_all().unwrap().backward().unwrap();
+            [x, w, b].map(|t| t.grad().unwrap().to_vec_f32().unwrap())
+        };
+        let (want, got) = (run(&Device::Cpu), run(&dev));
+        for (i, (w, g)) in want.iter().zip(&got).enumerate() {
+            let scale = w.iter().fold(0f32, |m, v| m.max(v.abs())).max(1.0);
+            for (a, b) in w.iter().zip(g) {
+                assert!(
+                    (a - b).abs() <= 1e-4 * scale,
+                    "[{rows}, {inp}] -> {out}, grad {i}: {b} vs {a}"
+                );
+            }
+        }
+    }
+}

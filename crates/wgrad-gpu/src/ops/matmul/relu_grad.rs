@@ -64,6 +64,15 @@ impl GpuTensor {
         self.row_sums_product(other, trans_a, trans_b, Some(relu_out))
     }
 
+    /// Whether [`matmul_t_relu_grad`](Self::matmul_t_relu_grad) folds
+    /// `relu_out`'s mask into a product of `macs` multiply-adds rather than
+    /// masking `self` in a pass of its own: a caller with two products of
+    /// one gradient (a layer's input and weight gradients) masks once for
+    /// both where it would not.
+    pub fn relu_grad_folds(&self, relu_out: &GpuTensor, macs: usize) -> bool {
+        self.mask_fits(relu_out) && macs <= MASK_MACS
+    }
+
     /// Whether `mask` can be read at A's own indices: F32 on this device,
     /// with this view's shape, strides and offset.
     fn mask_fits(&self, mask: &GpuTensor) -> bool {
