@@ -8,13 +8,13 @@
 // A workgroup of 256 threads serves 256 / lanes rows with `lanes` threads
 // per row (lanes: a power of two in 1..=256, chosen from C by the host).
 // Logits and target are strided views; the output is contiguous.
-// FUSED_MEAN = 1 (one workgroup holding every row, row == r): the 'mean'
-// reduction of kernels/nn/cross_entropy_mean.wgsl in the same pass, out[0]
+// FUSED_MEAN = 1 (one workgroup, every row in blocks of 256 / lanes): the
+// 'mean' reduction of kernels/nn/cross_entropy_mean.wgsl in the same pass, out[0]
 // the mean over the samples not ignored, out[1] their count and out[2] a
-// 1.0 (the seed of `backward()`), summed by
-// the same 256-slot tree as that kernel (each row's loss in slot `row`),
-// so the per-row losses are never stored: the small classifiers' loss is
-// one dispatch instead of two.
+// 1.0 (the seed of `backward()`), summed by the same 256-slot tree as that
+// kernel (slot r holding its rows' losses, added in order), so the per-row
+// losses are never stored: the small classifiers' loss is one dispatch
+// instead of three (the losses, their mean, backward's seed).
 // Bindings: 0 logits (read), 1 target (read, i32), 2 out (read_write), 3 fault.
 // A target outside 0..C that is not ignore_index raises fault code 5 and is
 // clamped, so the kernel never reads out of bounds.
@@ -69,14 +69,11 @@ fn rescale(m_old: f32, m: f32) -> f32 {
     return exp(m_old - m);
 }
 
-@compute @workgroup_size(256)
-fn cross_entropy_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    let group = wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y;
-    let lanes = p.lanes;
-    let per_group = WG / lanes;
-    let t = lid % lanes;
-    let r = lid / lanes;
-    let row = group * per_group + r;
+// The loss of `row` (0 for a row past the end or an ignored sample) and
+// whether it counts toward the mean (1.0, or 0.0 when ignored), for thread
+// t of the `lanes` threads of row slot r; valid in the slot's first
+// thread. Holds barriers: call it in uniform control flow.
+fn row_loss(row: u32, t: u32, r: u32, lanes: u32) -> vec2<f32> {
     let live = row < p.rows;
     let base = p.x_offset + row * p.x_row_stride;
     let smoothing = bitcast<f32>(p.smoothing);
@@ -159,34 +156,66 @@ fn cross_entropy_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
                 }
             }
         }
-        if FUSED_MEAN == 0u {
-            out[row] = loss;
-        }
     }
-    if FUSED_MEAN == 1u {
-        // Everyone has read smax/ssum; they take the losses and counts.
+    return vec2<f32>(loss, counted);
+}
+
+@compute @workgroup_size(256)
+fn cross_entropy_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let group = wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y;
+    let lanes = p.lanes;
+    let per_group = WG / lanes;
+    let t = lid % lanes;
+    let r = lid / lanes;
+    if FUSED_MEAN == 0u {
+        let row = group * per_group + r;
+        let lc = row_loss(row, t, r, lanes);
+        if row < p.rows && t == 0u {
+            out[row] = lc.x;
+        }
+        return;
+    }
+    // One workgroup: the rows in blocks of per_group, slot r's rows summed
+    // in order with Kahan compensation (as cross_entropy_mean.wgsl sums a
+    // thread's losses; with one thread per row, the same rows in the same
+    // order).
+    var sum = 0.0;
+    var compensation = 0.0;
+    var count = 0.0;
+    let blocks = (p.rows + per_group - 1u) / per_group;
+    for (var blk = 0u; blk < blocks; blk++) {
+        let row = blk * per_group + r;
+        let lc = row_loss(row, t, r, lanes);
+        if row < p.rows && t == 0u && lc.y != 0.0 {
+            let y = lc.x - compensation;
+            let total = sum + y;
+            compensation = (total - sum) - y;
+            sum = total;
+            count += 1.0;
+        }
+        // The next row's trees reuse smax/ssum.
         workgroupBarrier();
-        ssum[lid] = 0.0;
-        smax[lid] = 0.0;
-        workgroupBarrier();
-        if live && t == 0u {
-            ssum[row] = loss;
-            smax[row] = counted;
+    }
+    ssum[lid] = 0.0;
+    smax[lid] = 0.0;
+    workgroupBarrier();
+    if t == 0u {
+        ssum[r] = sum;
+        smax[r] = count;
+    }
+    workgroupBarrier();
+    for (var half = WG / 2u; half > 0u; half /= 2u) {
+        if lid < half {
+            ssum[lid] += ssum[lid + half];
+            smax[lid] += smax[lid + half];
         }
         workgroupBarrier();
-        for (var half = WG / 2u; half > 0u; half /= 2u) {
-            if lid < half {
-                ssum[lid] += ssum[lid + half];
-                smax[lid] += smax[lid + half];
-            }
-            workgroupBarrier();
-        }
-        if lid == 0u {
-            out[0] = ssum[0] / smax[0];
-            out[1] = smax[0];
-            // The loss's implicit backward seed, written here so that
-            // `backward()` needs no fill dispatch of its own.
-            out[2] = 1.0;
-        }
+    }
+    if lid == 0u {
+        out[0] = ssum[0] / smax[0];
+        out[1] = smax[0];
+        // The loss's implicit backward seed, written here so that
+        // `backward()` needs no fill dispatch of its own.
+        out[2] = 1.0;
     }
 }

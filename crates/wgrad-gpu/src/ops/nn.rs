@@ -15,7 +15,8 @@ use crate::params::{self, CheckParams, CrossEntropyParams, LossMeanParams};
 /// Threads per workgroup of the cross-entropy kernels.
 const WG: usize = 256;
 /// The most logits the fused loss-and-mean pass reads in its one
-/// workgroup (64 per thread); larger losses take the two passes.
+/// workgroup (64 per thread); larger losses take the two passes (whose
+/// many workgroups read them faster than one).
 const FUSED_MEAN_MAX_LOGITS: usize = 64 * WG;
 
 /// Validates logits `[N, C]` F32, target `[N]` I32 and the smoothing factor;
@@ -109,8 +110,9 @@ impl GpuTensor {
     /// [`cross_entropy`](Self::cross_entropy)'s losses over the samples not
     /// ignored, and their count, both 0-d F32, as
     /// [`cross_entropy_mean`](Self::cross_entropy_mean) gives them. One
-    /// dispatch where every row fits one workgroup (at most 256 rows and
-    /// 16384 logits: the small classifiers), else the two passes. The one
+    /// dispatch where the logits fit one workgroup's reading (at most 16384:
+    /// the small classifiers, e.g. 1024 rows of 10 classes), else the two
+    /// passes. The one
     /// pass also writes a 0-d 1.0, returned third: a seed for the loss's
     /// backward that costs no dispatch (`None` after two passes).
     pub fn cross_entropy_mean_loss(
@@ -121,7 +123,7 @@ impl GpuTensor {
     ) -> Result<(GpuTensor, GpuTensor, Option<GpuTensor>)> {
         const OP: &str = "cross_entropy";
         let (n, c) = check_inputs(OP, self, target, label_smoothing)?;
-        if n == 0 || n > WG || n * c > FUSED_MEAN_MAX_LOGITS {
+        if n == 0 || n * c.max(1) > FUSED_MEAN_MAX_LOGITS {
             let (mean, count) = self
                 .cross_entropy(target, label_smoothing, ignore_index)?
                 .cross_entropy_mean(target, ignore_index)?;
@@ -129,8 +131,9 @@ impl GpuTensor {
         }
         let out = self.empty_like_device(OP, &[3], DType::F32)?;
         let mut p = immediates(OP, self, target, None, label_smoothing, ignore_index)?;
-        // Fewer threads per row, so that every row is in the one workgroup.
-        p.lanes = lanes_for(c).min(WG / n.next_power_of_two()) as u32;
+        // Fewer threads per row, so that the rows take few blocks of the
+        // one workgroup (one thread per row past 256 rows).
+        p.lanes = lanes_for(c).min(WG / n.next_power_of_two()).max(1) as u32;
         self.kernels().dispatch(
             &families::nn::CROSS_ENTROPY,
             &[("FUSED_MEAN", 1.0)],
