@@ -398,13 +398,11 @@ impl GpuTensor {
 /// Whether B's ones column is cheaper than a separate row-sum pass: when
 /// it fits in the last column tile (N not a multiple of the 64-wide tiles,
 /// so of neither kernel's), or when the tile column it adds (at most 128
-/// wide) costs fewer than 2^28 multiply-adds, about what the sum costs: a
-/// column sum over many rows is two dispatches (H100: W2's [1024, 1024]
-/// bias gradient, 12 + 10 us, against about 7 us for the 64 kernel's extra
-/// column). Not T2's weight gradients, whose long K (8192) makes the
-/// column cost 1.2 billion.
+/// wide) costs fewer than 2^26 multiply-adds, a few microseconds, about
+/// what the pass's dispatch and read of A cost (the MLPs' and the CNN's
+/// layers; not T2's, whose long K makes the column cost more).
 fn row_sums_pay(m: usize, n: usize, k: usize) -> bool {
-    const PASS_MACS: usize = 1 << 28;
+    const PASS_MACS: usize = 1 << 26;
     !n.is_multiple_of(64) || m.saturating_mul(k).saturating_mul(128) <= PASS_MACS
 }
 
