@@ -15,6 +15,8 @@
 // the end, added in group order (deterministic). K steps are
 // double-buffered (18 KiB), one barrier per step.
 
+//! include common/gemm_square_stage.wgsl
+
 const TILE: u32 = 32u;    // output tile edge
 const TILE_M: u32 = TILE; // output tile rows
 const TILE_N: u32 = TILE; // and columns
@@ -54,38 +56,6 @@ fn k_fast_slot(e: u32) -> vec2<u32> {
 // value i of a thread has row tid % 32 and k = tid / 32 + 8 i.
 fn mn_fast_slot(e: u32) -> vec2<u32> {
     return vec2<u32>(e % TILE, e / TILE);
-}
-
-// B's slots: the same as A's (square tiles).
-const B_LOADS: u32 = 4u;
-
-fn b_k_fast_slot(e: u32) -> vec2<u32> {
-    return k_fast_slot(e);
-}
-
-fn b_mn_fast_slot(e: u32) -> vec2<u32> {
-    return mn_fast_slot(e);
-}
-
-fn put_a(buf: u32, i: u32, v: f32) {
-    let s = a_slot(i);
-    a_tile[buf + s.y * ROW4 + s.x / 4u][s.x % 4u] = v;
-}
-
-fn put_b(buf: u32, i: u32, v: f32) {
-    let s = b_slot(i);
-    b_tile[buf + s.y * ROW4 + s.x / 4u][s.x % 4u] = v;
-}
-
-fn stage(buf: u32) {
-    put_a(buf, 0u, ra0);
-    put_a(buf, 1u, ra1);
-    put_a(buf, 2u, ra2);
-    put_a(buf, 3u, ra3);
-    put_b(buf, 0u, rb0);
-    put_b(buf, 1u, rb1);
-    put_b(buf, 2u, rb2);
-    put_b(buf, 3u, rb3);
 }
 
 fn mac(ai: u32, bi: u32) {
