@@ -13,9 +13,10 @@
 // tiles would take too much memory, `attention_backward_dq`, which
 // recomputes them (three tile products per tile pair instead of one).
 // Semantics, bindings and tiles: common/attention.wgsl; dq, dk and dv are
-// contiguous in the broadcast batch shape (the caller sums broadcast dims).
+// dense in the broadcast batch shape (see FLAG_ROWS_OUTER; the caller sums
+// broadcast dims).
 //
-// Bindings: 0 q, 1 k, 2 v, 3 mask, 4 dout (contiguous [items, L, Ev]),
+// Bindings: 0 q, 1 k, 2 v, 3 mask, 4 dout (dense [items, L, Ev]),
 // 5 stats ((lse, delta) per query row, from `attention_backward_stats`),
 // 6 dq / dk, 7 unused alias / dv.
 // Immediates: AttentionParams (dq: blocks = ceil(L / 64), chunks =
@@ -30,8 +31,8 @@
 // independent loads in flight per thread, the 16 partial sums met in
 // `stats_partial` (this entry point does not touch `sm`, so it takes
 // 512 bytes of workgroup memory, not 27 KiB).
-// Bindings: 0 the forward's output (contiguous [items, L, Ev]), 1 lse
-// ([items, L]), 4 dout (contiguous), 6 stats (written, [items, L, 2]);
+// Bindings: 0 the forward's output (dense [items, L, Ev]), 1 lse
+// ([items, L]), 4 dout (dense), 6 stats (written, [items, L, 2]);
 // the rest aliases.
 const STATS_LANES: u32 = 16u;
 var<workgroup> stats_partial: array<f32, 128>;
@@ -47,7 +48,7 @@ fn attention_backward_stats(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_
     let row = t.z * p.q_len + i;
     var s = vec4<f32>(0.0);
     if i < p.q_len {
-        let base = row * p.v_dim;
+        let base = dense_row(t.z, i, p.q_len, p.v_dim);
         let step = 4u * STATS_LANES;
         for (var c = lane; c < p.v_dim; c += step) {
             let c1 = min(c + STATS_LANES, p.v_dim - 1u);
@@ -93,12 +94,13 @@ fn prob4(s: vec4<f32>, lse: vec4<f32>) -> vec4<f32> {
 }
 
 // Writes x * scale to columns col..col+4 and y * scale to col+32..col+36
-// of row `row` of a contiguous [items, rows, width] output (out0 or out1).
+// of row `row` of a dense [items, rows, width] output (out0 or out1; see
+// FLAG_ROWS_OUTER).
 fn write_grad(to1: bool, off: u32, item: u32, row: u32, rows: u32, width: u32, col: u32, x: vec4<f32>, y: vec4<f32>, scale: f32) {
     if row >= rows {
         return;
     }
-    let base = off + (item * rows + row) * width;
+    let base = off + dense_row(item, row, rows, width);
     for (var c = 0u; c < 4u; c++) {
         let lo = col + c;
         let hi = col + 32u + c;
@@ -146,7 +148,7 @@ fn attention_backward_dq(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wor
     let qm = Mat(SRC_Q, b.q, p.q_row, p.q_len, p.head_dim);
     let km = Mat(SRC_K, b.k, p.k_row, p.kv_len, p.head_dim);
     let vm = Mat(SRC_V, b.v, p.v_row, p.kv_len, p.v_dim);
-    let dom = Mat(SRC_DOUT, item * p.q_len * p.v_dim, p.v_dim, p.q_len, p.v_dim);
+    let dom = Mat(SRC_DOUT, dense_row(item, 0u, p.q_len, p.v_dim), dense_stride(p.v_dim), p.q_len, p.v_dim);
     let row = i0 + ty * 4u;
     let st0 = row_stats(item, row);
     let st1 = row_stats(item, row + 1u);
@@ -319,7 +321,7 @@ fn attention_backward_dkdv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_w
     let qm = Mat(SRC_Q, b.q, p.q_row, p.q_len, p.head_dim);
     let km = Mat(SRC_K, b.k, p.k_row, p.kv_len, p.head_dim);
     let vm = Mat(SRC_V, b.v, p.v_row, p.kv_len, p.v_dim);
-    let dom = Mat(SRC_DOUT, item * p.q_len * p.v_dim, p.v_dim, p.q_len, p.v_dim);
+    let dom = Mat(SRC_DOUT, dense_row(item, 0u, p.q_len, p.v_dim), dense_stride(p.v_dim), p.q_len, p.v_dim);
     let key = j0 + ty * 4u;
     let save_ds = (p.flags & FLAG_SAVE_DS) != 0u;
 

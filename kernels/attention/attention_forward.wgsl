@@ -19,7 +19,7 @@ fn write_out(item: u32, i: u32, col: u32, x: vec4<f32>, y: vec4<f32>, inv: f32) 
     if i >= p.q_len {
         return;
     }
-    let base = (item * p.q_len + i) * p.v_dim;
+    let base = dense_row(item, i, p.q_len, p.v_dim);
     for (var c = 0u; c < 4u; c++) {
         if col + c < p.v_dim {
             out0[base + col + c] = x[c] * inv;

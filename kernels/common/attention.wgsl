@@ -78,6 +78,13 @@ const FLAG_DROPOUT: u32 = 8u;
 // and every score-gradient tile into out1, which the dq pass then reads
 // (`attention_backward_dq_saved`) instead of recomputing P and dP.
 const FLAG_SAVE_DS: u32 = 16u;
+// The dense tensors (the output and its gradient, dq, dk, dv; not lse or
+// stats) are [outer, rows, inner, width] in memory rather than
+// [items, rows, width] (items = outer x inner, as `item_base` splits
+// them): a [B, T, H, D] tensor seen as [B, H, T, D], the layout of q, k
+// and v split out of one [B, T, 3 C] projection. The caller's transposes
+// back to [B, T, H, D] then copy nothing.
+const FLAG_ROWS_OUTER: u32 = 32u;
 
 const SRC_Q: u32 = 0u;
 const SRC_K: u32 = 1u;
@@ -145,6 +152,23 @@ fn item_base(item: u32) -> ItemBase {
         p.v_offset + o * p.v_batch[0] + n * p.v_batch[1],
         p.mask_offset + o * p.mask_batch[0] + n * p.mask_batch[1],
     );
+}
+
+// Element 0 of row `row` of item `item` of a dense [items, rows, width]
+// tensor (see FLAG_ROWS_OUTER).
+fn dense_row(item: u32, row: u32, rows: u32, width: u32) -> u32 {
+    if (p.flags & FLAG_ROWS_OUTER) != 0u {
+        return ((item / p.inner * rows + row) * p.inner + item % p.inner) * width;
+    }
+    return (item * rows + row) * width;
+}
+
+// The row stride of a dense tensor of rows `width` wide.
+fn dense_stride(width: u32) -> u32 {
+    if (p.flags & FLAG_ROWS_OUTER) != 0u {
+        return p.inner * width;
+    }
+    return width;
 }
 
 fn load(src: u32, idx: u32) -> f32 {

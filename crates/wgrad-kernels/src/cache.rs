@@ -17,7 +17,7 @@ use crate::spec::{Access, Elem, KernelSpec};
 const MAX_BIND_GROUPS: usize = 16_384;
 
 /// Most override constants any kernel takes, and most buffers it binds.
-const MAX_CONSTANTS: usize = 6;
+const MAX_CONSTANTS: usize = 10;
 const MAX_BINDINGS: usize = 32;
 
 /// (spec address, constants as (name address, value bits)): built without

@@ -69,6 +69,8 @@ fn epilogue_overrides_compile_to_spirv() {
             "A_M_FAST",
             "B_K_FAST",
             "ALIGNED",
+            "SHORT_M",
+            "WIDE_FAST",
         ] {
             if has(name) {
                 constants.insert(name.to_string(), 1.0);
@@ -90,6 +92,7 @@ fn epilogue_overrides_compile_to_spirv() {
             "matmul_32",
             "matmul_64",
             "matmul_coop",
+            "matmul_skinny",
             "sum_splits",
             "sum_splits_tree"
         ]

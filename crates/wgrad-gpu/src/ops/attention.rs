@@ -35,6 +35,8 @@ const TILE: usize = 64;
 const STATS_ROWS: usize = 8;
 /// `FLAG_SAVE_DS` of kernels/common/attention.wgsl.
 const FLAG_SAVE_DS: u32 = 16;
+/// `FLAG_ROWS_OUTER` of kernels/common/attention.wgsl.
+const FLAG_ROWS_OUTER: u32 = 32;
 /// The most bytes the attention backward may spend on saved score-gradient
 /// tiles. 0 by default: the fused attention keeps its memory `O(T)` per
 /// query row (no `T x T` tensor), as FlashAttention does.
@@ -158,6 +160,64 @@ fn merge_batch(batch: &[usize], strides: &[&[usize]]) -> Option<(usize, Vec<[usi
     }
 }
 
+/// How many leading batch dims form the outer of the two merged batch
+/// dims whose inner has `inner` items (the rest, a suffix, multiply to
+/// `inner`), or `None` if no suffix does.
+fn outer_dims(batch: &[usize], inner: usize) -> Option<usize> {
+    let mut size = 1;
+    for d in (0..batch.len()).rev() {
+        size *= batch[d];
+        if size == inner {
+            return Some(d);
+        }
+        if size > inner {
+            return None;
+        }
+    }
+    None
+}
+
+/// The order in memory of a dense `[batch..., rows, width]` tensor's dims
+/// under FLAG_ROWS_OUTER (`outer` leading batch dims, then rows, then the
+/// other batch dims, then width), and its inverse.
+fn rows_outer_order(rank: usize, outer: usize) -> (Vec<isize>, Vec<isize>) {
+    let nb = rank - 2;
+    let order: Vec<usize> = (0..outer)
+        .chain([nb])
+        .chain(outer..nb)
+        .chain([nb + 1])
+        .collect();
+    let mut inverse = vec![0; rank];
+    for (i, &d) in order.iter().enumerate() {
+        inverse[d] = i as isize;
+    }
+    (order.iter().map(|&d| d as isize).collect(), inverse)
+}
+
+/// A fresh dense tensor of logical shape `shape` as the kernels write it:
+/// contiguous, or (`rows_outer` = its outer batch dims) a permuted view of
+/// a contiguous `[outer..., rows, inner..., width]` buffer.
+fn dense_empty(like: &GpuTensor, shape: &[usize], rows_outer: Option<usize>) -> Result<GpuTensor> {
+    let Some(outer) = rows_outer else {
+        return like.empty_like_device(OP, shape, DType::F32);
+    };
+    let (order, inverse) = rows_outer_order(shape.len(), outer);
+    let stored: Vec<usize> = order.iter().map(|&d| shape[d as usize]).collect();
+    let t = like.empty_like_device(OP, &stored, DType::F32)?;
+    Ok(t.with_layout(t.layout.permute(&inverse)?))
+}
+
+/// `t` as the kernels read a dense tensor (see [`dense_empty`]); a copy
+/// only where it is not laid out so already.
+fn dense_view(t: &GpuTensor, rows_outer: Option<usize>) -> Result<GpuTensor> {
+    let Some(outer) = rows_outer else {
+        return t.contiguous();
+    };
+    let (order, inverse) = rows_outer_order(t.rank(), outer);
+    let stored = t.with_layout(t.layout.permute(&order)?).contiguous()?;
+    Ok(stored.with_layout(stored.layout.permute(&inverse)?))
+}
+
 /// q, k, v (and the mask) as the kernels read them, with the immediates
 /// every attention dispatch shares (`blocks`/`chunks` filled per kernel).
 struct Prepared {
@@ -166,6 +226,8 @@ struct Prepared {
     v: GpuTensor,
     mask: Option<GpuTensor>,
     params: AttentionParams,
+    /// FLAG_ROWS_OUTER's outer batch dims, where it is set.
+    rows_outer: Option<usize>,
 }
 
 fn prepare(
@@ -203,6 +265,18 @@ fn prepare(
         }
         if g.dropout_p > 0.0 {
             flags |= 8;
+        }
+        // q's rows further apart than its inner batch items (q split out
+        // of a [B, T, 3 C] projection and viewed as [B, H, T, D]): the
+        // dense tensors take that order too, so that the caller's
+        // transposes back to [B, T, H, D] copy nothing.
+        let rows_outer = if inner > 1 && merged[0][1] > 0 && qo.row > merged[0][1] {
+            outer_dims(&g.batch, inner)
+        } else {
+            None
+        };
+        if rows_outer.is_some() {
+            flags |= FLAG_ROWS_OUTER;
         }
         // Outputs are indexed as (item * rows + row) * cols + col in 32 bits.
         for shape in [
@@ -251,6 +325,7 @@ fn prepare(
             v: vo.tensor,
             mask: m.map(|(t, _)| t),
             params,
+            rows_outer,
         }))
     };
     match build(false)? {
@@ -302,7 +377,7 @@ impl GpuTensor {
         same_device(q, &[Some(k), Some(v), mask])?;
         let prep = prepare(g, q, k, v, mask)?;
         let p = prep.params;
-        let out = q.empty_like_device(OP, &g.output_shape(), DType::F32)?;
+        let out = dense_empty(q, &g.output_shape(), prep.rows_outer)?;
         let lse = q.empty_like_device(OP, &g.lse_shape(), DType::F32)?;
         let (qt, kt, vt) = (&prep.q, &prep.k, &prep.v);
         let m = prep.mask.as_ref().unwrap_or(qt);
@@ -316,8 +391,9 @@ impl GpuTensor {
         Ok((out, lse))
     }
 
-    /// Gradients of q, k and v, each contiguous in the broadcast batch
-    /// shape (`[batch..., L, E]`, `[batch..., S, E]`, `[batch..., S, Ev]`),
+    /// Gradients of q, k and v, each dense in the broadcast batch shape
+    /// (`[batch..., L, E]`, `[batch..., S, E]`, `[batch..., S, Ev]`;
+    /// contiguous, or rows outside the inner batch dims as q's),
     /// given the forward's output and log-sum-exp and the output gradient.
     #[allow(clippy::too_many_arguments)]
     pub fn attention_backward(
@@ -347,8 +423,9 @@ impl GpuTensor {
         let p = prep.params;
         // delta_i = dO_i . O_i, the softmax backward's row term, next to
         // each row's log-sum-exp: [items, L, 2], one dispatch.
-        let dout = grad_out.contiguous()?;
-        let (out, lse) = (out.contiguous()?, lse.contiguous()?);
+        let dense = prep.rows_outer;
+        let dout = dense_view(grad_out, dense)?;
+        let (out, lse) = (dense_view(out, dense)?, lse.contiguous()?);
         let stats = q.empty_like_device(OP, &[g.batch_items() * g.q_len * 2], DType::F32)?;
         Self::attention_dispatch(
             &ATTENTION_BACKWARD_STATS,
@@ -357,7 +434,7 @@ impl GpuTensor {
             1,
             [&out, &lse, &out, &out, &dout, &out, &stats, &stats],
         )?;
-        let dq = q.empty_like_device(OP, &g.batched(g.q_len, g.head_dim), DType::F32)?;
+        let dq = dense_empty(q, &g.batched(g.q_len, g.head_dim), dense)?;
         let (qt, kt, vt) = (&prep.q, &prep.k, &prep.v);
         let m = prep.mask.as_ref().unwrap_or(qt);
         let q_blocks = g.q_len.div_ceil(TILE);
@@ -407,15 +484,24 @@ impl GpuTensor {
             )?;
             let part = |start: usize, len: usize, shape: Vec<usize>| -> Result<GpuTensor> {
                 let layout = Layout::contiguous(&[(nk + nv).max(1)]).narrow(0, start, len)?;
-                let shape: Vec<isize> = shape.iter().map(|&d| d as isize).collect();
-                grads.with_layout(layout).reshape(&shape)
+                let (order, inverse) = match dense {
+                    Some(outer) => rows_outer_order(shape.len(), outer),
+                    None => (
+                        (0..shape.len() as isize).collect(),
+                        (0..shape.len() as isize).collect(),
+                    ),
+                };
+                let stored: Vec<isize> =
+                    order.iter().map(|&d| shape[d as usize] as isize).collect();
+                let t = grads.with_layout(layout).reshape(&stored)?;
+                Ok(t.with_layout(t.layout.permute(&inverse)?))
             };
             let dk = part(0, nk, g.batched(g.kv_len, g.head_dim))?;
             let dv = part(nk, nv, g.batched(g.kv_len, g.v_dim))?;
             return Ok((dq, dk, dv));
         }
-        let dk = q.empty_like_device(OP, &g.batched(g.kv_len, g.head_dim), DType::F32)?;
-        let dv = q.empty_like_device(OP, &g.batched(g.kv_len, g.v_dim), DType::F32)?;
+        let dk = dense_empty(q, &g.batched(g.kv_len, g.head_dim), dense)?;
+        let dv = dense_empty(q, &g.batched(g.kv_len, g.v_dim), dense)?;
         Self::attention_dispatch(
             &ATTENTION_BACKWARD_DQ,
             p,

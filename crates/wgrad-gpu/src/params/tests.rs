@@ -89,6 +89,7 @@ fn cases() -> Vec<Case> {
             matmul::MATMUL_128X64,
             matmul::MATMUL_128,
             matmul::MATMUL_COOP,
+            matmul::MATMUL_SKINNY,
         ],
         SumSplitsParams => [matmul::SUM_SPLITS, matmul::SUM_SPLITS_TREE],
         UnaryBackwardParams => [

@@ -513,6 +513,11 @@ fn bench_matmul_throughput() {
         ("tiny W2 fc3 fwd", &[1024, 1024], &[10, 1024], false, true),
         ("tiny W2 fc3 dx", &[1024, 10], &[10, 1024], false, false),
         ("tiny W2 fc3 dW", &[1024, 10], &[1024, 1024], true, false),
+        // The skinny kernel's K range: its longest K, and past it.
+        ("tiny K4096 fwd", &[1024, 4096], &[10, 4096], false, true),
+        ("tiny K4096 dW", &[4096, 10], &[4096, 1024], true, false),
+        ("tiny K8192 dW", &[8192, 10], &[8192, 1024], true, false),
+        ("tiny 8192 fwd", &[8192, 384], &[10, 384], false, true),
         // One 64 x 64 tile over K = 16 .. 4096 (unsplit): the time per K step.
         ("lat K16", &[64, 16], &[16, 64], false, false),
         ("lat K64", &[64, 64], &[64, 64], false, false),
@@ -559,6 +564,7 @@ fn bench_matmul_throughput() {
         ("k128/s4", "128", 4),
         ("k128/s8", "128", 8),
         ("k128/s16", "128", 16),
+        ("skinny", "skinny", 0),
     ];
     let mut header = format!("{:<14} {:>16}", "case", "[M,N,K]");
     for (name, _, _) in variants {
@@ -584,6 +590,10 @@ fn bench_matmul_throughput() {
         let flops = 2.0 * (batch * m * n * k) as f64;
         let mut line = format!("{name:<14} {:>16}", format!("[{m},{n},{k}]"));
         for &(_, kernel, splits) in variants {
+            if kernel == "skinny" && m.min(n) > 16 {
+                line += &format!(" {:>8}", "-");
+                continue;
+            }
             let run = || drop(a.matmul_t_variant(&b, ta, tb, kernel, splits).unwrap());
             // Warm up (pipeline creation, pool buffers), then size the timed
             // batch to about 0.2 s.
@@ -606,6 +616,69 @@ fn bench_matmul_throughput() {
     }
 }
 
+/// The skinny kernel (a short output side of at most 16, whole per
+/// workgroup, K shared by its threads): forced and by the automatic plan,
+/// short rows or short columns, every transpose (so both of its load
+/// orders), a batch with a broadcast operand, `linear`'s bias with ReLU,
+/// and the error where neither side is short.
+#[test]
+fn skinny_products_match_cpu() {
+    let Some(gpu) = shared_gpu() else { return };
+    // (m, k, n): short N, short M, both short, one column, K not a
+    // multiple of the lanes, the longest short side.
+    for (i, &(m, k, n)) in [
+        (263, 301, 10),
+        (10, 517, 263),
+        (7, 1000, 3),
+        (300, 64, 1),
+        (1, 4096, 70),
+        (16, 129, 200),
+    ]
+    .iter()
+    .enumerate()
+    {
+        for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
+            let (ca, ga) = pair(&gpu, &dims_2d(m, k, ta), 500 + i as u64);
+            let (cb, gb) = pair(&gpu, &dims_2d(k, n, tb), 520 + i as u64);
+            let want = ca.matmul_t(&cb, ta, tb).unwrap();
+            for kernel in ["skinny", "auto"] {
+                let got = ga.matmul_t_variant(&gb, ta, tb, kernel, 0).unwrap();
+                let rel = rel_norm_err(&got, &want);
+                assert!(
+                    rel < 1e-5,
+                    "[{m}, {k}] x [{k}, {n}] trans ({ta}, {tb}) {kernel}: relative error {rel}"
+                );
+            }
+        }
+    }
+    // A batch, B broadcast over it (a classifier head over [batch, tokens]).
+    let (ca, ga) = pair(&gpu, &[3, 70, 200], 540);
+    let (cb, gb) = pair(&gpu, &[12, 200], 541);
+    let want = ca.matmul_t(&cb, false, true).unwrap();
+    let got = ga.matmul_t_variant(&gb, false, true, "skinny", 0).unwrap();
+    assert!(rel_norm_err(&got, &want) < 1e-5, "batched skinny");
+    // linear + ReLU with 10 outputs: bias and ReLU in the skinny store.
+    let (cx, gx) = pair(&gpu, &[50, 300], 542);
+    let (cw, gw) = pair(&gpu, &[10, 300], 543);
+    let (cbias, gbias) = pair(&gpu, &[10], 544);
+    let want = cx
+        .matmul_t(&cw, false, true)
+        .unwrap()
+        .binary(&cbias, wgrad_core::BinaryOp::Add)
+        .unwrap()
+        .unary(wgrad_core::UnaryOp::Relu)
+        .unwrap();
+    let got = gx.linear_relu(&gw, Some(&gbias)).unwrap();
+    check(&got, &want, "linear_relu with 10 outputs");
+    // Neither side short: a clear error.
+    let (_, g) = pair(&gpu, &[20, 64], 545);
+    let msg = g
+        .matmul_t_variant(&g, false, true, "skinny", 0)
+        .unwrap_err()
+        .to_string();
+    assert!(msg.contains("skinny") && msg.contains("[20, 20]"), "{msg}");
+}
+
 /// `matmul_t_with_row_sums` (B's virtual ones column: `linear`'s weight and
 /// bias gradients in one product) against the CPU's product and sum, on
 /// the shapes that reach each path: both tile kernels, split K (long K,
@@ -625,6 +698,9 @@ fn products_with_row_sums_match_cpu() {
         (65, 17, 3, true, true),
         (640, 64, 640, false, false), // 128 x 128 tiles
         (5, 0, 7, true, false),
+        (10, 1024, 1024, true, false), // W2's last weight gradient: skinny, ones column long
+        (16, 300, 5, false, false),    // skinny, ones column among the short side
+        (1024, 1024, 128, true, false), // product + row sums alone (skinny)
     ];
     for (i, &(m, k, n, ta, tb)) in cases.iter().enumerate() {
         let what = format!("m {m} k {k} n {n} trans ({ta}, {tb})");

@@ -86,6 +86,25 @@ pub static MATMUL_COOP: KernelSpec = KernelSpec {
     selector: None,
 };
 
+/// Variant of [`MATMUL_64`] for products with a short output side (at
+/// most 16 rows or columns: classifier heads, their weight gradients, row
+/// sums alone), with the same bindings, immediates and overrides except
+/// the load-order ones: each workgroup takes `WIDE_LANES` (4, 8 or 16)
+/// indices of the long side and the whole short side, its 256 threads
+/// share K and add their sums in a tree in 16 KiB of workgroup memory. One
+/// dispatch, never split. Overrides `SHORT_M` (0: N is short; 1: M is) and
+/// `WIDE_FAST` (1: the long side's index is unit-stride in its operand;
+/// 0: K is). Tile counts per `WIDE_LANES` long-side indices.
+pub static MATMUL_SKINNY: KernelSpec = KernelSpec {
+    file: "matmul/matmul_skinny.wgsl",
+    entry: "matmul_skinny",
+    bindings: &[Read, Read, ReadWrite, Read],
+    immediate_bytes: 112,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
 /// Second pass of a split-K product: `out[i] = sum_s part[s * numel + i]`,
 /// plus the bias of column `i % n` once after the sum where `HAS_BIAS` = 1
 /// (`linear`). Bindings: part (read), out (read_write), bias (read; any
@@ -121,6 +140,7 @@ pub static ALL: &[&KernelSpec] = &[
     &MATMUL_128X64,
     &MATMUL_128,
     &MATMUL_COOP,
+    &MATMUL_SKINNY,
     &SUM_SPLITS,
     &SUM_SPLITS_TREE,
 ];

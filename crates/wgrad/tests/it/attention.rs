@@ -311,6 +311,73 @@ fn gpu_attention_reads_transposed_views_in_place() {
     assert_close("transposed views", &run_on(&gpu), &run_on(&cpu), 1e-5);
 }
 
+/// q, k and v split out of one [B, T, 3 C] projection and viewed as
+/// [B, H, T, D] (a GPT block): the GPU writes the output and the
+/// gradients with rows outside the heads, so the output's transpose back
+/// to [B, T, H, D] is contiguous (no copy); values and the projection's
+/// gradient as the CPU's, with dropout and with saved score gradients.
+#[test]
+fn gpu_attention_on_split_projection_views_matches_the_cpu() {
+    let Some(gpu) = gpu() else { return };
+    let cpu = Device::Cpu;
+    for (n, &(b, t, h, d)) in [(2, 70, 3, 8), (1, 130, 2, 64)].iter().enumerate() {
+        let c = h * d;
+        let qkv = randn(&[b, t, 3 * c], 60 + n as u64, &cpu);
+        let upstream = randn(&[b, t, c], 70 + n as u64, &cpu);
+        for (dropout, saved_ds) in [(0.0, false), (0.2, false), (0.0, true)] {
+            let before = saved_ds.then(|| wgrad_gpu::set_attention_saved_ds_limit(1 << 30));
+            let run_on = |dev: &Device| {
+                let x = qkv
+                    .to(dev)
+                    .unwrap()
+                    .detach()
+                    .with_requires_grad(true)
+                    .unwrap();
+                let heads = |i: usize| {
+                    x.narrow(2, i * c, c)
+                        .unwrap()
+                        .reshape(&[b as isize, t as isize, h as isize, d as isize])
+                        .unwrap()
+                        .transpose(1, 2)
+                        .unwrap()
+                };
+                let args = AttentionArgs {
+                    dropout_p: dropout,
+                    is_causal: true,
+                    scale: None,
+                };
+                let y = heads(0)
+                    .scaled_dot_product_attention_with(&heads(1), &heads(2), None, &args, 11)
+                    .unwrap()
+                    .transpose(1, 2)
+                    .unwrap();
+                let contiguous = y.storage().is_contiguous();
+                let y = y.reshape(&[b as isize, t as isize, c as isize]).unwrap();
+                y.mul(&upstream.to(dev).unwrap())
+                    .unwrap()
+                    .sum_all()
+                    .unwrap()
+                    .backward()
+                    .unwrap();
+                let grad = x.grad().unwrap().to_vec::<f32>().unwrap();
+                (y.to_vec::<f32>().unwrap(), grad, contiguous)
+            };
+            let (y, g, _) = run_on(&cpu);
+            let (yg, gg, contiguous) = run_on(&gpu);
+            if let Some(limit) = before {
+                wgrad_gpu::set_attention_saved_ds_limit(limit);
+            }
+            let what = format!("case {n} p={dropout} saved_ds={saved_ds}");
+            assert!(
+                contiguous,
+                "{what}: output transposed back is not contiguous"
+            );
+            assert_close(&format!("{what} output"), &yg, &y, 1e-5);
+            assert_close(&format!("{what} qkv grad"), &gg, &g, 1e-4);
+        }
+    }
+}
+
 #[test]
 fn attention_gradcheck_on_the_cpu() {
     let d = Device::Cpu;

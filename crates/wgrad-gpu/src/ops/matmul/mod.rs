@@ -40,9 +40,11 @@ use crate::params::{self, MatmulParams, SumSplitsParams};
 mod linear;
 mod plan;
 mod relu_grad;
+mod skinny;
 pub(crate) mod sum_splits;
 
 use plan::{Force, Kernel, plan};
+use skinny::SkinnyLayout;
 
 /// Batch dims the kernel's immediate block carries.
 const KERNEL_BATCH_DIMS: usize = 4;
@@ -206,7 +208,12 @@ impl GpuTensor {
                 None => self.clone(),
             };
             let product = masked.matmul_t(other, trans_a, trans_b)?;
-            let sums = masked.sum(&[if trans_a { 0 } else { 1 }], false)?;
+            // `masked` may be a fresh tensor: its own layout, transposed.
+            let sums = masked.row_sums(&checks::matmul::operand_layout(
+                OP,
+                &masked.layout,
+                trans_a,
+            )?)?;
             return Ok((product, sums));
         }
         let extras = Extras {
@@ -308,22 +315,19 @@ impl GpuTensor {
             max_splits,
             extras.force,
         );
+        let skinny = if plan.kernel == Kernel::Skinny {
+            Some(SkinnyLayout::of(op, &a, &b, m, n_kernel)?)
+        } else {
+            None
+        };
+        let tile = skinny.map_or(plan.kernel.tile(), |s| s.tile());
         let k_chunk = k.div_ceil(plan.splits).next_multiple_of(SPLIT_ALIGN);
         // Recount: rounding the chunk up may leave fewer (never empty) splits.
         let splits = k.div_ceil(k_chunk);
         let bias = extras.bias.map(|t| bias_row(op, t)).transpose()?;
         // The tensor-core kernel has no ReLU epilogue: a pass after it.
         let relu_in_kernel = extras.relu && plan.kernel != Kernel::Coop;
-        let mut imm = immediates(
-            op,
-            &a,
-            &b,
-            batch,
-            [m, n_kernel, k],
-            plan.kernel.tile(),
-            k_chunk,
-            splits,
-        )?;
+        let mut imm = immediates(op, &a, &b, batch, [m, n_kernel, k], tile, k_chunk, splits)?;
         if let Some((_, offset, stride)) = bias {
             (imm.bias_offset, imm.bias_stride) = (offset, stride);
         }
@@ -341,7 +345,7 @@ impl GpuTensor {
         // neighbouring threads read neighbouring addresses. With split K the
         // bias waits for the sum of the splits (sum_splits adds it once).
         let r = a.rank();
-        let constants = [
+        let mut constants = vec![
             (
                 "A_M_FAST",
                 flag(a.strides()[r - 2] == 1 && a.strides()[r - 1] != 1),
@@ -355,6 +359,9 @@ impl GpuTensor {
             ("ACT_RELU", flag(relu_in_kernel && splits == 1)),
             ("A_RELU_MASK", flag(extras.a_relu_mask.is_some())),
         ];
+        if let Some(skinny) = skinny {
+            constants.extend(skinny.constants());
+        }
         let spec = plan.kernel.spec();
         let part = if splits > 1 {
             Some(self.empty_like_device(op, &[splits * count * m * n_kernel], DType::F32)?)

@@ -32,6 +32,20 @@ const COOP_MIN_MACS: usize = 1 << 28;
 /// W1's [128, 784] x [784, 256] runs at 2.5 TFLOP/s unsplit, 3.1 split 4 ways).
 const TINY_SPLIT_K: usize = 256;
 
+/// The longest short side of the skinny kernel (its 16 sums per thread).
+pub(super) const SKINNY_SHORT: usize = 16;
+/// K range of the skinny kernel: below it most of its 256 threads would
+/// have no k to sum; above it each thread's serial share of K costs more
+/// than the tiled kernels' split K and partial-sum pass.
+const SKINNY_MIN_K: usize = 64;
+const SKINNY_MAX_K: usize = 4096;
+
+/// Whether the skinny kernel suits a product with a `short` output side
+/// (the shorter of M and N) over `k`.
+pub(super) fn skinny_suits(short: usize, k: usize) -> bool {
+    short <= SKINNY_SHORT && (SKINNY_MIN_K..=SKINNY_MAX_K).contains(&k)
+}
+
 /// The product kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Kernel {
@@ -46,6 +60,9 @@ pub(super) enum Kernel {
     /// `matmul_coop.wgsl`: 128 x 256 tiles on the tensor cores (f16
     /// operands, f32 sums).
     Coop,
+    /// `matmul_skinny.wgsl`: a short output side (at most 16 rows or
+    /// columns) whole per workgroup, K shared by its threads.
+    Skinny,
 }
 
 /// The kernel the automatic plan uses for 64 x 64 tiles.
@@ -62,18 +79,21 @@ impl Kernel {
             "128x64" => Ok(Some(Kernel::Tile128x64)),
             "128" => Ok(Some(Kernel::Tile128)),
             "coop" => Ok(Some(Kernel::Coop)),
+            "skinny" => Ok(Some(Kernel::Skinny)),
             _ => Err(Error::invalid(
                 "matmul_t",
                 format!(
-                    "kernel must be \"auto\", \"32\", \"64\", \"128x64\", \"128\" or \"coop\", got {name:?}"
+                    "kernel must be \"auto\", \"32\", \"64\", \"128x64\", \"128\", \"coop\" or \"skinny\", got {name:?}"
                 ),
             )),
         }
     }
 
-    /// Output tile (rows, columns) per workgroup.
+    /// Output tile (rows, columns) per workgroup (the skinny kernel's
+    /// depends on the operands: see `SkinnyLayout`; this is its largest).
     pub(super) fn tile(self) -> (usize, usize) {
         match self {
+            Kernel::Skinny => (SKINNY_SHORT, SKINNY_SHORT),
             Kernel::Tile32 => (32, 32),
             Kernel::Tile64 => (64, 64),
             Kernel::Tile128x64 => (128, 64),
@@ -89,6 +109,7 @@ impl Kernel {
             Kernel::Tile128x64 => &families::matmul::MATMUL_128X64,
             Kernel::Tile128 => &families::matmul::MATMUL_128,
             Kernel::Coop => &families::matmul::MATMUL_COOP,
+            Kernel::Skinny => &families::matmul::MATMUL_SKINNY,
         }
     }
 }
@@ -181,6 +202,12 @@ pub(super) fn plan(
     };
     let kernel = if let Some(kernel) = force_kernel {
         kernel
+    } else if skinny_suits(m.min(n), k) {
+        // A short side of at most 16 (classifier heads and their
+        // gradients): the tiled kernels would pad it to 32-128 and split K
+        // with a second pass (H100: W2's [1024, 1024] x [1024, 10] took
+        // 20.4 + 9.6 us that way).
+        Kernel::Skinny
     } else if coop
         && k >= 32
         && count * m * n * k >= COOP_MIN_MACS
@@ -211,7 +238,12 @@ pub(super) fn plan(
     } else {
         SMALL
     };
-    let splits = splits_for(kernel.tile());
+    // The skinny kernel is never split.
+    let splits = if kernel == Kernel::Skinny {
+        1
+    } else {
+        splits_for(kernel.tile())
+    };
     Plan { kernel, splits }
 }
 
@@ -235,9 +267,18 @@ mod tests {
         assert_eq!(auto(1, 1024, 1024, 1024), (64, 1));
         assert_eq!(auto(1, 1024, 1024, 784), (64, 1));
         assert_eq!(auto(1, 1024, 784, 1024), (64, 1));
-        // Outputs of few 64 x 64 tiles (skinny, small): 32 x 32 tiles, split
-        // only past 256 of K.
-        assert_eq!(auto(1, 128, 10, 256), (32, 1));
+        // A side of at most 16 over 64 <= K <= 4096: the skinny kernel,
+        // unsplit; not over a shorter or longer K.
+        assert_eq!(pick_kernel([1, 128, 10, 256]), Kernel::Skinny);
+        assert_eq!(auto(1, 1024, 10, 1024), (16, 1));
+        assert_eq!(pick_kernel([1, 10, 1025, 1024]), Kernel::Skinny);
+        assert_eq!(pick_kernel([1, 1024, 1, 4096]), Kernel::Skinny);
+        assert_eq!(pick_kernel([1, 1024, 10, 32]), Kernel::Tile32);
+        assert_eq!(pick_kernel([1, 16, 64, 8192]), Kernel::Tile32);
+        assert_eq!(pick_kernel([1, 17, 1024, 1024]), Kernel::Tile32);
+        // Outputs of few 64 x 64 tiles (small): 32 x 32 tiles, split only
+        // past 256 of K.
+        assert_eq!(auto(1, 128, 32, 256), (32, 1));
         assert_eq!(auto(1, 128, 256, 784), (32, 4));
         assert_eq!(auto(1, 64, 64, 64), (32, 1));
         assert_eq!(auto(1, 512, 512, 512), (32, 1));
@@ -272,7 +313,7 @@ mod tests {
         assert_eq!(pick([1, 4096, 4096, 4096], false, 1, None), (64, 1));
         assert_eq!(pick([1, 128, 128, 8192], true, 2, None), (32, 2));
         // No 32 kernel without its workgroup memory.
-        let Plan { kernel, splits } = plan([1, 128, 10, 256], true, false, false, usize::MAX, None);
+        let Plan { kernel, splits } = plan([1, 128, 32, 256], true, false, false, usize::MAX, None);
         assert_eq!((kernel, splits), (Kernel::Tile64, 2));
         // Forced variants: the other choice is made for the forced one.
         let forced = |shape, force| pick(shape, true, usize::MAX, Some(force));
@@ -305,7 +346,7 @@ mod tests {
         assert_eq!(kernel([1, 8192, 1152, 384]), Kernel::Coop);
         assert_eq!(kernel([1, 1024, 1024, 784]), Kernel::Coop);
         // Skinny outputs, tiny K and small products stay on the f32 kernels.
-        assert_eq!(kernel([1, 128, 10, 256]), Kernel::Tile32);
+        assert_eq!(kernel([1, 128, 10, 256]), Kernel::Skinny);
         assert_eq!(kernel([1, 1024, 1024, 16]), Kernel::Tile64);
         assert_eq!(kernel([1, 128, 256, 784]), Kernel::Tile32);
         // The whole batch counts: T2's [32, 256, 384] x [384, 1152] products.
