@@ -96,11 +96,21 @@ fn prob4(s: vec4<f32>, lse: vec4<f32>) -> vec4<f32> {
 // Writes x * scale to columns col..col+4 and y * scale to col+32..col+36
 // of row `row` of a dense [items, rows, width] output (out0 or out1; see
 // FLAG_ROWS_OUTER).
-fn write_grad(to1: bool, off: u32, item: u32, row: u32, rows: u32, width: u32, col: u32, x: vec4<f32>, y: vec4<f32>, scale: f32) {
+// With FLAG_GRADS_AS_INPUTS the row goes where row `row` of input `src`
+// (SRC_Q, SRC_K or SRC_V) is read, in out0.
+fn write_grad(src: u32, to1: bool, off: u32, item: u32, row: u32, rows: u32, width: u32, col: u32, x: vec4<f32>, y: vec4<f32>, scale: f32) {
     if row >= rows {
         return;
     }
-    let base = off + dense_row(item, row, rows, width);
+    var base = off + dense_row(item, row, rows, width);
+    if (p.flags & FLAG_GRADS_AS_INPUTS) != 0u {
+        let b = item_base(item);
+        switch src {
+            case SRC_Q: { base = b.q + row * p.q_row; }
+            case SRC_K: { base = b.k + row * p.k_row; }
+            case SRC_V, default: { base = b.v + row * p.v_row; }
+        }
+    }
     for (var c = 0u; c < 4u; c++) {
         let lo = col + c;
         let hi = col + 32u + c;
@@ -209,10 +219,10 @@ fn attention_backward_dq(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wor
         g3 = e3;
     }
     let col = col0 + tx * 4u;
-    write_grad(false, 0u, item, row, p.q_len, p.head_dim, col, a0, g0, p.scale);
-    write_grad(false, 0u, item, row + 1u, p.q_len, p.head_dim, col, a1, g1, p.scale);
-    write_grad(false, 0u, item, row + 2u, p.q_len, p.head_dim, col, a2, g2, p.scale);
-    write_grad(false, 0u, item, row + 3u, p.q_len, p.head_dim, col, a3, g3, p.scale);
+    write_grad(SRC_Q, false, 0u, item, row, p.q_len, p.head_dim, col, a0, g0, p.scale);
+    write_grad(SRC_Q, false, 0u, item, row + 1u, p.q_len, p.head_dim, col, a1, g1, p.scale);
+    write_grad(SRC_Q, false, 0u, item, row + 2u, p.q_len, p.head_dim, col, a2, g2, p.scale);
+    write_grad(SRC_Q, false, 0u, item, row + 3u, p.q_len, p.head_dim, col, a3, g3, p.scale);
 }
 
 // First element of the saved score-gradient tile (query block ib, key
@@ -271,10 +281,10 @@ fn attention_backward_dq_saved(@builtin(workgroup_id) wid: vec3<u32>, @builtin(n
         pv_loop(km, j0, col0, UNROLL_4);
     }
     let col = col0 + tx * 4u;
-    write_grad(false, 0u, item, row, p.q_len, p.head_dim, col, c0, e0, p.scale);
-    write_grad(false, 0u, item, row + 1u, p.q_len, p.head_dim, col, c1, e1, p.scale);
-    write_grad(false, 0u, item, row + 2u, p.q_len, p.head_dim, col, c2, e2, p.scale);
-    write_grad(false, 0u, item, row + 3u, p.q_len, p.head_dim, col, c3, e3, p.scale);
+    write_grad(SRC_Q, false, 0u, item, row, p.q_len, p.head_dim, col, c0, e0, p.scale);
+    write_grad(SRC_Q, false, 0u, item, row + 1u, p.q_len, p.head_dim, col, c1, e1, p.scale);
+    write_grad(SRC_Q, false, 0u, item, row + 2u, p.q_len, p.head_dim, col, c2, e2, p.scale);
+    write_grad(SRC_Q, false, 0u, item, row + 3u, p.q_len, p.head_dim, col, c3, e3, p.scale);
 }
 
 // Key j, queries i..i+4: the gradient terms of a row of the transposed
@@ -425,15 +435,16 @@ fn attention_backward_dkdv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_w
         }
     }
     let col = col0 + tx * 4u;
-    write_grad(false, 0u, item, key, p.kv_len, p.head_dim, col, k0, l0, p.scale);
-    write_grad(false, 0u, item, key + 1u, p.kv_len, p.head_dim, col, k1, l1, p.scale);
-    write_grad(false, 0u, item, key + 2u, p.kv_len, p.head_dim, col, k2, l2, p.scale);
-    write_grad(false, 0u, item, key + 3u, p.kv_len, p.head_dim, col, k3, l3, p.scale);
-    // Saving dS: dv goes after dk in out0 (out1 holds the dS tiles).
-    let to1 = !save_ds;
+    write_grad(SRC_K, false, 0u, item, key, p.kv_len, p.head_dim, col, k0, l0, p.scale);
+    write_grad(SRC_K, false, 0u, item, key + 1u, p.kv_len, p.head_dim, col, k1, l1, p.scale);
+    write_grad(SRC_K, false, 0u, item, key + 2u, p.kv_len, p.head_dim, col, k2, l2, p.scale);
+    write_grad(SRC_K, false, 0u, item, key + 3u, p.kv_len, p.head_dim, col, k3, l3, p.scale);
+    // Saving dS: dv goes after dk in out0 (out1 holds the dS tiles); as
+    // the inputs: where v is read, in out0.
+    let to1 = !save_ds && (p.flags & FLAG_GRADS_AS_INPUTS) == 0u;
     let dv_off = select(0u, p.items * p.kv_len * p.head_dim, save_ds);
-    write_grad(to1, dv_off, item, key, p.kv_len, p.v_dim, col, v0, w0, 1.0);
-    write_grad(to1, dv_off, item, key + 1u, p.kv_len, p.v_dim, col, v1, w1, 1.0);
-    write_grad(to1, dv_off, item, key + 2u, p.kv_len, p.v_dim, col, v2, w2, 1.0);
-    write_grad(to1, dv_off, item, key + 3u, p.kv_len, p.v_dim, col, v3, w3, 1.0);
+    write_grad(SRC_V, to1, dv_off, item, key, p.kv_len, p.v_dim, col, v0, w0, 1.0);
+    write_grad(SRC_V, to1, dv_off, item, key + 1u, p.kv_len, p.v_dim, col, v1, w1, 1.0);
+    write_grad(SRC_V, to1, dv_off, item, key + 2u, p.kv_len, p.v_dim, col, v2, w2, 1.0);
+    write_grad(SRC_V, to1, dv_off, item, key + 3u, p.kv_len, p.v_dim, col, v3, w3, 1.0);
 }

@@ -85,6 +85,12 @@ const FLAG_SAVE_DS: u32 = 16u;
 // and v split out of one [B, T, 3 C] projection. The caller's transposes
 // back to [B, T, H, D] then copy nothing.
 const FLAG_ROWS_OUTER: u32 = 32u;
+// Backward only: dq, dk and dv are written where q, k and v are read
+// (their offsets, row and batch strides), all three into out0: q, k and v
+// are disjoint views of one buffer (split out of one [B, T, 3 C]
+// projection), so the three gradients fill one buffer laid out as that
+// projection's, and the caller's split backward copies nothing.
+const FLAG_GRADS_AS_INPUTS: u32 = 64u;
 
 const SRC_Q: u32 = 0u;
 const SRC_K: u32 = 1u;

@@ -118,6 +118,19 @@ pub(crate) fn place_windows(
         && parts.windows(2).all(|p| end(&p[0]) == p[1].0)
         && parts.last().map(end) == Some(shape[axis]);
     if covered {
+        // Windows a fused kernel already wrote side by side into one
+        // buffer (the fused attention's dq, dk and dv of a split qkv
+        // projection): that buffer is the gradient, nothing to copy.
+        let gpu: Option<Vec<&GpuTensor>> = parts
+            .iter()
+            .map(|&(_, part)| match part {
+                Storage::Gpu(g) => Some(g),
+                _ => None,
+            })
+            .collect();
+        if let Some(joined) = gpu.and_then(|g| GpuTensor::joined_windows(&g, axis)) {
+            return Ok(Storage::Gpu(joined));
+        }
         let refs: Vec<&Storage> = parts.iter().map(|&(_, part)| part).collect();
         return Storage::concat(&refs, axis as isize);
     }

@@ -26,6 +26,9 @@ use wgrad_kernels::families::attention::{
     ATTENTION_BACKWARD_STATS, ATTENTION_FORWARD,
 };
 
+use super::attention_layout::{
+    dense_empty, dense_view, outer_dims, packed_grads_len, rows_outer_order,
+};
 use crate::GpuTensor;
 use crate::params::{AttentionParams, to_u32};
 
@@ -35,8 +38,9 @@ const TILE: usize = 64;
 const STATS_ROWS: usize = 8;
 /// `FLAG_SAVE_DS` of kernels/common/attention.wgsl.
 const FLAG_SAVE_DS: u32 = 16;
-/// `FLAG_ROWS_OUTER` of kernels/common/attention.wgsl.
+/// `FLAG_ROWS_OUTER` and `FLAG_GRADS_AS_INPUTS` of kernels/common/attention.wgsl.
 const FLAG_ROWS_OUTER: u32 = 32;
+const FLAG_GRADS_AS_INPUTS: u32 = 64;
 /// The most bytes the attention backward may spend on saved score-gradient
 /// tiles. 0 by default: the fused attention keeps its memory `O(T)` per
 /// query row (no `T x T` tensor), as FlashAttention does.
@@ -158,64 +162,6 @@ fn merge_batch(batch: &[usize], strides: &[&[usize]]) -> Option<(usize, Vec<[usi
         }
         _ => None,
     }
-}
-
-/// How many leading batch dims form the outer of the two merged batch
-/// dims whose inner has `inner` items (the rest, a suffix, multiply to
-/// `inner`), or `None` if no suffix does.
-fn outer_dims(batch: &[usize], inner: usize) -> Option<usize> {
-    let mut size = 1;
-    for d in (0..batch.len()).rev() {
-        size *= batch[d];
-        if size == inner {
-            return Some(d);
-        }
-        if size > inner {
-            return None;
-        }
-    }
-    None
-}
-
-/// The order in memory of a dense `[batch..., rows, width]` tensor's dims
-/// under FLAG_ROWS_OUTER (`outer` leading batch dims, then rows, then the
-/// other batch dims, then width), and its inverse.
-fn rows_outer_order(rank: usize, outer: usize) -> (Vec<isize>, Vec<isize>) {
-    let nb = rank - 2;
-    let order: Vec<usize> = (0..outer)
-        .chain([nb])
-        .chain(outer..nb)
-        .chain([nb + 1])
-        .collect();
-    let mut inverse = vec![0; rank];
-    for (i, &d) in order.iter().enumerate() {
-        inverse[d] = i as isize;
-    }
-    (order.iter().map(|&d| d as isize).collect(), inverse)
-}
-
-/// A fresh dense tensor of logical shape `shape` as the kernels write it:
-/// contiguous, or (`rows_outer` = its outer batch dims) a permuted view of
-/// a contiguous `[outer..., rows, inner..., width]` buffer.
-fn dense_empty(like: &GpuTensor, shape: &[usize], rows_outer: Option<usize>) -> Result<GpuTensor> {
-    let Some(outer) = rows_outer else {
-        return like.empty_like_device(OP, shape, DType::F32);
-    };
-    let (order, inverse) = rows_outer_order(shape.len(), outer);
-    let stored: Vec<usize> = order.iter().map(|&d| shape[d as usize]).collect();
-    let t = like.empty_like_device(OP, &stored, DType::F32)?;
-    Ok(t.with_layout(t.layout.permute(&inverse)?))
-}
-
-/// `t` as the kernels read a dense tensor (see [`dense_empty`]); a copy
-/// only where it is not laid out so already.
-fn dense_view(t: &GpuTensor, rows_outer: Option<usize>) -> Result<GpuTensor> {
-    let Some(outer) = rows_outer else {
-        return t.contiguous();
-    };
-    let (order, inverse) = rows_outer_order(t.rank(), outer);
-    let stored = t.with_layout(t.layout.permute(&order)?).contiguous()?;
-    Ok(stored.with_layout(stored.layout.permute(&inverse)?))
 }
 
 /// q, k, v (and the mask) as the kernels read them, with the immediates
@@ -434,7 +380,6 @@ impl GpuTensor {
             1,
             [&out, &lse, &out, &out, &dout, &out, &stats, &stats],
         )?;
-        let dq = dense_empty(q, &g.batched(g.q_len, g.head_dim), dense)?;
         let (qt, kt, vt) = (&prep.q, &prep.k, &prep.v);
         let m = prep.mask.as_ref().unwrap_or(qt);
         let q_blocks = g.q_len.div_ceil(TILE);
@@ -458,7 +403,49 @@ impl GpuTensor {
             .min(limits.max_buffer_size)
             .min(SAVED_DS_LIMIT.load(Ordering::Relaxed))
             .min(u64::from(u32::MAX));
-        if (ds_floats as u64) * 4 <= max_bytes {
+        let save_ds = (ds_floats as u64) * 4 <= max_bytes;
+        if let Some(len) = packed_grads_len(qt, kt, vt) {
+            // q, k and v split out of one projection: their gradients fill
+            // one buffer laid out as it (see FLAG_GRADS_AS_INPUTS).
+            let grads = q.empty_like_device(OP, &[len], DType::F32)?;
+            let mut pp = p;
+            pp.flags |= FLAG_GRADS_AS_INPUTS;
+            if save_ds {
+                pp.flags |= FLAG_SAVE_DS;
+                let ds = q.empty_like_device(OP, &[ds_floats], DType::F32)?;
+                let dkdv = [qt, kt, vt, m, &dout, &stats, &grads, &ds];
+                Self::attention_dispatch(
+                    &ATTENTION_BACKWARD_DKDV,
+                    pp,
+                    kv_blocks,
+                    dkdv_chunks,
+                    dkdv,
+                )?;
+                let dq = [kt, kt, kt, kt, kt, &ds, &grads, &grads];
+                Self::attention_dispatch(
+                    &ATTENTION_BACKWARD_DQ_SAVED,
+                    pp,
+                    q_blocks,
+                    dq_chunks,
+                    dq,
+                )?;
+            } else {
+                let dkdv = [qt, kt, vt, m, &dout, &stats, &grads, &grads];
+                Self::attention_dispatch(
+                    &ATTENTION_BACKWARD_DKDV,
+                    pp,
+                    kv_blocks,
+                    dkdv_chunks,
+                    dkdv,
+                )?;
+                let dq = [qt, kt, vt, m, &dout, &stats, &grads, &grads];
+                Self::attention_dispatch(&ATTENTION_BACKWARD_DQ, pp, q_blocks, dq_chunks, dq)?;
+            }
+            let like = |t: &GpuTensor| grads.with_layout(t.layout.clone());
+            return Ok((like(qt), like(kt), like(vt)));
+        }
+        let dq = dense_empty(q, &g.batched(g.q_len, g.head_dim), dense)?;
+        if save_ds {
             // dk and dv in one buffer (the kernels have no binding left).
             let (nk, nv) = (
                 g.batched(g.kv_len, g.head_dim).iter().product::<usize>(),

@@ -1,6 +1,6 @@
 //! `concat`: joins tensors along an axis, one strided copy per input.
 
-use wgrad_core::{Result, checks};
+use wgrad_core::{Layout, Result, checks};
 use wgrad_kernels::families;
 
 use crate::GpuTensor;
@@ -47,5 +47,34 @@ impl GpuTensor {
             start += len;
         }
         Ok(out)
+    }
+
+    /// The dense tensor whose windows along `axis` `tensors` are, in order
+    /// and covering it (a view of their buffer, nothing copied), or `None`
+    /// where they are not such windows of one buffer. For gradients only
+    /// (the backward of a split, whose parts a fused kernel wrote into one
+    /// buffer): [`concat`](Self::concat) always copies, as `torch.cat` does,
+    /// since its result must not alias its inputs.
+    pub fn joined_windows(tensors: &[&GpuTensor], axis: usize) -> Option<GpuTensor> {
+        let first = tensors.first()?;
+        let mut shape = first.shape().to_vec();
+        shape[axis] = tensors
+            .iter()
+            .map(|t| t.shape().get(axis).copied())
+            .sum::<Option<usize>>()?;
+        let base = Layout::contiguous(&shape);
+        let offset = first.layout.offset();
+        let whole =
+            Layout::from_parts("joined_windows", shape, base.strides().to_vec(), offset).ok()?;
+        let mut start = 0;
+        for t in tensors {
+            let len = t.shape().get(axis).copied()?;
+            let window = whole.narrow(axis as isize, start, len).ok()?;
+            if t.buffer.id() != first.buffer.id() || t.dtype != first.dtype || t.layout != window {
+                return None;
+            }
+            start += len;
+        }
+        Some(first.with_layout(whole))
     }
 }

@@ -2,6 +2,7 @@
 
 mod arange;
 pub(crate) mod attention;
+mod attention_layout;
 mod backward;
 mod binary;
 mod cast;

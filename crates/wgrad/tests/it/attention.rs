@@ -353,12 +353,24 @@ fn gpu_attention_on_split_projection_views_matches_the_cpu() {
                     .unwrap();
                 let contiguous = y.storage().is_contiguous();
                 let y = y.reshape(&[b as isize, t as isize, c as isize]).unwrap();
-                y.mul(&upstream.to(dev).unwrap())
+                let loss = y
+                    .mul(&upstream.to(dev).unwrap())
                     .unwrap()
                     .sum_all()
-                    .unwrap()
-                    .backward()
                     .unwrap();
+                let before = match dev {
+                    Device::Gpu(g) => Some(g.stats()),
+                    _ => None,
+                };
+                loss.backward().unwrap();
+                // The backward's dispatches: the seed, y's gradient (a
+                // mul), the attention's three (stats, dk/dv, dq), and
+                // nothing to join dq, dk and dv into x's gradient: the
+                // attention wrote them side by side into one buffer.
+                if let (Device::Gpu(g), Some(before)) = (dev, before) {
+                    let dispatches = g.stats().since(&before).dispatches;
+                    assert!(dispatches <= 5, "backward took {dispatches} dispatches");
+                }
                 let grad = x.grad().unwrap().to_vec::<f32>().unwrap();
                 (y.to_vec::<f32>().unwrap(), grad, contiguous)
             };
