@@ -5,7 +5,8 @@
 // such a side to 32-128 and need a split-K pass to keep the GPU busy;
 // here one dispatch does it all: each workgroup takes WIDE_LANES indices
 // of the long side and the whole short side, its 256 threads share K
-// between them, and a tree in workgroup memory adds up their sums.
+// between them (the short side staged in workgroup memory 256 k's at a
+// time), and a tree in workgroup memory adds up their sums.
 //
 // SHORT_M = 0: the columns (N <= 16) are the short side, a workgroup's
 // indices are rows; SHORT_M = 1: the rows (M <= 16) are, its indices are
@@ -34,9 +35,16 @@ override WIDE_LANES: u32 = 8u;
 const THREADS: u32 = 256u;
 // The longest short side (four vec4 sums per thread).
 const SHORT: u32 = 16u;
+// K per round: the short side's values for these k's are staged in
+// workgroup memory first (loaded by all threads at once, each read from
+// there by every long-side index that needs it), then every thread sums
+// its k's of the round.
+const CHUNK: u32 = 256u;
 
-// Each thread's sums, element i of the short side at i * THREADS + lid.
-var<workgroup> partial: array<f32, 4096>;
+// Round staging: short-side elements 4g..4g+3 at k = round start + c are
+// tiles[g * CHUNK + c]. Then the threads' sums: group g of thread lid at
+// tiles[g * THREADS + lid].
+var<workgroup> tiles: array<vec4<f32>, 1024>;
 
 var<private> acc0: vec4<f32>;
 var<private> acc1: vec4<f32>;
@@ -69,25 +77,34 @@ fn short_at(i: u32, k: u32) -> f32 {
     return b_at(k, i);
 }
 
-// Element w of the long side at k.
+// Elements 4g..4g+3 of the short side at k.
+fn short4(g: u32, k: u32) -> vec4<f32> {
+    let i = 4u * g;
+    return vec4<f32>(short_at(i, k), short_at(i + 1u, k), short_at(i + 2u, k), short_at(i + 3u, k));
+}
+
+// Element w of the long side at k (0 past K).
 fn long_at(w: u32, k: u32) -> f32 {
+    if k >= p.k {
+        return 0.0;
+    }
     if SHORT_M == 1u {
         return b_at(k, w);
     }
     return a_at(w, k);
 }
 
-// Adds long-side value v times the short side at k.
-fn accumulate(v: f32, k: u32) {
-    acc0 += v * vec4<f32>(short_at(0u, k), short_at(1u, k), short_at(2u, k), short_at(3u, k));
+// Adds long-side value v times the staged short side at round column c.
+fn accumulate(v: f32, c: u32) {
+    acc0 += v * tiles[c];
     if short_len > 4u {
-        acc1 += v * vec4<f32>(short_at(4u, k), short_at(5u, k), short_at(6u, k), short_at(7u, k));
+        acc1 += v * tiles[CHUNK + c];
     }
     if short_len > 8u {
-        acc2 += v * vec4<f32>(short_at(8u, k), short_at(9u, k), short_at(10u, k), short_at(11u, k));
+        acc2 += v * tiles[2u * CHUNK + c];
     }
     if short_len > 12u {
-        acc3 += v * vec4<f32>(short_at(12u, k), short_at(13u, k), short_at(14u, k), short_at(15u, k));
+        acc3 += v * tiles[3u * CHUNK + c];
     }
 }
 
@@ -137,66 +154,62 @@ fn matmul_skinny(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups)
         long_len = p.m;
         short_len = p.n;
     }
+    let groups = (select(p.n, p.m, SHORT_M == 1u) + 3u) / 4u;
+    let live = w < long_len;
 
     acc0 = vec4<f32>(0.0);
     acc1 = vec4<f32>(0.0);
     acc2 = vec4<f32>(0.0);
     acc3 = vec4<f32>(0.0);
-    if w < long_len {
-        // Four k's per round, their long-side loads issued together (each
-        // round waits on memory once, not four times).
-        var k = kk;
-        let step = k_lanes;
-        while k + 3u * step < p.k {
-            let v0 = long_at(w, k);
-            let v1 = long_at(w, k + step);
-            let v2 = long_at(w, k + 2u * step);
-            let v3 = long_at(w, k + 3u * step);
-            accumulate(v0, k);
-            accumulate(v1, k + step);
-            accumulate(v2, k + 2u * step);
-            accumulate(v3, k + 3u * step);
-            k += 4u * step;
+    for (var k0 = 0u; k0 < p.k; k0 += CHUNK) {
+        // Stage the round's short side (the previous round is done reading).
+        workgroupBarrier();
+        let k = k0 + lid;
+        for (var gi = 0u; gi < groups; gi++) {
+            var v = vec4<f32>(0.0);
+            if k < p.k {
+                v = short4(gi, k);
+            }
+            tiles[gi * CHUNK + lid] = v;
         }
-        while k < p.k {
-            accumulate(long_at(w, k), k);
-            k += step;
+        workgroupBarrier();
+        if live {
+            // This thread's k's of the round, four long-side loads issued
+            // together before any is used.
+            for (var c = kk; c < CHUNK; c += 4u * k_lanes) {
+                let v0 = long_at(w, k0 + c);
+                let v1 = long_at(w, k0 + c + k_lanes);
+                let v2 = long_at(w, k0 + c + 2u * k_lanes);
+                let v3 = long_at(w, k0 + c + 3u * k_lanes);
+                accumulate(v0, c);
+                accumulate(v1, c + k_lanes);
+                accumulate(v2, c + 2u * k_lanes);
+                accumulate(v3, c + 3u * k_lanes);
+            }
         }
     }
 
-    let s0 = lid;
-    partial[s0] = acc0.x;
-    partial[THREADS + s0] = acc0.y;
-    partial[2u * THREADS + s0] = acc0.z;
-    partial[3u * THREADS + s0] = acc0.w;
-    partial[4u * THREADS + s0] = acc1.x;
-    partial[5u * THREADS + s0] = acc1.y;
-    partial[6u * THREADS + s0] = acc1.z;
-    partial[7u * THREADS + s0] = acc1.w;
-    partial[8u * THREADS + s0] = acc2.x;
-    partial[9u * THREADS + s0] = acc2.y;
-    partial[10u * THREADS + s0] = acc2.z;
-    partial[11u * THREADS + s0] = acc2.w;
-    partial[12u * THREADS + s0] = acc3.x;
-    partial[13u * THREADS + s0] = acc3.y;
-    partial[14u * THREADS + s0] = acc3.z;
-    partial[15u * THREADS + s0] = acc3.w;
+    workgroupBarrier();
+    tiles[lid] = acc0;
+    tiles[THREADS + lid] = acc1;
+    tiles[2u * THREADS + lid] = acc2;
+    tiles[3u * THREADS + lid] = acc3;
     workgroupBarrier();
     // Halve the K lanes each step: lane kk adds lane kk + s (a fixed order,
     // so every run sums alike).
-    let n_short = select(p.n, p.m, SHORT_M == 1u);
     for (var s = k_lanes / 2u; s > 0u; s /= 2u) {
         if kk < s {
             let other = lid + s * kk_step;
-            for (var i = 0u; i < n_short; i++) {
-                partial[i * THREADS + lid] += partial[i * THREADS + other];
+            for (var gi = 0u; gi < groups; gi++) {
+                tiles[gi * THREADS + lid] += tiles[gi * THREADS + other];
             }
         }
         workgroupBarrier();
     }
-    if kk == 0u && w < long_len {
+    if kk == 0u && live {
+        let n_short = select(p.n, p.m, SHORT_M == 1u);
         for (var i = 0u; i < n_short; i++) {
-            let v = partial[i * THREADS + lid];
+            let v = tiles[(i / 4u) * THREADS + lid][i % 4u];
             if SHORT_M == 1u {
                 store_one(i, w, v);
             } else {

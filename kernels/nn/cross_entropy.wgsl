@@ -21,6 +21,7 @@
 
 //! include common/nan.wgsl
 //! include common/fault.wgsl
+//! include common/logits_max_sum.wgsl
 
 struct CrossEntropyParams {
     rows: u32,
@@ -53,22 +54,6 @@ override FUSED_MEAN: u32 = 0u;
 var<workgroup> smax: array<f32, 256>;
 var<workgroup> ssum: array<f32, 256>;
 
-fn nan_max(a: f32, b: f32) -> f32 {
-    if is_nan(a) || is_nan(b) {
-        return bitcast<f32>(0x7fc00000u);
-    }
-    return max(a, b);
-}
-
-// Factor that moves a sum of exp(x - m_old) onto the new maximum m. Equal
-// maxima (also both -inf, where m_old - m would be NaN) need no rescaling.
-fn rescale(m_old: f32, m: f32) -> f32 {
-    if m_old == m {
-        return 1.0;
-    }
-    return exp(m_old - m);
-}
-
 // The loss of `row` (0 for a row past the end or an ignored sample) and
 // whether it counts toward the mean (1.0, or 0.0 when ignored), for thread
 // t of the `lanes` threads of row slot r; valid in the slot's first
@@ -81,16 +66,9 @@ fn row_loss(row: u32, t: u32, r: u32, lanes: u32) -> vec2<f32> {
     var m = bitcast<f32>(0xff800000u); // -inf
     var s = 0.0;
     if live {
-        for (var e = t; e < p.n; e += lanes) {
-            let x = logits[base + e * p.x_col_stride];
-            let m_new = nan_max(m, x);
-            // A -inf element adds exp(-inf) = 0; skipping it keeps an
-            // all -inf prefix from turning the sum into NaN.
-            if x != bitcast<f32>(0xff800000u) || is_nan(x) {
-                s = s * rescale(m, m_new) + exp(x - m_new);
-            }
-            m = m_new;
-        }
+        let ms = logits_max_sum(base, t, lanes);
+        m = ms.x;
+        s = ms.y;
     }
 
     let slot = r * lanes + t;

@@ -15,6 +15,7 @@
 
 //! include common/nan.wgsl
 //! include common/fault.wgsl
+//! include common/logits_max_sum.wgsl
 
 struct CrossEntropyParams {
     rows: u32,
@@ -52,22 +53,6 @@ override HAS_DIVISOR: u32 = 0u;
 var<workgroup> smax: array<f32, 256>;
 var<workgroup> ssum: array<f32, 256>;
 
-fn nan_max(a: f32, b: f32) -> f32 {
-    if is_nan(a) || is_nan(b) {
-        return bitcast<f32>(0x7fc00000u);
-    }
-    return max(a, b);
-}
-
-// Factor that moves a sum of exp(x - m_old) onto the new maximum m. Equal
-// maxima (also both -inf, where m_old - m would be NaN) need no rescaling.
-fn rescale(m_old: f32, m: f32) -> f32 {
-    if m_old == m {
-        return 1.0;
-    }
-    return exp(m_old - m);
-}
-
 @compute @workgroup_size(256)
 fn cross_entropy_backward_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let group = wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y;
@@ -82,16 +67,9 @@ fn cross_entropy_backward_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(n
     var m = bitcast<f32>(0xff800000u); // -inf
     var s = 0.0;
     if live {
-        for (var e = t; e < p.n; e += lanes) {
-            let x = logits[base + e * p.x_col_stride];
-            let m_new = nan_max(m, x);
-            // A -inf element adds exp(-inf) = 0; skipping it keeps an
-            // all -inf prefix from turning the sum into NaN.
-            if x != bitcast<f32>(0xff800000u) || is_nan(x) {
-                s = s * rescale(m, m_new) + exp(x - m_new);
-            }
-            m = m_new;
-        }
+        let ms = logits_max_sum(base, t, lanes);
+        m = ms.x;
+        s = ms.y;
     }
 
     let slot = r * lanes + t;
