@@ -48,6 +48,12 @@ impl GpuBuffer {
         self.inner.id
     }
 
+    /// How many handles share this buffer (this one included): 1 means no
+    /// other tensor or view can see what is written to it.
+    pub fn handles(&self) -> usize {
+        Arc::strong_count(&self.inner)
+    }
+
     /// Capacity in bytes: at least what was asked for (its size class, or a
     /// larger free buffer the pool fitted to the request).
     pub fn size(&self) -> u64 {

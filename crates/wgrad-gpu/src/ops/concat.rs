@@ -51,12 +51,17 @@ impl GpuTensor {
 
     /// The dense tensor whose windows along `axis` `tensors` are, in order
     /// and covering it (a view of their buffer, nothing copied), or `None`
-    /// where they are not such windows of one buffer. For gradients only
-    /// (the backward of a split, whose parts a fused kernel wrote into one
-    /// buffer): [`concat`](Self::concat) always copies, as `torch.cat` does,
-    /// since its result must not alias its inputs.
+    /// where they are not such windows of one buffer or anything else
+    /// holds that buffer. For gradients (the backward of a split, whose
+    /// parts a fused kernel wrote into one buffer): [`concat`](Self::concat)
+    /// always copies, as `torch.cat` does, since its result must not alias
+    /// its inputs.
     pub fn joined_windows(tensors: &[&GpuTensor], axis: usize) -> Option<GpuTensor> {
         let first = tensors.first()?;
+        // Only the windows hold the buffer: the result can alias no one else's data.
+        if first.buffer.handles() != tensors.len() {
+            return None;
+        }
         let mut shape = first.shape().to_vec();
         shape[axis] = tensors
             .iter()

@@ -876,3 +876,35 @@ fn different_seeds_give_different_draws() {
         .unwrap();
     assert_eq!(a, e);
 }
+
+/// `joined_windows`: adjacent windows of one dense tensor, in order, give
+/// that tensor back as a view, but only when nothing but the windows
+/// holds the buffer (a gradient must not alias a tensor someone can still
+/// see); windows out of order, with a gap or of two buffers give `None`.
+#[test]
+fn joined_windows_view_only_buffers_no_one_else_holds() {
+    let Some(gpu) = shared_gpu() else { return };
+    let data: Vec<f32> = (0..24).map(|i| i as f32).collect();
+    let whole = GpuTensor::from_vec(&gpu, data.clone(), &[4, 6]).unwrap();
+    let a = whole.narrow(1, 0, 2).unwrap();
+    let b = whole.narrow(1, 2, 4).unwrap();
+    // `whole` still holds the buffer.
+    assert!(GpuTensor::joined_windows(&[&a, &b], 1).is_none());
+    drop(whole);
+    assert!(
+        GpuTensor::joined_windows(&[&b, &a], 1).is_none(),
+        "out of order"
+    );
+    let joined = GpuTensor::joined_windows(&[&a, &b], 1).unwrap();
+    assert_eq!(joined.shape(), &[4, 6]);
+    assert_eq!(joined.to_vec_blocking::<f32>().unwrap(), data);
+    drop(joined);
+    let gap = a.narrow(1, 0, 1).unwrap();
+    drop(a);
+    assert!(GpuTensor::joined_windows(&[&gap, &b], 1).is_none(), "a gap");
+    let other = GpuTensor::from_vec(&gpu, vec![0.0; 8], &[4, 2]).unwrap();
+    assert!(
+        GpuTensor::joined_windows(&[&other, &b], 1).is_none(),
+        "two buffers"
+    );
+}
