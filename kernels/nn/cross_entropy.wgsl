@@ -65,7 +65,10 @@ fn row_loss(row: u32, t: u32, r: u32, lanes: u32) -> vec2<f32> {
 
     var m = bitcast<f32>(0xff800000u); // -inf
     var s = 0.0;
+    // The target first: its load is under way while the row's are.
+    var tgt = 0;
     if live {
+        tgt = labels[p.t_offset + row * p.t_stride];
         let ms = logits_max_sum(base, t, lanes);
         m = ms.x;
         s = ms.y;
@@ -115,7 +118,6 @@ fn row_loss(row: u32, t: u32, r: u32, lanes: u32) -> vec2<f32> {
     var loss = 0.0;
     var counted = 0.0;
     if live && t == 0u {
-        let tgt = labels[p.t_offset + row * p.t_stride];
         if tgt != bitcast<i32>(p.ignore_index) {
             counted = 1.0;
             var k = u32(0);

@@ -66,7 +66,16 @@ fn cross_entropy_backward_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(n
 
     var m = bitcast<f32>(0xff800000u); // -inf
     var s = 0.0;
+    // The target and the upstream gradient first: their loads are under
+    // way while the row's are.
+    var tgt = 0;
+    var g = 0.0;
     if live {
+        tgt = labels[p.t_offset + row * p.t_stride];
+        g = grad[p.g_offset + row * p.g_stride];
+        if HAS_DIVISOR == 1u {
+            g = g / divisor[p.d_offset];
+        }
         let ms = logits_max_sum(base, t, lanes);
         m = ms.x;
         s = ms.y;
@@ -92,7 +101,6 @@ fn cross_entropy_backward_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(n
         let total = ssum[r * lanes];
         let smoothing = bitcast<f32>(p.smoothing);
         let uniform_part = smoothing / f32(max(p.n, 1u));
-        let tgt = labels[p.t_offset + row * p.t_stride];
         let ignored = tgt == bitcast<i32>(p.ignore_index);
         var k = u32(0);
         if !ignored && (tgt < 0 || u32(tgt) >= p.n) {
@@ -101,10 +109,6 @@ fn cross_entropy_backward_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(n
             k = u32(clamp(tgt, 0, i32(max(p.n, 1u)) - 1));
         } else if !ignored {
             k = u32(tgt);
-        }
-        var g = grad[p.g_offset + row * p.g_stride];
-        if HAS_DIVISOR == 1u {
-            g = g / divisor[p.d_offset];
         }
         let out_base = row * p.n;
         for (var e = t; e < p.n; e += lanes) {
