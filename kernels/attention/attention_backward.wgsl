@@ -13,7 +13,7 @@
 // tiles would take too much memory, `attention_backward_dq`, which
 // recomputes them (three tile products per tile pair instead of one).
 // Semantics, bindings and tiles: common/attention.wgsl; dq, dk and dv are
-// dense in the broadcast batch shape (see FLAG_ROWS_OUTER; the caller sums
+// dense in the broadcast batch shape (see ROWS_OUTER; the caller sums
 // broadcast dims).
 //
 // Bindings: 0 q, 1 k, 2 v, 3 mask, 4 dout (dense [items, L, Ev]),
@@ -95,15 +95,15 @@ fn prob4(s: vec4<f32>, lse: vec4<f32>) -> vec4<f32> {
 
 // Writes x * scale to columns col..col+4 and y * scale to col+32..col+36
 // of row `row` of a dense [items, rows, width] output (out0 or out1; see
-// FLAG_ROWS_OUTER).
-// With FLAG_GRADS_AS_INPUTS the row goes where row `row` of input `src`
+// ROWS_OUTER).
+// With GRADS_AS_INPUTS the row goes where row `row` of input `src`
 // (SRC_Q, SRC_K or SRC_V) is read, in out0.
 fn write_grad(src: u32, to1: bool, off: u32, item: u32, row: u32, rows: u32, width: u32, col: u32, x: vec4<f32>, y: vec4<f32>, scale: f32) {
     if row >= rows {
         return;
     }
     var base = off + dense_row(item, row, rows, width);
-    if (p.flags & FLAG_GRADS_AS_INPUTS) != 0u {
+    if GRADS_AS_INPUTS == 1u {
         let b = item_base(item);
         switch src {
             case SRC_Q: { base = b.q + row * p.q_row; }
@@ -441,7 +441,7 @@ fn attention_backward_dkdv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_w
     write_grad(SRC_K, false, 0u, item, key + 3u, p.kv_len, p.head_dim, col, k3, l3, p.scale);
     // Saving dS: dv goes after dk in out0 (out1 holds the dS tiles); as
     // the inputs: where v is read, in out0.
-    let to1 = !save_ds && (p.flags & FLAG_GRADS_AS_INPUTS) == 0u;
+    let to1 = !save_ds && GRADS_AS_INPUTS == 0u;
     let dv_off = select(0u, p.items * p.kv_len * p.head_dim, save_ds);
     write_grad(SRC_V, to1, dv_off, item, key, p.kv_len, p.v_dim, col, v0, w0, 1.0);
     write_grad(SRC_V, to1, dv_off, item, key + 1u, p.kv_len, p.v_dim, col, v1, w1, 1.0);

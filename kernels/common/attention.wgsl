@@ -78,19 +78,21 @@ const FLAG_DROPOUT: u32 = 8u;
 // and every score-gradient tile into out1, which the dq pass then reads
 // (`attention_backward_dq_saved`) instead of recomputing P and dP.
 const FLAG_SAVE_DS: u32 = 16u;
-// The dense tensors (the output and its gradient, dq, dk, dv; not lse or
-// stats) are [outer, rows, inner, width] in memory rather than
-// [items, rows, width] (items = outer x inner, as `item_base` splits
+// ROWS_OUTER = 1: the dense tensors (the output and its gradient, dq, dk,
+// dv; not lse or stats) are [outer, rows, inner, width] in memory rather
+// than [items, rows, width] (items = outer x inner, as `item_base` splits
 // them): a [B, T, H, D] tensor seen as [B, H, T, D], the layout of q, k
 // and v split out of one [B, T, 3 C] projection. The caller's transposes
-// back to [B, T, H, D] then copy nothing.
-const FLAG_ROWS_OUTER: u32 = 32u;
-// Backward only: dq, dk and dv are written where q, k and v are read
-// (their offsets, row and batch strides), all three into out0: q, k and v
-// are disjoint views of one buffer (split out of one [B, T, 3 C]
-// projection), so the three gradients fill one buffer laid out as that
-// projection's, and the caller's split backward copies nothing.
-const FLAG_GRADS_AS_INPUTS: u32 = 64u;
+// back to [B, T, H, D] then copy nothing. Pipeline constants rather than
+// flags, so that the usual kernels compile without these paths (H100: the
+// dk/dv pass 4% slower with them as flags).
+override ROWS_OUTER: u32 = 0u;
+// GRADS_AS_INPUTS = 1 (backward): dq, dk and dv are written where q, k
+// and v are read (their offsets, row and batch strides), all three into
+// out0: q, k and v are disjoint views of one buffer (split out of one
+// [B, T, 3 C] projection), so the three gradients fill one buffer laid out
+// as that projection's, and the caller's split backward copies nothing.
+override GRADS_AS_INPUTS: u32 = 0u;
 
 const SRC_Q: u32 = 0u;
 const SRC_K: u32 = 1u;
@@ -161,9 +163,9 @@ fn item_base(item: u32) -> ItemBase {
 }
 
 // Element 0 of row `row` of item `item` of a dense [items, rows, width]
-// tensor (see FLAG_ROWS_OUTER).
+// tensor (see ROWS_OUTER).
 fn dense_row(item: u32, row: u32, rows: u32, width: u32) -> u32 {
-    if (p.flags & FLAG_ROWS_OUTER) != 0u {
+    if ROWS_OUTER == 1u {
         return ((item / p.inner * rows + row) * p.inner + item % p.inner) * width;
     }
     return (item * rows + row) * width;
@@ -171,7 +173,7 @@ fn dense_row(item: u32, row: u32, rows: u32, width: u32) -> u32 {
 
 // The row stride of a dense tensor of rows `width` wide.
 fn dense_stride(width: u32) -> u32 {
-    if (p.flags & FLAG_ROWS_OUTER) != 0u {
+    if ROWS_OUTER == 1u {
         return p.inner * width;
     }
     return width;

@@ -44,7 +44,8 @@ fn every_spec_compiles_to_spirv() {
 
 /// The epilogues the 0/1 overrides switch on (the bias of `linear` and
 /// `conv2d`, `HAS_BIAS`; the ones column of the weight gradients that
-/// yields the bias gradient, `ONES_COLUMN`; a following ReLU, `ACT_RELU`)
+/// yields the bias gradient, `ONES_COLUMN`; a following ReLU, `ACT_RELU`;
+/// the attention's `ROWS_OUTER` and `GRADS_AS_INPUTS` layouts)
 /// through the SPIR-V writer too,
 /// with the other 0/1 overrides set as well: the defaults leave them off.
 #[test]
@@ -58,7 +59,7 @@ fn epilogue_overrides_compile_to_spirv() {
                 .iter()
                 .any(|(_, o)| o.name.as_deref() == Some(name))
         };
-        if !has("HAS_BIAS") && !has("ONES_COLUMN") {
+        if !has("HAS_BIAS") && !has("ONES_COLUMN") && !has("ROWS_OUTER") {
             continue;
         }
         let mut constants = naga::back::PipelineConstants::default();
@@ -71,6 +72,8 @@ fn epilogue_overrides_compile_to_spirv() {
             "ALIGNED",
             "SHORT_M",
             "WIDE_FAST",
+            "ROWS_OUTER",
+            "GRADS_AS_INPUTS",
         ] {
             if has(name) {
                 constants.insert(name.to_string(), 1.0);
@@ -83,6 +86,11 @@ fn epilogue_overrides_compile_to_spirv() {
     assert_eq!(
         checked,
         [
+            "attention_backward_dkdv",
+            "attention_backward_dq",
+            "attention_backward_dq_saved",
+            "attention_backward_stats",
+            "attention_forward",
             "conv2d",
             "conv2d_128",
             "conv2d_weight_grad",

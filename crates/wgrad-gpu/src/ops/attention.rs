@@ -38,9 +38,11 @@ const TILE: usize = 64;
 const STATS_ROWS: usize = 8;
 /// `FLAG_SAVE_DS` of kernels/common/attention.wgsl.
 const FLAG_SAVE_DS: u32 = 16;
-/// `FLAG_ROWS_OUTER` and `FLAG_GRADS_AS_INPUTS` of kernels/common/attention.wgsl.
-const FLAG_ROWS_OUTER: u32 = 32;
-const FLAG_GRADS_AS_INPUTS: u32 = 64;
+/// Host-side bits of the flags word that `attention_dispatch` turns into
+/// the kernels' `ROWS_OUTER` and `GRADS_AS_INPUTS` pipeline constants
+/// (kernels/common/attention.wgsl) and clears.
+const FLAG_ROWS_OUTER: u32 = 1 << 30;
+const FLAG_GRADS_AS_INPUTS: u32 = 1 << 31;
 /// The most bytes the attention backward may spend on saved score-gradient
 /// tiles. 0 by default: the fused attention keeps its memory `O(T)` per
 /// query row (no `T x T` tensor), as FlashAttention does.
@@ -172,7 +174,7 @@ struct Prepared {
     v: GpuTensor,
     mask: Option<GpuTensor>,
     params: AttentionParams,
-    /// FLAG_ROWS_OUTER's outer batch dims, where it is set.
+    /// ROWS_OUTER's outer batch dims, where it is set.
     rows_outer: Option<usize>,
 }
 
@@ -305,10 +307,16 @@ impl GpuTensor {
         p.blocks = to_u32(OP, "block count", blocks)?;
         p.chunks = to_u32(OP, "chunk count", chunks)?;
         to_u32(OP, "workgroup count", groups)?;
+        let set = |bit: u32| if p.flags & bit != 0 { 1.0 } else { 0.0 };
+        let constants = [
+            ("ROWS_OUTER", set(FLAG_ROWS_OUTER)),
+            ("GRADS_AS_INPUTS", set(FLAG_GRADS_AS_INPUTS)),
+        ];
+        p.flags &= !(FLAG_ROWS_OUTER | FLAG_GRADS_AS_INPUTS);
         let bufs = buffers.map(|t| &t.buffer);
         buffers[0]
             .kernels()
-            .dispatch_groups(spec, &[], &bufs, &p, groups as u64)
+            .dispatch_groups(spec, &constants, &bufs, &p, groups as u64)
     }
 
     /// The attention output `[batch..., L, Ev]` and each query row's
@@ -406,7 +414,7 @@ impl GpuTensor {
         let save_ds = (ds_floats as u64) * 4 <= max_bytes;
         if let Some(len) = packed_grads_len(qt, kt, vt) {
             // q, k and v split out of one projection: their gradients fill
-            // one buffer laid out as it (see FLAG_GRADS_AS_INPUTS).
+            // one buffer laid out as it (see GRADS_AS_INPUTS).
             let grads = q.empty_like_device(OP, &[len], DType::F32)?;
             let mut pp = p;
             pp.flags |= FLAG_GRADS_AS_INPUTS;

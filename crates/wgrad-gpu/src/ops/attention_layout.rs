@@ -1,7 +1,7 @@
 //! How the fused attention lays out what it writes: the dense tensors
 //! (the output and its gradient, and dq/dk/dv unless packed) in the
-//! order the kernels' FLAG_ROWS_OUTER names, and the check that lets dq,
-//! dk and dv be written where q, k and v are read (FLAG_GRADS_AS_INPUTS:
+//! order the kernels' ROWS_OUTER names, and the check that lets dq,
+//! dk and dv be written where q, k and v are read (GRADS_AS_INPUTS:
 //! disjoint views of one buffer, the split of one qkv projection).
 
 use wgrad_core::checks::attention::OP;
@@ -27,7 +27,7 @@ pub(super) fn outer_dims(batch: &[usize], inner: usize) -> Option<usize> {
 }
 
 /// The order in memory of a dense `[batch..., rows, width]` tensor's dims
-/// under FLAG_ROWS_OUTER (`outer` leading batch dims, then rows, then the
+/// under ROWS_OUTER (`outer` leading batch dims, then rows, then the
 /// other batch dims, then width), and its inverse.
 pub(super) fn rows_outer_order(rank: usize, outer: usize) -> (Vec<isize>, Vec<isize>) {
     let nb = rank - 2;
