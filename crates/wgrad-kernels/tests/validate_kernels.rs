@@ -101,6 +101,7 @@ fn epilogue_overrides_compile_to_spirv() {
             "matmul_64",
             "matmul_coop",
             "matmul_skinny",
+            "matmul_thin",
             "sum_splits",
             "sum_splits_tree"
         ]

@@ -90,6 +90,7 @@ fn cases() -> Vec<Case> {
             matmul::MATMUL_128,
             matmul::MATMUL_COOP,
             matmul::MATMUL_SKINNY,
+            matmul::MATMUL_THIN,
         ],
         SumSplitsParams => [matmul::SUM_SPLITS, matmul::SUM_SPLITS_TREE],
         UnaryBackwardParams => [

@@ -565,6 +565,7 @@ fn bench_matmul_throughput() {
         ("k128/s8", "128", 8),
         ("k128/s16", "128", 16),
         ("skinny", "skinny", 0),
+        ("thin", "thin", 0),
     ];
     let mut header = format!("{:<14} {:>16}", "case", "[M,N,K]");
     for (name, _, _) in variants {
@@ -590,7 +591,7 @@ fn bench_matmul_throughput() {
         let flops = 2.0 * (batch * m * n * k) as f64;
         let mut line = format!("{name:<14} {:>16}", format!("[{m},{n},{k}]"));
         for &(_, kernel, splits) in variants {
-            if kernel == "skinny" && m.min(n) > 16 {
+            if (kernel == "skinny" && m.min(n) > 16) || (kernel == "thin" && k > 64) {
                 line += &format!(" {:>8}", "-");
                 continue;
             }
@@ -679,6 +680,58 @@ fn skinny_products_match_cpu() {
     assert!(msg.contains("skinny") && msg.contains("[20, 20]"), "{msg}");
 }
 
+/// The thin kernel (a short K, outputs computed straight from the
+/// operands): forced and by the automatic plan, every transpose, K from 1
+/// to 16 and past it, edge tiles, a batch with a broadcast operand, and
+/// `linear` + ReLU with 10 inputs.
+#[test]
+fn thin_products_match_cpu() {
+    let Some(gpu) = shared_gpu() else { return };
+    for (i, &(m, k, n)) in [
+        (263, 10, 131),
+        (1, 1, 1),
+        (70, 16, 300),
+        (33, 3, 129),
+        (40, 37, 50),
+    ]
+    .iter()
+    .enumerate()
+    {
+        for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
+            let (ca, ga) = pair(&gpu, &dims_2d(m, k, ta), 600 + i as u64);
+            let (cb, gb) = pair(&gpu, &dims_2d(k, n, tb), 620 + i as u64);
+            let want = ca.matmul_t(&cb, ta, tb).unwrap();
+            for kernel in ["thin", "auto"] {
+                let got = ga.matmul_t_variant(&gb, ta, tb, kernel, 0).unwrap();
+                check(
+                    &got,
+                    &want,
+                    &format!("[{m}, {k}] x [{k}, {n}] trans ({ta}, {tb}) {kernel}"),
+                );
+            }
+        }
+    }
+    let (ca, ga) = pair(&gpu, &[3, 70, 10], 640);
+    let (cb, gb) = pair(&gpu, &[10, 90], 641);
+    let want = ca.matmul(&cb).unwrap();
+    check(&ga.matmul(&gb).unwrap(), &want, "batched thin");
+    let (cx, gx) = pair(&gpu, &[50, 10], 642);
+    let (cw, gw) = pair(&gpu, &[40, 10], 643);
+    let (cbias, gbias) = pair(&gpu, &[40], 644);
+    let want = cx
+        .matmul_t(&cw, false, true)
+        .unwrap()
+        .binary(&cbias, wgrad_core::BinaryOp::Add)
+        .unwrap()
+        .unary(wgrad_core::UnaryOp::Relu)
+        .unwrap();
+    check(
+        &gx.linear_relu(&gw, Some(&gbias)).unwrap(),
+        &want,
+        "linear_relu with 10 inputs",
+    );
+}
+
 /// `matmul_t_with_row_sums` (B's virtual ones column: `linear`'s weight and
 /// bias gradients in one product) against the CPU's product and sum, on
 /// the shapes that reach each path: both tile kernels, split K (long K,
@@ -701,6 +754,7 @@ fn products_with_row_sums_match_cpu() {
         (10, 1024, 1024, true, false), // W2's last weight gradient: skinny, ones column long
         (16, 300, 5, false, false),    // skinny, ones column among the short side
         (1024, 1024, 128, true, false), // product + row sums alone (skinny)
+        (300, 10, 200, true, false),   // a short K: thin, with the ones column
     ];
     for (i, &(m, k, n, ta, tb)) in cases.iter().enumerate() {
         let what = format!("m {m} k {k} n {n} trans ({ta}, {tb})");

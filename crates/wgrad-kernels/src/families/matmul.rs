@@ -105,6 +105,21 @@ pub static MATMUL_SKINNY: KernelSpec = KernelSpec {
     selector: None,
 };
 
+/// Variant of [`MATMUL_64`] for products over a short K (at most 16 by
+/// the plan): 32 x 128 output tiles, each thread's 4 x 4 outputs computed
+/// straight from the operands, no workgroup memory. Same bindings,
+/// immediates (tile counts per 32 rows and 128 columns) and overrides
+/// except the load-order ones; never split.
+pub static MATMUL_THIN: KernelSpec = KernelSpec {
+    file: "matmul/matmul_thin.wgsl",
+    entry: "matmul_thin",
+    bindings: &[Read, Read, ReadWrite, Read],
+    immediate_bytes: 112,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
 /// Second pass of a split-K product: `out[i] = sum_s part[s * numel + i]`,
 /// plus the bias of column `i % n` once after the sum where `HAS_BIAS` = 1
 /// (`linear`). Bindings: part (read), out (read_write), bias (read; any
@@ -141,6 +156,7 @@ pub static ALL: &[&KernelSpec] = &[
     &MATMUL_128,
     &MATMUL_COOP,
     &MATMUL_SKINNY,
+    &MATMUL_THIN,
     &SUM_SPLITS,
     &SUM_SPLITS_TREE,
 ];

@@ -40,6 +40,10 @@ pub(super) const SKINNY_SHORT: usize = 16;
 const SKINNY_MIN_K: usize = 64;
 const SKINNY_MAX_K: usize = 4096;
 
+/// The longest K the thin kernel takes: past it, staging the operands in
+/// workgroup memory (the tiled kernels) reads them fewer times.
+const THIN_MAX_K: usize = 16;
+
 /// Whether the skinny kernel suits a product with a `short` output side
 /// (the shorter of M and N) over `k`.
 pub(super) fn skinny_suits(short: usize, k: usize) -> bool {
@@ -63,6 +67,9 @@ pub(super) enum Kernel {
     /// `matmul_skinny.wgsl`: a short output side (at most 16 rows or
     /// columns) whole per workgroup, K shared by its threads.
     Skinny,
+    /// `matmul_thin.wgsl`: 32 x 128 tiles computed straight from the
+    /// operands, for a short K.
+    Thin,
 }
 
 /// The kernel the automatic plan uses for 64 x 64 tiles.
@@ -80,10 +87,11 @@ impl Kernel {
             "128" => Ok(Some(Kernel::Tile128)),
             "coop" => Ok(Some(Kernel::Coop)),
             "skinny" => Ok(Some(Kernel::Skinny)),
+            "thin" => Ok(Some(Kernel::Thin)),
             _ => Err(Error::invalid(
                 "matmul_t",
                 format!(
-                    "kernel must be \"auto\", \"32\", \"64\", \"128x64\", \"128\", \"coop\" or \"skinny\", got {name:?}"
+                    "kernel must be \"auto\", \"32\", \"64\", \"128x64\", \"128\", \"coop\", \"skinny\" or \"thin\", got {name:?}"
                 ),
             )),
         }
@@ -94,6 +102,7 @@ impl Kernel {
     pub(super) fn tile(self) -> (usize, usize) {
         match self {
             Kernel::Skinny => (SKINNY_SHORT, SKINNY_SHORT),
+            Kernel::Thin => (32, 128),
             Kernel::Tile32 => (32, 32),
             Kernel::Tile64 => (64, 64),
             Kernel::Tile128x64 => (128, 64),
@@ -110,6 +119,7 @@ impl Kernel {
             Kernel::Tile128 => &families::matmul::MATMUL_128,
             Kernel::Coop => &families::matmul::MATMUL_COOP,
             Kernel::Skinny => &families::matmul::MATMUL_SKINNY,
+            Kernel::Thin => &families::matmul::MATMUL_THIN,
         }
     }
 }
@@ -208,6 +218,11 @@ pub(super) fn plan(
         // with a second pass (H100: W2's [1024, 1024] x [1024, 10] took
         // 20.4 + 9.6 us that way).
         Kernel::Skinny
+    } else if k <= THIN_MAX_K {
+        // A short K (a classifier head's input gradient, K = 10): the cost
+        // is writing the output, which needs no staging (H100: W2's
+        // [1024, 10] x [10, 1024] took 20 us on 64 x 64 tiles).
+        Kernel::Thin
     } else if coop
         && k >= 32
         && count * m * n * k >= COOP_MIN_MACS
@@ -238,8 +253,8 @@ pub(super) fn plan(
     } else {
         SMALL
     };
-    // The skinny kernel is never split.
-    let splits = if kernel == Kernel::Skinny {
+    // The skinny and thin kernels are never split.
+    let splits = if matches!(kernel, Kernel::Skinny | Kernel::Thin) {
         1
     } else {
         splits_for(kernel.tile())
@@ -274,6 +289,11 @@ mod tests {
         assert_eq!(pick_kernel([1, 10, 1025, 1024]), Kernel::Skinny);
         assert_eq!(pick_kernel([1, 1024, 1, 4096]), Kernel::Skinny);
         assert_eq!(pick_kernel([1, 1024, 10, 32]), Kernel::Tile32);
+        // K of at most 16: the thin kernel, unsplit, whatever the output.
+        assert_eq!(auto(1, 1024, 1024, 10), (32, 1));
+        assert_eq!(pick_kernel([1, 1024, 1024, 10]), Kernel::Thin);
+        assert_eq!(pick_kernel([4, 128, 10, 16]), Kernel::Thin);
+        assert_eq!(pick_kernel([1, 1024, 1024, 17]), Kernel::Tile64);
         assert_eq!(pick_kernel([1, 16, 64, 8192]), Kernel::Tile32);
         assert_eq!(pick_kernel([1, 17, 1024, 1024]), Kernel::Tile32);
         // Outputs of few 64 x 64 tiles (small): 32 x 32 tiles, split only
@@ -347,7 +367,7 @@ mod tests {
         assert_eq!(kernel([1, 1024, 1024, 784]), Kernel::Coop);
         // Skinny outputs, tiny K and small products stay on the f32 kernels.
         assert_eq!(kernel([1, 128, 10, 256]), Kernel::Skinny);
-        assert_eq!(kernel([1, 1024, 1024, 16]), Kernel::Tile64);
+        assert_eq!(kernel([1, 1024, 1024, 16]), Kernel::Thin);
         assert_eq!(kernel([1, 128, 256, 784]), Kernel::Tile32);
         // The whole batch counts: T2's [32, 256, 384] x [384, 1152] products.
         assert_eq!(kernel([32, 256, 1152, 384]), Kernel::Coop);
