@@ -115,54 +115,29 @@ fn row_loss(row: u32, t: u32, r: u32, lanes: u32) -> vec2<f32> {
         sum_logp = ssum[r * lanes];
     }
 
-    if live && t == 0u {
-        return target_loss(base, tgt, row_max, log_total, sum_logp);
-    }
-    return vec2<f32>(0.0);
-}
-
-// The loss of a live row (and 1.0 if it counts toward the mean, 0.0 if
-// its target is ignore_index) from its target and its log-softmax terms.
-fn target_loss(base: u32, tgt: i32, row_max: f32, log_total: f32, sum_logp: f32) -> vec2<f32> {
-    let smoothing = bitcast<f32>(p.smoothing);
-    if tgt == bitcast<i32>(p.ignore_index) {
-        return vec2<f32>(0.0);
-    }
-    var k = u32(0);
-    if tgt < 0 || u32(tgt) >= p.n {
-        raise_fault(FAULT_CROSS_ENTROPY_TARGET, bitcast<u32>(tgt), p.n);
-        k = u32(clamp(tgt, 0, i32(max(p.n, 1u)) - 1));
-    } else {
-        k = u32(tgt);
-    }
     var loss = 0.0;
-    // No classes: nothing to read (the fault above reports it).
-    if p.n > 0u {
-        let logp_t = (logits[base + k * p.x_col_stride] - row_max) - log_total;
-        loss = -(1.0 - smoothing) * logp_t;
-        if smoothing != 0.0 {
-            loss -= smoothing / f32(p.n) * sum_logp;
+    var counted = 0.0;
+    if live && t == 0u {
+        if tgt != bitcast<i32>(p.ignore_index) {
+            counted = 1.0;
+            var k = u32(0);
+            if tgt < 0 || u32(tgt) >= p.n {
+                raise_fault(FAULT_CROSS_ENTROPY_TARGET, bitcast<u32>(tgt), p.n);
+                k = u32(clamp(tgt, 0, i32(max(p.n, 1u)) - 1));
+            } else {
+                k = u32(tgt);
+            }
+            // No classes: nothing to read (the fault above reports it).
+            if p.n > 0u {
+                let logp_t = (logits[base + k * p.x_col_stride] - row_max) - log_total;
+                loss = -(1.0 - smoothing) * logp_t;
+                if smoothing != 0.0 {
+                    loss -= smoothing / f32(p.n) * sum_logp;
+                }
+            }
         }
     }
-    return vec2<f32>(loss, 1.0);
-}
-
-// row_loss for one thread per row (lanes = 1): the same arithmetic in the
-// same order, without the barriers, so a thread's rows follow each other
-// with nothing waiting on the rest of the workgroup.
-fn row_loss_alone(row: u32) -> vec2<f32> {
-    let base = p.x_offset + row * p.x_row_stride;
-    let tgt = labels[p.t_offset + row * p.t_stride];
-    let ms = logits_max_sum(base, 0u, 1u);
-    let row_max = ms.x;
-    let log_total = log(ms.y);
-    var sum_logp = 0.0;
-    if bitcast<f32>(p.smoothing) != 0.0 {
-        for (var e = 0u; e < p.n; e++) {
-            sum_logp += (logits[base + e * p.x_col_stride] - row_max) - log_total;
-        }
-    }
-    return target_loss(base, tgt, row_max, log_total, sum_logp);
+    return vec2<f32>(loss, counted);
 }
 
 @compute @workgroup_size(256)
@@ -187,32 +162,19 @@ fn cross_entropy_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
     var sum = 0.0;
     var compensation = 0.0;
     var count = 0.0;
-    if lanes == 1u {
-        for (var row = lid; row < p.rows; row += WG) {
-            let lc = row_loss_alone(row);
-            if lc.y != 0.0 {
-                let y = lc.x - compensation;
-                let total = sum + y;
-                compensation = (total - sum) - y;
-                sum = total;
-                count += 1.0;
-            }
+    let blocks = (p.rows + per_group - 1u) / per_group;
+    for (var blk = 0u; blk < blocks; blk++) {
+        let row = blk * per_group + r;
+        let lc = row_loss(row, t, r, lanes);
+        if row < p.rows && t == 0u && lc.y != 0.0 {
+            let y = lc.x - compensation;
+            let total = sum + y;
+            compensation = (total - sum) - y;
+            sum = total;
+            count += 1.0;
         }
-    } else {
-        let blocks = (p.rows + per_group - 1u) / per_group;
-        for (var blk = 0u; blk < blocks; blk++) {
-            let row = blk * per_group + r;
-            let lc = row_loss(row, t, r, lanes);
-            if row < p.rows && t == 0u && lc.y != 0.0 {
-                let y = lc.x - compensation;
-                let total = sum + y;
-                compensation = (total - sum) - y;
-                sum = total;
-                count += 1.0;
-            }
-            // The next row's trees reuse smax/ssum.
-            workgroupBarrier();
-        }
+        // The next row's trees reuse smax/ssum.
+        workgroupBarrier();
     }
     ssum[lid] = 0.0;
     smax[lid] = 0.0;
