@@ -148,7 +148,7 @@ proptest! {
         k in 0usize..=80,
         trans_a: bool,
         trans_b: bool,
-        kernel in prop::sample::select(vec!["32", "64", "128x64", "128"]),
+        kernel in prop::sample::select(vec!["32", "64", "128x64", "128", "thin"]),
         splits in 1usize..=4,
         seed in 0u64..1000,
     ) {
@@ -164,6 +164,29 @@ proptest! {
         );
     }
 
+    /// The skinny kernel forced on products with a short side (rows or
+    /// columns, at most 16) and any K, plain and transposed (both of its
+    /// load orders), against the CPU in relative norm.
+    #[test]
+    fn forced_skinny_matches_cpu(
+        short in 1usize..=16,
+        long in 0usize..=300,
+        k in 0usize..=300,
+        short_rows: bool,
+        trans_a: bool,
+        trans_b: bool,
+        seed in 0u64..1000,
+    ) {
+        let Some(gpu) = shared_gpu() else { return Ok(()) };
+        let (m, n) = if short_rows { (short, long) } else { (long, short) };
+        let (ca, ga) = pair(&gpu, &dims_2d(m, k, trans_a), seed);
+        let (cb, gb) = pair(&gpu, &dims_2d(k, n, trans_b), seed + 1);
+        let want = ca.matmul_t(&cb, trans_a, trans_b).unwrap();
+        let got = ga.matmul_t_variant(&gb, trans_a, trans_b, "skinny", 0).unwrap();
+        let err = rel_norm_err(&got, &want);
+        prop_assert!(err < 1e-5, "[{m}x{k}]@[{k}x{n}] ta={trans_a} tb={trans_b}: {err:e}");
+    }
+
     /// Every variant on broadcast batches `[b1, 1, m, k] @ [b2, k, n]`.
     #[test]
     fn forced_variants_batched_match_cpu(
@@ -174,7 +197,7 @@ proptest! {
         k in 1usize..=40,
         trans_a: bool,
         trans_b: bool,
-        kernel in prop::sample::select(vec!["32", "64", "128x64", "128"]),
+        kernel in prop::sample::select(vec!["32", "64", "128x64", "128", "thin"]),
         splits in 1usize..=3,
         seed in 0u64..1000,
     ) {
