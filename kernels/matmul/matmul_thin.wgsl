@@ -38,6 +38,34 @@ fn b_at(k: u32, col: u32) -> f32 {
     return b[b_base + k * p.b_rs + col * p.b_cs];
 }
 
+// The operands of one k: A's 4 rows and B's 4 columns of this thread.
+struct Step {
+    a: vec4<f32>,
+    b: vec4<f32>,
+}
+
+// This thread's first output row and column.
+var<private> thread_row: u32;
+var<private> thread_col: u32;
+var<private> v0: vec4<f32>;
+var<private> v1: vec4<f32>;
+var<private> v2: vec4<f32>;
+var<private> v3: vec4<f32>;
+
+fn operands(k: u32) -> Step {
+    return Step(
+        vec4<f32>(a_at(thread_row, k), a_at(thread_row + 1u, k), a_at(thread_row + 2u, k), a_at(thread_row + 3u, k)),
+        vec4<f32>(b_at(k, thread_col), b_at(k, thread_col + 1u), b_at(k, thread_col + 2u), b_at(k, thread_col + 3u)),
+    );
+}
+
+fn accumulate(o: Step) {
+    v0 += o.a.x * o.b;
+    v1 += o.a.y * o.b;
+    v2 += o.a.z * o.b;
+    v3 += o.a.w * o.b;
+}
+
 @compute @workgroup_size(256)
 fn matmul_thin(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let g = wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y;
@@ -45,37 +73,23 @@ fn matmul_thin(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
         return;
     }
     _ = place(g, TILE_M, TILE_N);
-    let row = row0 + (lid / COLS) * 4u;
-    let col = col0 + (lid % COLS) * 4u;
-    var v0 = vec4<f32>(0.0);
-    var v1 = vec4<f32>(0.0);
-    var v2 = vec4<f32>(0.0);
-    var v3 = vec4<f32>(0.0);
+    thread_row = row0 + (lid / COLS) * 4u;
+    thread_col = col0 + (lid % COLS) * 4u;
+    v0 = vec4<f32>(0.0);
+    v1 = vec4<f32>(0.0);
+    v2 = vec4<f32>(0.0);
+    v3 = vec4<f32>(0.0);
     // Two k's per round, all their loads issued before the first use.
     var k = 0u;
     while k + 1u < p.k {
-        let a0 = vec4<f32>(a_at(row, k), a_at(row + 1u, k), a_at(row + 2u, k), a_at(row + 3u, k));
-        let b0 = vec4<f32>(b_at(k, col), b_at(k, col + 1u), b_at(k, col + 2u), b_at(k, col + 3u));
-        let k1 = k + 1u;
-        let a1 = vec4<f32>(a_at(row, k1), a_at(row + 1u, k1), a_at(row + 2u, k1), a_at(row + 3u, k1));
-        let b1 = vec4<f32>(b_at(k1, col), b_at(k1, col + 1u), b_at(k1, col + 2u), b_at(k1, col + 3u));
-        v0 += a0.x * b0;
-        v1 += a0.y * b0;
-        v2 += a0.z * b0;
-        v3 += a0.w * b0;
-        v0 += a1.x * b1;
-        v1 += a1.y * b1;
-        v2 += a1.z * b1;
-        v3 += a1.w * b1;
+        let o0 = operands(k);
+        let o1 = operands(k + 1u);
+        accumulate(o0);
+        accumulate(o1);
         k += 2u;
     }
     if k < p.k {
-        let a0 = vec4<f32>(a_at(row, k), a_at(row + 1u, k), a_at(row + 2u, k), a_at(row + 3u, k));
-        let b0 = vec4<f32>(b_at(k, col), b_at(k, col + 1u), b_at(k, col + 2u), b_at(k, col + 3u));
-        v0 += a0.x * b0;
-        v1 += a0.y * b0;
-        v2 += a0.z * b0;
-        v3 += a0.w * b0;
+        accumulate(operands(k));
     }
-    store_block(row, col, v0, v1, v2, v3);
+    store_block(thread_row, thread_col, v0, v1, v2, v3);
 }

@@ -11,6 +11,7 @@
 // the output for softmax_write). Override LOG: 0 softmax, 1 log_softmax.
 
 //! include common/nan.wgsl
+//! include common/online_softmax.wgsl
 
 struct SplitParams {
     rows: u32,
@@ -40,37 +41,6 @@ override LOG: u32 = 0u;
 
 var<workgroup> smax: array<f32, 256>;
 var<workgroup> ssum: array<f32, 256>;
-
-fn neg_inf() -> f32 {
-    return bitcast<f32>(0xff800000u);
-}
-
-fn nan_max(a: f32, b: f32) -> f32 {
-    if is_nan(a) || is_nan(b) {
-        return bitcast<f32>(0x7fc00000u);
-    }
-    return max(a, b);
-}
-
-// Factor that moves a sum of exp(x - m_old) onto the new maximum m. Equal
-// maxima (also both -inf, where m_old - m would be NaN) need no rescaling.
-fn rescale(m_old: f32, m: f32) -> f32 {
-    if m_old == m {
-        return 1.0;
-    }
-    return exp(m_old - m);
-}
-
-// Folds x into the running (max m, sum s of exp(x_i - m)).
-fn online(m: ptr<function, f32>, s: ptr<function, f32>, x: f32) {
-    let m_new = nan_max(*m, x);
-    // A -inf element adds exp(-inf) = 0; skipping it keeps an all -inf
-    // prefix from turning the sum into NaN.
-    if x != neg_inf() || is_nan(x) {
-        *s = *s * rescale(*m, m_new) + exp(x - m_new);
-    }
-    *m = m_new;
-}
 
 // Merges (m_b, s_b) into (m, s).
 fn merge(m: ptr<function, f32>, s: ptr<function, f32>, m_b: f32, s_b: f32) {

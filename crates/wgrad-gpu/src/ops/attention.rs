@@ -412,105 +412,84 @@ impl GpuTensor {
             .min(SAVED_DS_LIMIT.load(Ordering::Relaxed))
             .min(u64::from(u32::MAX));
         let save_ds = (ds_floats as u64) * 4 <= max_bytes;
+        // The dk/dv and dq passes into dk, dv and dq (out0 and out1 of
+        // each pass); saving the dS tiles, dk and dv share one buffer.
+        let passes = |mut pp: AttentionParams,
+                      dk: &GpuTensor,
+                      dv: &GpuTensor,
+                      dq: &GpuTensor|
+         -> Result<()> {
+            if save_ds {
+                pp.flags |= FLAG_SAVE_DS;
+                let ds = q.empty_like_device(OP, &[ds_floats], DType::F32)?;
+                let dkdv = [qt, kt, vt, m, &dout, &stats, dk, &ds];
+                Self::attention_dispatch(
+                    &ATTENTION_BACKWARD_DKDV,
+                    pp,
+                    kv_blocks,
+                    dkdv_chunks,
+                    dkdv,
+                )?;
+                let saved = [kt, kt, kt, kt, kt, &ds, dq, dq];
+                Self::attention_dispatch(
+                    &ATTENTION_BACKWARD_DQ_SAVED,
+                    pp,
+                    q_blocks,
+                    dq_chunks,
+                    saved,
+                )
+            } else {
+                let dkdv = [qt, kt, vt, m, &dout, &stats, dk, dv];
+                Self::attention_dispatch(
+                    &ATTENTION_BACKWARD_DKDV,
+                    pp,
+                    kv_blocks,
+                    dkdv_chunks,
+                    dkdv,
+                )?;
+                let recompute = [qt, kt, vt, m, &dout, &stats, dq, dq];
+                Self::attention_dispatch(&ATTENTION_BACKWARD_DQ, pp, q_blocks, dq_chunks, recompute)
+            }
+        };
         if let Some(len) = packed_grads_len(qt, kt, vt) {
             // q, k and v split out of one projection: their gradients fill
             // one buffer laid out as it (see GRADS_AS_INPUTS).
             let grads = q.empty_like_device(OP, &[len], DType::F32)?;
             let mut pp = p;
             pp.flags |= FLAG_GRADS_AS_INPUTS;
-            if save_ds {
-                pp.flags |= FLAG_SAVE_DS;
-                let ds = q.empty_like_device(OP, &[ds_floats], DType::F32)?;
-                let dkdv = [qt, kt, vt, m, &dout, &stats, &grads, &ds];
-                Self::attention_dispatch(
-                    &ATTENTION_BACKWARD_DKDV,
-                    pp,
-                    kv_blocks,
-                    dkdv_chunks,
-                    dkdv,
-                )?;
-                let dq = [kt, kt, kt, kt, kt, &ds, &grads, &grads];
-                Self::attention_dispatch(
-                    &ATTENTION_BACKWARD_DQ_SAVED,
-                    pp,
-                    q_blocks,
-                    dq_chunks,
-                    dq,
-                )?;
-            } else {
-                let dkdv = [qt, kt, vt, m, &dout, &stats, &grads, &grads];
-                Self::attention_dispatch(
-                    &ATTENTION_BACKWARD_DKDV,
-                    pp,
-                    kv_blocks,
-                    dkdv_chunks,
-                    dkdv,
-                )?;
-                let dq = [qt, kt, vt, m, &dout, &stats, &grads, &grads];
-                Self::attention_dispatch(&ATTENTION_BACKWARD_DQ, pp, q_blocks, dq_chunks, dq)?;
-            }
+            passes(pp, &grads, &grads, &grads)?;
             let like = |t: &GpuTensor| grads.with_layout(t.layout.clone());
             return Ok((like(qt), like(kt), like(vt)));
         }
         let dq = dense_empty(q, &g.batched(g.q_len, g.head_dim), dense)?;
-        if save_ds {
-            // dk and dv in one buffer (the kernels have no binding left).
-            let (nk, nv) = (
-                g.batched(g.kv_len, g.head_dim).iter().product::<usize>(),
-                g.batched(g.kv_len, g.v_dim).iter().product::<usize>(),
-            );
-            let grads = q.empty_like_device(OP, &[(nk + nv).max(1)], DType::F32)?;
-            let ds = q.empty_like_device(OP, &[ds_floats], DType::F32)?;
-            let mut pp = p;
-            pp.flags |= FLAG_SAVE_DS;
-            Self::attention_dispatch(
-                &ATTENTION_BACKWARD_DKDV,
-                pp,
-                kv_blocks,
-                dkdv_chunks,
-                [qt, kt, vt, m, &dout, &stats, &grads, &ds],
-            )?;
-            Self::attention_dispatch(
-                &ATTENTION_BACKWARD_DQ_SAVED,
-                pp,
-                q_blocks,
-                dq_chunks,
-                [kt, kt, kt, kt, kt, &ds, &dq, &dq],
-            )?;
-            let part = |start: usize, len: usize, shape: Vec<usize>| -> Result<GpuTensor> {
-                let layout = Layout::contiguous(&[(nk + nv).max(1)]).narrow(0, start, len)?;
-                let (order, inverse) = match dense {
-                    Some(outer) => rows_outer_order(shape.len(), outer),
-                    None => (
-                        (0..shape.len() as isize).collect(),
-                        (0..shape.len() as isize).collect(),
-                    ),
-                };
-                let stored: Vec<isize> =
-                    order.iter().map(|&d| shape[d as usize] as isize).collect();
-                let t = grads.with_layout(layout).reshape(&stored)?;
-                Ok(t.with_layout(t.layout.permute(&inverse)?))
-            };
-            let dk = part(0, nk, g.batched(g.kv_len, g.head_dim))?;
-            let dv = part(nk, nv, g.batched(g.kv_len, g.v_dim))?;
+        if !save_ds {
+            let dk = dense_empty(q, &g.batched(g.kv_len, g.head_dim), dense)?;
+            let dv = dense_empty(q, &g.batched(g.kv_len, g.v_dim), dense)?;
+            passes(p, &dk, &dv, &dq)?;
             return Ok((dq, dk, dv));
         }
-        let dk = dense_empty(q, &g.batched(g.kv_len, g.head_dim), dense)?;
-        let dv = dense_empty(q, &g.batched(g.kv_len, g.v_dim), dense)?;
-        Self::attention_dispatch(
-            &ATTENTION_BACKWARD_DQ,
-            p,
-            q_blocks,
-            dq_chunks,
-            [qt, kt, vt, m, &dout, &stats, &dq, &dq],
-        )?;
-        Self::attention_dispatch(
-            &ATTENTION_BACKWARD_DKDV,
-            p,
-            kv_blocks,
-            dkdv_chunks,
-            [qt, kt, vt, m, &dout, &stats, &dk, &dv],
-        )?;
+        // dk and dv in one buffer (the kernels have no binding left).
+        let (nk, nv) = (
+            g.batched(g.kv_len, g.head_dim).iter().product::<usize>(),
+            g.batched(g.kv_len, g.v_dim).iter().product::<usize>(),
+        );
+        let grads = q.empty_like_device(OP, &[(nk + nv).max(1)], DType::F32)?;
+        passes(p, &grads, &grads, &dq)?;
+        let part = |start: usize, len: usize, shape: Vec<usize>| -> Result<GpuTensor> {
+            let layout = Layout::contiguous(&[(nk + nv).max(1)]).narrow(0, start, len)?;
+            let (order, inverse) = match dense {
+                Some(outer) => rows_outer_order(shape.len(), outer),
+                None => (
+                    (0..shape.len() as isize).collect(),
+                    (0..shape.len() as isize).collect(),
+                ),
+            };
+            let stored: Vec<isize> = order.iter().map(|&d| shape[d as usize] as isize).collect();
+            let t = grads.with_layout(layout).reshape(&stored)?;
+            Ok(t.with_layout(t.layout.permute(&inverse)?))
+        };
+        let dk = part(0, nk, g.batched(g.kv_len, g.head_dim))?;
+        let dv = part(nk, nv, g.batched(g.kv_len, g.v_dim))?;
         Ok((dq, dk, dv))
     }
 }

@@ -640,6 +640,52 @@ fn bench_matmul_throughput() {
     }
 }
 
+/// `kernel` (forced) and the automatic plan on 2-D products of each
+/// `(m, k, n)` in every transpose, against the CPU in relative norm.
+fn kernel_and_auto_match_cpu(
+    gpu: &GpuDevice,
+    kernel: &str,
+    shapes: &[(usize, usize, usize)],
+    seed: u64,
+) {
+    for (i, &(m, k, n)) in shapes.iter().enumerate() {
+        for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
+            let (ca, ga) = pair(gpu, &dims_2d(m, k, ta), seed + 2 * i as u64);
+            let (cb, gb) = pair(gpu, &dims_2d(k, n, tb), seed + 2 * i as u64 + 1);
+            let want = ca.matmul_t(&cb, ta, tb).unwrap();
+            for kernel in [kernel, "auto"] {
+                let got = ga.matmul_t_variant(&gb, ta, tb, kernel, 0).unwrap();
+                let rel = rel_norm_err(&got, &want);
+                assert!(
+                    rel < 1e-5,
+                    "[{m}, {k}] x [{k}, {n}] trans ({ta}, {tb}) {kernel}: relative error {rel}"
+                );
+            }
+        }
+    }
+}
+
+/// `linear_relu` of an `[rows, in]` input and `[out, in]` weight against
+/// the CPU's product, bias and ReLU.
+fn linear_relu_matches_cpu(gpu: &GpuDevice, rows: usize, inputs: usize, outputs: usize, seed: u64) {
+    let (cx, gx) = pair(gpu, &[rows, inputs], seed);
+    let (cw, gw) = pair(gpu, &[outputs, inputs], seed + 1);
+    let (cbias, gbias) = pair(gpu, &[outputs], seed + 2);
+    let want = cx
+        .matmul_t(&cw, false, true)
+        .unwrap()
+        .binary(&cbias, wgrad_core::BinaryOp::Add)
+        .unwrap()
+        .unary(wgrad_core::UnaryOp::Relu)
+        .unwrap();
+    let got = gx.linear_relu(&gw, Some(&gbias)).unwrap();
+    check(
+        &got,
+        &want,
+        &format!("linear_relu [{rows}, {inputs}] -> {outputs}"),
+    );
+}
+
 /// The skinny kernel (a short output side of at most 16, whole per
 /// workgroup, K shared by its threads): forced and by the automatic plan,
 /// short rows or short columns, every transpose (so both of its load
@@ -650,50 +696,23 @@ fn skinny_products_match_cpu() {
     let Some(gpu) = shared_gpu() else { return };
     // (m, k, n): short N, short M, both short, one column, K not a
     // multiple of the lanes, the longest short side.
-    for (i, &(m, k, n)) in [
+    let shapes = [
         (263, 301, 10),
         (10, 517, 263),
         (7, 1000, 3),
         (300, 64, 1),
         (1, 4096, 70),
         (16, 129, 200),
-    ]
-    .iter()
-    .enumerate()
-    {
-        for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
-            let (ca, ga) = pair(&gpu, &dims_2d(m, k, ta), 500 + i as u64);
-            let (cb, gb) = pair(&gpu, &dims_2d(k, n, tb), 520 + i as u64);
-            let want = ca.matmul_t(&cb, ta, tb).unwrap();
-            for kernel in ["skinny", "auto"] {
-                let got = ga.matmul_t_variant(&gb, ta, tb, kernel, 0).unwrap();
-                let rel = rel_norm_err(&got, &want);
-                assert!(
-                    rel < 1e-5,
-                    "[{m}, {k}] x [{k}, {n}] trans ({ta}, {tb}) {kernel}: relative error {rel}"
-                );
-            }
-        }
-    }
+    ];
+    kernel_and_auto_match_cpu(&gpu, "skinny", &shapes, 500);
     // A batch, B broadcast over it (a classifier head over [batch, tokens]).
     let (ca, ga) = pair(&gpu, &[3, 70, 200], 540);
     let (cb, gb) = pair(&gpu, &[12, 200], 541);
     let want = ca.matmul_t(&cb, false, true).unwrap();
     let got = ga.matmul_t_variant(&gb, false, true, "skinny", 0).unwrap();
     assert!(rel_norm_err(&got, &want) < 1e-5, "batched skinny");
-    // linear + ReLU with 10 outputs: bias and ReLU in the skinny store.
-    let (cx, gx) = pair(&gpu, &[50, 300], 542);
-    let (cw, gw) = pair(&gpu, &[10, 300], 543);
-    let (cbias, gbias) = pair(&gpu, &[10], 544);
-    let want = cx
-        .matmul_t(&cw, false, true)
-        .unwrap()
-        .binary(&cbias, wgrad_core::BinaryOp::Add)
-        .unwrap()
-        .unary(wgrad_core::UnaryOp::Relu)
-        .unwrap();
-    let got = gx.linear_relu(&gw, Some(&gbias)).unwrap();
-    check(&got, &want, "linear_relu with 10 outputs");
+    // 10 outputs: bias and ReLU in the skinny store.
+    linear_relu_matches_cpu(&gpu, 50, 300, 10, 542);
     // Neither side short: a clear error.
     let (_, g) = pair(&gpu, &[20, 64], 545);
     let msg = g
@@ -710,49 +729,19 @@ fn skinny_products_match_cpu() {
 #[test]
 fn thin_products_match_cpu() {
     let Some(gpu) = shared_gpu() else { return };
-    for (i, &(m, k, n)) in [
+    let shapes = [
         (263, 10, 131),
         (1, 1, 1),
         (70, 16, 300),
         (33, 3, 129),
         (40, 37, 50),
-    ]
-    .iter()
-    .enumerate()
-    {
-        for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
-            let (ca, ga) = pair(&gpu, &dims_2d(m, k, ta), 600 + i as u64);
-            let (cb, gb) = pair(&gpu, &dims_2d(k, n, tb), 620 + i as u64);
-            let want = ca.matmul_t(&cb, ta, tb).unwrap();
-            for kernel in ["thin", "auto"] {
-                let got = ga.matmul_t_variant(&gb, ta, tb, kernel, 0).unwrap();
-                check(
-                    &got,
-                    &want,
-                    &format!("[{m}, {k}] x [{k}, {n}] trans ({ta}, {tb}) {kernel}"),
-                );
-            }
-        }
-    }
+    ];
+    kernel_and_auto_match_cpu(&gpu, "thin", &shapes, 600);
     let (ca, ga) = pair(&gpu, &[3, 70, 10], 640);
     let (cb, gb) = pair(&gpu, &[10, 90], 641);
     let want = ca.matmul(&cb).unwrap();
     check(&ga.matmul(&gb).unwrap(), &want, "batched thin");
-    let (cx, gx) = pair(&gpu, &[50, 10], 642);
-    let (cw, gw) = pair(&gpu, &[40, 10], 643);
-    let (cbias, gbias) = pair(&gpu, &[40], 644);
-    let want = cx
-        .matmul_t(&cw, false, true)
-        .unwrap()
-        .binary(&cbias, wgrad_core::BinaryOp::Add)
-        .unwrap()
-        .unary(wgrad_core::UnaryOp::Relu)
-        .unwrap();
-    check(
-        &gx.linear_relu(&gw, Some(&gbias)).unwrap(),
-        &want,
-        "linear_relu with 10 inputs",
-    );
+    linear_relu_matches_cpu(&gpu, 50, 10, 40, 642);
 }
 
 /// `matmul_t_with_row_sums` (B's virtual ones column: `linear`'s weight and
