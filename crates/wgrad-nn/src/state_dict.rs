@@ -127,18 +127,7 @@ pub fn save(module: &dyn Module, path: impl AsRef<Path>) -> Result<()> {
 /// Parameters are replaced in place ([`Tensor::set_storage`]): optimizers
 /// and other handles to them see the loaded values.
 pub fn load(module: &dyn Module, path: impl AsRef<Path>) -> Result<()> {
-    const OP: &str = "load";
-    let file = SafetensorsFile::read(OP, path.as_ref())?;
-    let parsed = file.parse(OP)?;
-    let skip_optimizer = is_checkpoint_metadata(&parsed.metadata);
-    let incoming: Vec<(String, Incoming<'_>)> = parsed
-        .tensors
-        .into_iter()
-        .filter(|(name, _)| !(skip_optimizer && is_optimizer_name(name)))
-        .map(|(name, view)| (name, Incoming::File(view)))
-        .collect();
-    let plan = stage(OP, &file.label(), &module.named_state(), &incoming)?;
-    plan.apply()
+    load_with(module, path, true).map(drop)
 }
 
 /// The module's parameters by PyTorch name, as detached copies (new leaves
@@ -158,17 +147,7 @@ pub fn state_dict(module: &dyn Module) -> Result<Vec<(String, Tensor)>> {
 /// parameters receive copies, so later training does not write into
 /// `entries`.
 pub fn load_state_dict(module: &dyn Module, entries: &[(String, Tensor)]) -> Result<()> {
-    let incoming: Vec<(String, Incoming<'_>)> = entries
-        .iter()
-        .map(|(name, t)| (name.clone(), Incoming::Memory(t)))
-        .collect();
-    let plan = stage(
-        "load_state_dict",
-        "state_dict",
-        &module.named_state(),
-        &incoming,
-    )?;
-    plan.apply()
+    load_state_dict_with(module, entries, true).map(drop)
 }
 
 /// What a non-strict load left out (PyTorch's `_IncompatibleKeys`, the
@@ -206,20 +185,28 @@ pub fn load_state_dict_with(
     entries: &[(String, Tensor)],
     strict: bool,
 ) -> Result<IncompatibleKeys> {
-    if strict {
-        load_state_dict(module, entries)?;
-        return Ok(IncompatibleKeys::default());
-    }
     let incoming: Vec<(String, Incoming<'_>)> = entries
         .iter()
         .map(|(name, t)| (name.clone(), Incoming::Memory(t)))
         .collect();
-    let (plan, missing_keys, unexpected_keys) = stage_non_strict(
-        "load_state_dict",
-        "state_dict",
-        &module.named_state(),
-        &incoming,
-    )?;
+    stage_and_apply("load_state_dict", "state_dict", module, &incoming, strict)
+}
+
+/// Stages `incoming` against `module`'s state (all-or-nothing checks) and
+/// applies it: strictly, or reporting the names only one side has.
+fn stage_and_apply(
+    op: &'static str,
+    label: &str,
+    module: &dyn Module,
+    incoming: &[(String, Incoming<'_>)],
+    strict: bool,
+) -> Result<IncompatibleKeys> {
+    if strict {
+        stage(op, label, &module.named_state(), incoming)?.apply()?;
+        return Ok(IncompatibleKeys::default());
+    }
+    let (plan, missing_keys, unexpected_keys) =
+        stage_non_strict(op, label, &module.named_state(), incoming)?;
     plan.apply()?;
     Ok(IncompatibleKeys {
         missing_keys,
@@ -236,10 +223,6 @@ pub fn load_with(
     strict: bool,
 ) -> Result<IncompatibleKeys> {
     const OP: &str = "load";
-    if strict {
-        load(module, path)?;
-        return Ok(IncompatibleKeys::default());
-    }
     let file = SafetensorsFile::read(OP, path.as_ref())?;
     let parsed = file.parse(OP)?;
     let skip_optimizer = is_checkpoint_metadata(&parsed.metadata);
@@ -249,13 +232,7 @@ pub fn load_with(
         .filter(|(name, _)| !(skip_optimizer && is_optimizer_name(name)))
         .map(|(name, view)| (name, Incoming::File(view)))
         .collect();
-    let (plan, missing_keys, unexpected_keys) =
-        stage_non_strict(OP, &file.label(), &module.named_state(), &incoming)?;
-    plan.apply()?;
-    Ok(IncompatibleKeys {
-        missing_keys,
-        unexpected_keys,
-    })
+    stage_and_apply(OP, &file.label(), module, &incoming, strict)
 }
 
 /// Writes named tensors (F32, I32 or U32, on any device) to a safetensors

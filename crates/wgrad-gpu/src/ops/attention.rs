@@ -419,36 +419,36 @@ impl GpuTensor {
                       dv: &GpuTensor,
                       dq: &GpuTensor|
          -> Result<()> {
-            if save_ds {
+            let ds = if save_ds {
                 pp.flags |= FLAG_SAVE_DS;
-                let ds = q.empty_like_device(OP, &[ds_floats], DType::F32)?;
-                let dkdv = [qt, kt, vt, m, &dout, &stats, dk, &ds];
-                Self::attention_dispatch(
-                    &ATTENTION_BACKWARD_DKDV,
-                    pp,
-                    kv_blocks,
-                    dkdv_chunks,
-                    dkdv,
-                )?;
-                let saved = [kt, kt, kt, kt, kt, &ds, dq, dq];
-                Self::attention_dispatch(
-                    &ATTENTION_BACKWARD_DQ_SAVED,
-                    pp,
-                    q_blocks,
-                    dq_chunks,
-                    saved,
-                )
+                Some(q.empty_like_device(OP, &[ds_floats], DType::F32)?)
             } else {
-                let dkdv = [qt, kt, vt, m, &dout, &stats, dk, dv];
-                Self::attention_dispatch(
-                    &ATTENTION_BACKWARD_DKDV,
-                    pp,
-                    kv_blocks,
-                    dkdv_chunks,
-                    dkdv,
-                )?;
-                let recompute = [qt, kt, vt, m, &dout, &stats, dq, dq];
-                Self::attention_dispatch(&ATTENTION_BACKWARD_DQ, pp, q_blocks, dq_chunks, recompute)
+                None
+            };
+            // Saving the dS tiles, they take the dk/dv pass's out1.
+            let dkdv = [qt, kt, vt, m, &dout, &stats, dk, ds.as_ref().unwrap_or(dv)];
+            Self::attention_dispatch(&ATTENTION_BACKWARD_DKDV, pp, kv_blocks, dkdv_chunks, dkdv)?;
+            match &ds {
+                Some(ds) => {
+                    let saved = [kt, kt, kt, kt, kt, ds, dq, dq];
+                    Self::attention_dispatch(
+                        &ATTENTION_BACKWARD_DQ_SAVED,
+                        pp,
+                        q_blocks,
+                        dq_chunks,
+                        saved,
+                    )
+                }
+                None => {
+                    let recompute = [qt, kt, vt, m, &dout, &stats, dq, dq];
+                    Self::attention_dispatch(
+                        &ATTENTION_BACKWARD_DQ,
+                        pp,
+                        q_blocks,
+                        dq_chunks,
+                        recompute,
+                    )
+                }
             }
         };
         if let Some(len) = packed_grads_len(qt, kt, vt) {
