@@ -39,8 +39,11 @@ pub(super) fn matmul_t_grads(
     } else if fold_b {
         let k = shape_a[shape_a.len() - 1] as isize;
         let n = g.shape()[g.shape().len() - 1] as isize;
-        let a = x(0)?.reshape(&[-1, k])?;
-        let g = g.reshape(&[-1, n])?;
+        // The folded row count spelled out: -1 cannot be inferred when a
+        // dim is 0 (x[1, 0, C] @ w[C, 0]).
+        let rows = shape_a[..shape_a.len() - 1].iter().product::<usize>() as isize;
+        let a = x(0)?.reshape(&[rows, k])?;
+        let g = g.reshape(&[rows, n])?;
         Some(if tb {
             g.matmul_t(&a, true, false)?
         } else {

@@ -92,6 +92,16 @@ fn convolution_errors_name_the_op_and_the_shapes() {
             x.conv_transpose2d(&zeros(&[3, 4, 3, 3], &d), None, &bad_t),
             &["conv_transpose2d", "output_padding"],
         );
+        let too_padded = ConvTranspose2dArgs {
+            stride: [2, 1],
+            padding: [1, 3],
+            ..Default::default()
+        };
+        fails_with(
+            "transposed output size below 0",
+            zeros(&[2, 2, 2, 3], &d).conv_transpose2d(&zeros(&[2, 1, 1, 2], &d), None, &too_padded),
+            &["conv_transpose2d", "padding [1, 3]", "[2, 2, 2, 3]"],
+        );
         assert!(Conv2d::new(3, 4, 0, &d).is_err());
     }
     if let Some(g) = gpu() {
@@ -164,5 +174,35 @@ fn normalization_errors_follow_pytorch() {
             &["BatchNorm2d", "3 channels"],
         );
         assert!(GroupNorm::new(4, 6, 1e-5, true, &d).is_err());
+    }
+}
+
+/// A transposed convolution whose padding takes its whole output along a
+/// dim gives PyTorch's empty result, and zero gradients, not an error
+/// (`F.conv_transpose2d(x[2, 2, 2, 3], w[2, 1, 1, 2], stride=(2, 1),
+/// padding=(1, 2))` is `[2, 1, 1, 0]`).
+#[test]
+fn transposed_convolution_with_an_empty_output_is_empty() {
+    let args = ConvTranspose2dArgs {
+        stride: [2, 1],
+        padding: [1, 2],
+        ..Default::default()
+    };
+    for d in devices() {
+        let x = Tensor::randn(&[2, 2, 2, 3], &d)
+            .unwrap()
+            .with_requires_grad(true)
+            .unwrap();
+        let w = Tensor::randn(&[2, 1, 1, 2], &d)
+            .unwrap()
+            .with_requires_grad(true)
+            .unwrap();
+        let y = x.conv_transpose2d(&w, None, &args).unwrap();
+        assert_eq!(y.shape().to_vec(), vec![2, 1, 1, 0], "{d:?}");
+        y.sum_all().unwrap().backward().unwrap();
+        for (name, t, n) in [("x", &x, 24), ("w", &w, 4)] {
+            let g = t.grad().unwrap().to_vec::<f32>().unwrap();
+            assert_eq!(g, vec![0.0; n], "{name} grad on {d:?}");
+        }
     }
 }

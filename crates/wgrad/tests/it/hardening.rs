@@ -580,3 +580,43 @@ fn modules_move_to_worker_threads() {
     }
     assert!(wgrad::is_grad_enabled());
 }
+
+/// A batch of matrices times one matrix, with a zero among the dims: the
+/// matrix's gradient comes from the batch folded into rows, which must
+/// not ask reshape to infer a dim from 0 elements (PyTorch: empty or zero
+/// gradients of the operands' shapes).
+#[test]
+fn batch_times_matrix_with_empty_dims_has_gradients() {
+    // (a, b, b given as the transpose of a [N, K] tensor)
+    let cases: [(&[usize], &[usize], bool); 4] = [
+        (&[1, 0, 3], &[0, 3], true),
+        (&[2, 0, 3], &[3, 4], false),
+        (&[2, 5, 0], &[0, 4], false),
+        (&[0, 5, 3], &[3, 2], false),
+    ];
+    for d in devices() {
+        for &(sa, sb, transposed) in &cases {
+            let a = Tensor::ones(sa, &d)
+                .unwrap()
+                .with_requires_grad(true)
+                .unwrap();
+            let b = Tensor::ones(sb, &d)
+                .unwrap()
+                .with_requires_grad(true)
+                .unwrap();
+            let right = if transposed {
+                b.t().unwrap()
+            } else {
+                b.clone()
+            };
+            let y = a.matmul(&right).unwrap();
+            y.sum_all().unwrap().backward().unwrap();
+            let what = format!("{sa:?} @ {sb:?} (transposed {transposed}) on {d:?}");
+            let (ga, gb) = (a.grad().unwrap(), b.grad().unwrap());
+            assert_eq!(ga.shape().to_vec(), sa.to_vec(), "{what}");
+            assert_eq!(gb.shape().to_vec(), sb.to_vec(), "{what}");
+            assert!(values(&ga).iter().all(|&v| v == 0.0), "{what}");
+            assert!(values(&gb).iter().all(|&v| v == 0.0), "{what}");
+        }
+    }
+}
