@@ -79,6 +79,23 @@ impl Tensor {
                 ),
             ));
         }
+        // Reflect, replicate and circular pad the last 1-3 dims of a batch
+        // (and channel) of them: PyTorch takes 2 pads for a 2-D or 3-D
+        // input, 4 for 3-D or 4-D, 6 for 4-D or 5-D, and refuses the rest.
+        let dims = pad.len() / 2;
+        if !matches!(mode, PadMode::Constant(_))
+            && !((1..=3).contains(&dims) && (dims + 1..=dims + 2).contains(&shape.len()))
+        {
+            return Err(Error::invalid(
+                OP,
+                format!(
+                    "{mode:?} padding of {dims} dims ({pad:?}) needs a {}-D or {}-D input, got \
+                     shape {shape:?}",
+                    dims + 1,
+                    dims + 2
+                ),
+            ));
+        }
         let mut out = self.clone();
         for (pair, sides) in pad.chunks(2).enumerate() {
             let axis = shape.len() - 1 - pair;

@@ -151,7 +151,7 @@ fn cases() -> Vec<Case> {
                 use wgrad_autograd::PadMode;
                 x[0].pad(&[1, 2], PadMode::Constant(0.5))?
                     .pad(&[2, 1, 1, 3], PadMode::Reflect)?
-                    .pad(&[1, 1], PadMode::Replicate)?
+                    .pad(&[1, 1, 0, 0], PadMode::Replicate)?
                     .pad(&[0, 0, 2, 1], PadMode::Circular)
             },
         ),

@@ -295,14 +295,13 @@ pub fn conv_transpose2d(
             ));
         }
         let full = (size - 1) * stride[axis] + dilation[axis] * (k - 1) + output_padding[axis] + 1;
-        // An output of size 0 is PyTorch's empty result, not an error
-        // (only a negative size is).
         out_hw[axis] = full
             .checked_sub(2 * padding[axis])
+            .filter(|&v| v > 0)
             .ok_or_else(|| {
                 Error::invalid(
                     op,
-                    format!("padding {padding:?} is larger than the output of input shape {input:?} (its size would be negative)"),
+                    format!("padding {padding:?} leaves no output for input shape {input:?}"),
                 )
             })?;
     }

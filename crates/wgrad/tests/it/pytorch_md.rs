@@ -309,7 +309,7 @@ fn modules_functional_and_losses() -> Result<()> {
         img.max_pool2d(&Pool2dArgs::new([2, 2]))?,
         img.avg_pool2d(&Pool2dArgs::new([2, 2]), true, None)?,
     );
-    let _ = img.pad(&[1, 1], PadMode::Reflect)?;
+    let _ = img.pad(&[1, 1, 1, 1], PadMode::Reflect)?;
     let _ = img.interpolate(None, Some(&[2.0, 2.0]), InterpolateMode::Nearest, false)?;
     let _ = q.scaled_dot_product_attention(&q, &q, None, 0.0, true, None)?;
     let idx = Tensor::from_vec(vec![1i32, 2], &[2], d)?;
