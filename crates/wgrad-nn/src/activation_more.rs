@@ -440,7 +440,9 @@ composed!(
     |x| {
         // The middle branch sees x clamped to [-3, 3]: the same values and
         // gradients where it is taken, and no 0 * inf gradient where not.
-        let inner = x.clamp(Some(-3.0), Some(3.0))?;
+        // NaN skips the clamp (whose gradient blocks it), so its gradient
+        // is NaN, as PyTorch's vectorized hardswish_backward gives.
+        let inner = Tensor::where_cond(&x.isnan()?, x, &x.clamp(Some(-3.0), Some(3.0))?)?;
         let middle = inner.mul(&inner.add_scalar(3.0)?)?.div_scalar(6.0)?;
         let upper = Tensor::where_cond(&x.ge_scalar(3.0)?, x, &middle)?;
         // x * 0: PyTorch's -0.0 for negative inputs.

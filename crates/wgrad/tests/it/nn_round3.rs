@@ -68,6 +68,17 @@ fn hardswish_gradient_at_infinity() {
             .unwrap();
         let want = [1.0, 0.0, 1.0, 0.0, 1.0 / 6.0 * 2.0 + 0.5];
         check_close("hardswish grad", &grad_of(&x), &want, 1e-6).unwrap();
+        // NaN in, NaN gradient out (PyTorch's vectorized kernel; the clamp
+        // of the middle branch used to block it to 0).
+        let x = leaf(&[f32::NAN, 1.0], &[2], &d);
+        let y = Hardswish::new().forward(&x).unwrap();
+        assert!(y.to_vec::<f32>().unwrap()[0].is_nan());
+        y.sum_all().unwrap().backward().unwrap();
+        let g = grad_of(&x);
+        assert!(
+            g[0].is_nan() && (g[1] - (2.0 / 6.0 + 0.5)).abs() < 1e-6,
+            "{g:?}"
+        );
     }
 }
 
