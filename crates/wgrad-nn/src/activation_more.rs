@@ -455,11 +455,13 @@ composed!(
     Hardsigmoid,
     |x| {
         let middle = x.div_scalar(6.0)?.add_scalar(0.5)?;
-        let ones = middle.mul_scalar(0.0)?.add_scalar(1.0)?;
-        let upper = Tensor::where_cond(&x.ge_scalar(3.0)?, &ones, &middle)?;
+        // NaN stays NaN, with gradient 0: PyTorch's hardsigmoid_backward
+        // passes the gradient only strictly inside (-3, 3).
+        let middle = Tensor::where_cond(&x.isnan()?, &middle.detach(), &middle)?;
+        // Constants, not `middle * 0`: that is NaN at x = +-inf.
+        let upper = Tensor::where_cond(&x.ge_scalar(3.0)?, &x.full_like(1.0)?, &middle)?;
         // +0.0, as PyTorch's.
-        let zeros = middle.mul_scalar(0.0)?.abs()?;
-        Tensor::where_cond(&x.le_scalar(-3.0)?, &zeros, &upper)
+        Tensor::where_cond(&x.le_scalar(-3.0)?, &x.full_like(0.0)?, &upper)
     }
 );
 
@@ -484,8 +486,9 @@ impl Threshold {
     }
 
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        // PyTorch tests `x <= threshold`, so NaN passes through.
-        let replaced = x.mul_scalar(0.0)?.add_scalar(self.value)?;
+        // PyTorch tests `x <= threshold`, so NaN passes through. The
+        // replacement is a constant (`x * 0 + value` was NaN at x = -inf).
+        let replaced = x.full_like(f64::from(self.value))?;
         Tensor::where_cond(&x.le_scalar(self.threshold)?, &replaced, x)
     }
 }

@@ -12,8 +12,8 @@
 
 use crate::common::{check_close, gpu};
 use wgrad::nn::{
-    CELU, CircularPad1d, GroupNorm, Hardswish, InstanceNorm1d, Module, PReLU, ReflectionPad2d,
-    ReplicationPad2d, Softshrink, Unflatten,
+    CELU, CircularPad1d, GroupNorm, Hardsigmoid, Hardswish, InstanceNorm1d, Module, PReLU,
+    ReflectionPad2d, ReplicationPad2d, Softshrink, Threshold, Unflatten,
 };
 use wgrad::{Device, PadMode, Tensor};
 
@@ -257,5 +257,51 @@ fn bad_activation_settings_are_errors() {
         let err = Softshrink::new(-0.5).forward(&x).unwrap_err().to_string();
         assert!(err.contains("lambda must be in range"), "{err}");
         assert!(Softshrink::new(0.0).forward(&x).is_ok());
+    }
+}
+
+/// Hardsigmoid and Threshold at the infinities and NaN, as PyTorch gives
+/// them (`F.hardsigmoid`, `F.threshold(x, 0.39, -2.0)`): their constant
+/// branches were `x * 0 + c`, NaN at an infinite x; and NaN's gradient
+/// through hardsigmoid is 0 (only the open interval (-3, 3) passes it).
+#[test]
+fn hardsigmoid_and_threshold_at_infinity_and_nan() {
+    let same = |what: &str, got: &[f32], want: &[f32]| {
+        let ok = got.len() == want.len()
+            && got
+                .iter()
+                .zip(want)
+                .all(|(g, w)| g == w || (g.is_nan() && w.is_nan()) || (g - w).abs() <= 1e-6);
+        assert!(ok, "{what}: got {got:?}, want {want:?}");
+    };
+    let (inf, nan) = (f32::INFINITY, f32::NAN);
+    for d in devices() {
+        let x = leaf(&[inf, -inf, nan, 1.0, 3.0, -3.0], &[6], &d);
+        let y = Hardsigmoid::new().forward(&x).unwrap();
+        same(
+            "hardsigmoid",
+            &y.to_vec::<f32>().unwrap(),
+            &[1.0, 0.0, nan, 2.0 / 3.0, 1.0, 0.0],
+        );
+        y.sum_all().unwrap().backward().unwrap();
+        same(
+            "hardsigmoid grad",
+            &grad_of(&x),
+            &[0.0, 0.0, 0.0, 1.0 / 6.0, 0.0, 0.0],
+        );
+
+        let x = leaf(&[inf, -inf, nan, 1.0, 0.39, 0.2], &[6], &d);
+        let y = Threshold::new(0.39, -2.0).forward(&x).unwrap();
+        same(
+            "threshold",
+            &y.to_vec::<f32>().unwrap(),
+            &[inf, -2.0, nan, 1.0, -2.0, -2.0],
+        );
+        y.sum_all().unwrap().backward().unwrap();
+        same(
+            "threshold grad",
+            &grad_of(&x),
+            &[1.0, 0.0, 1.0, 1.0, 0.0, 0.0],
+        );
     }
 }
