@@ -493,6 +493,13 @@ impl Threshold {
     }
 }
 
+/// `x` with NaN elements cut off from the gradient: PyTorch's vectorized
+/// shrink backwards pass the gradient only where `|x| > lambd`, which NaN
+/// is not (its scalar loop, for tensors of a few elements, passes it).
+fn nan_blocked(x: &Tensor) -> Result<Tensor> {
+    Tensor::where_cond(&x.isnan()?, &x.detach(), x)
+}
+
 /// Declares a shrink module (`lambd`, default 0.5) from a forward closure.
 macro_rules! shrink {
     ($(#[$doc:meta])* $name:ident, |$x:ident, $l:ident| $body:expr) => {
@@ -532,7 +539,7 @@ shrink!(
         // +0.0 inside the band, as PyTorch's.
         let zero = x.mul_scalar(0.0)?.abs()?;
         let inside = x.ge_scalar(-l)?.logical_and(&x.le_scalar(l)?)?;
-        Tensor::where_cond(&inside, &zero, x)
+        Tensor::where_cond(&inside, &zero, &nan_blocked(x)?)
     }
 );
 shrink!(
@@ -548,6 +555,7 @@ shrink!(
         }
         // x * 0 inside the band (signed, as PyTorch's).
         let zero = x.mul_scalar(0.0)?;
+        let x = &nan_blocked(x)?;
         let shifted = Tensor::where_cond(&x.gt_scalar(l)?, &x.sub_scalar(l)?, &x.add_scalar(l)?)?;
         let inside = x.ge_scalar(-l)?.logical_and(&x.le_scalar(l)?)?;
         Tensor::where_cond(&inside, &zero, &shifted)

@@ -12,8 +12,8 @@
 
 use crate::common::{check_close, gpu};
 use wgrad::nn::{
-    CELU, CircularPad1d, GroupNorm, Hardsigmoid, Hardswish, InstanceNorm1d, Module, PReLU,
-    ReflectionPad2d, ReplicationPad2d, Softshrink, Threshold, Unflatten,
+    CELU, CircularPad1d, GroupNorm, Hardshrink, Hardsigmoid, Hardswish, InstanceNorm1d, Module,
+    PReLU, ReflectionPad2d, ReplicationPad2d, Softshrink, Threshold, Unflatten,
 };
 use wgrad::{Device, PadMode, Tensor};
 
@@ -260,7 +260,7 @@ fn bad_activation_settings_are_errors() {
     }
 }
 
-/// Hardsigmoid and Threshold at the infinities and NaN, as PyTorch gives
+/// Hardsigmoid, Threshold and the shrinks at the infinities and NaN, as PyTorch gives
 /// them (`F.hardsigmoid`, `F.threshold(x, 0.39, -2.0)`): their constant
 /// branches were `x * 0 + c`, NaN at an infinite x; and NaN's gradient
 /// through hardsigmoid is 0 (only the open interval (-3, 3) passes it).
@@ -303,5 +303,21 @@ fn hardsigmoid_and_threshold_at_infinity_and_nan() {
             &grad_of(&x),
             &[1.0, 0.0, 1.0, 1.0, 0.0, 0.0],
         );
+
+        // The shrinks pass NaN's value but not its gradient (PyTorch's
+        // vectorized kernels: `|x| > lambd` is false for NaN).
+        for (name, m) in [
+            (
+                "hardshrink",
+                Box::new(Hardshrink::new(0.5)) as Box<dyn Module>,
+            ),
+            ("softshrink", Box::new(Softshrink::new(0.5))),
+        ] {
+            let x = leaf(&[nan, 2.0, 0.2], &[3], &d);
+            let y = m.forward(&x).unwrap();
+            assert!(y.to_vec::<f32>().unwrap()[0].is_nan(), "{name}");
+            y.sum_all().unwrap().backward().unwrap();
+            same(&format!("{name} grad"), &grad_of(&x), &[0.0, 1.0, 0.0]);
+        }
     }
 }
