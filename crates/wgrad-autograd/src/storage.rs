@@ -423,6 +423,9 @@ impl Storage {
     /// `op.chain(self, x)` (`self * op.derivative(x)`, an exact 0 where PyTorch selects the gradient away): the gradient of `x.unary(op)` given the
     /// upstream gradient `self` (same shape, F32, one device).
     pub fn unary_backward(&self, x: &Storage, op: UnaryOp) -> Result<Storage> {
+        if x.dtype().is_half() && half_compute::grad_from_output(op) {
+            return half_compute::unary_backward_from_output(self, x, op);
+        }
         let op = half_compute::round_bounds(op, x.dtype());
         if let (Storage::Gpu(g), Storage::Gpu(xg)) = (self, x)
             && g.dtype().is_half()

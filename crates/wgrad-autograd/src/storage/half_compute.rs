@@ -67,6 +67,77 @@ pub(super) fn round_bounds(op: wgrad_core::UnaryOp, dtype: DType) -> wgrad_core:
     }
 }
 
+/// Whether PyTorch's gradient of `op` reads the op's result rather than
+/// its input (derivatives.yaml: `grad * result` for exp, `tanh_backward(grad,
+/// result)`, ...). For a 16-bit input that result is rounded to its dtype,
+/// so the gradient must be computed from the rounded value to be PyTorch's
+/// (from the input, a bf16 sigmoid's gradient near saturation can differ in
+/// every bit: PyTorch's y rounds to 1 and y (1 - y) to 0).
+pub(super) fn grad_from_output(op: wgrad_core::UnaryOp) -> bool {
+    use wgrad_core::UnaryOp;
+    matches!(
+        op,
+        UnaryOp::Sigmoid
+            | UnaryOp::Tanh
+            | UnaryOp::Exp
+            | UnaryOp::Expm1
+            | UnaryOp::Sqrt
+            | UnaryOp::Rsqrt
+            | UnaryOp::Recip
+    )
+}
+
+/// The gradient of `x.unary(op)` (x a 16-bit float, [`grad_from_output`])
+/// given the upstream gradient `g`, from the rounded result as PyTorch
+/// computes it: sigmoid and tanh through their fused backward kernels (in
+/// f32, rounded once), the others as the composition of half ops that
+/// derivatives.yaml spells out, each rounded.
+pub(super) fn unary_backward_from_output(
+    g: &Storage,
+    x: &Storage,
+    op: wgrad_core::UnaryOp,
+) -> Result<Storage> {
+    use wgrad_core::UnaryOp;
+    let y = x.unary(op)?;
+    let scalar = |s: &Storage, op: BinaryOp, v: f32| s.binary_scalar(op, v, false);
+    match op {
+        UnaryOp::Sigmoid | UnaryOp::Tanh => {
+            let to = half_of(g).or(half_of(x));
+            let (g, y) = (widen(g)?, widen(&y)?);
+            // sigmoid_backward: g (1 - y) y; tanh_backward: g (1 - y y).
+            let d = if op == UnaryOp::Sigmoid {
+                let one_minus = y.binary_scalar(BinaryOp::Sub, 1.0, true)?;
+                g.binary(&one_minus, BinaryOp::Mul)?
+                    .binary(&y, BinaryOp::Mul)?
+            } else {
+                let one_minus =
+                    y.binary(&y, BinaryOp::Mul)?
+                        .binary_scalar(BinaryOp::Sub, 1.0, true)?;
+                g.binary(&one_minus, BinaryOp::Mul)?
+            };
+            narrow(d, to)
+        }
+        // grad * result
+        UnaryOp::Exp => g.binary(&y, BinaryOp::Mul),
+        // grad * (result + 1)
+        UnaryOp::Expm1 => g.binary(&scalar(&y, BinaryOp::Add, 1.0)?, BinaryOp::Mul),
+        // grad / (2 * result)
+        UnaryOp::Sqrt => g.binary(&scalar(&y, BinaryOp::Mul, 2.0)?, BinaryOp::Div),
+        // -0.5 * grad * result.pow(3)
+        UnaryOp::Rsqrt => {
+            scalar(g, BinaryOp::Mul, -0.5)?.binary(&scalar(&y, BinaryOp::Pow, 3.0)?, BinaryOp::Mul)
+        }
+        // -grad * (result * result)
+        UnaryOp::Recip => g
+            .unary(UnaryOp::Neg)?
+            .binary(&y.binary(&y, BinaryOp::Mul)?, BinaryOp::Mul),
+        _ => Err(wgrad_core::Error::invalid(
+            op.name(),
+            "no gradient from the output for this op",
+        )),
+    }
+}
+
 /// `s` with a 16-bit float widened to F32 (other dtypes unchanged; a clone
 /// is a cheap handle copy).
 pub(super) fn widen(s: &Storage) -> Result<Storage> {

@@ -116,3 +116,74 @@ fn matrix_under_a_batch_gets_its_gradient_from_one_folded_product() {
         );
     }
 }
+
+/// The gradients PyTorch computes from an op's result (sigmoid, tanh, exp,
+/// expm1, sqrt, rsqrt, reciprocal) read that result rounded to the half
+/// dtype: a bf16 sigmoid(6) is 0.99609375, whose y (1 - y) is 0.00389, not
+/// sigmoid'(6) = 0.00247. Upstream gradient ones; values from PyTorch 2.15
+/// (CPU), `x.grad` after `op(x).backward(ones)` (rsqrt's inputs avoid
+/// PyTorch's f16 rsqrt, which is an ulp off at some, e.g. 9.1).
+#[test]
+fn gradients_from_the_rounded_result() {
+    type Op = fn(&Tensor) -> wgrad::Result<Tensor>;
+    let cases: [(&str, Op, DType, [f32; 3], [f64; 3]); 7] = [
+        (
+            "sigmoid",
+            |x| x.sigmoid(),
+            DType::BF16,
+            [6.0, -7.0, 0.5],
+            [0.0038909912109375, 0.000911712646484375, 0.2353515625],
+        ),
+        (
+            "tanh",
+            |x| x.tanh(),
+            DType::F16,
+            [3.0, -2.5, 0.25],
+            [0.00974273681640625, 0.0261993408203125, 0.93994140625],
+        ),
+        (
+            "exp",
+            |x| x.exp(),
+            DType::BF16,
+            [2.3, -1.7, 0.1],
+            [9.9375, 0.181640625, 1.1015625],
+        ),
+        (
+            "expm1",
+            |x| x.expm1(),
+            DType::F16,
+            [1.3, -0.7, 3.1],
+            [3.66796875, 0.49658203125, 22.1875],
+        ),
+        (
+            "sqrt",
+            |x| x.sqrt(),
+            DType::BF16,
+            [2.3, 0.7, 9.1],
+            [0.330078125, 0.59765625, 0.166015625],
+        ),
+        (
+            "rsqrt",
+            |x| x.rsqrt(),
+            DType::F16,
+            [2.3, 0.7, 4.0],
+            [-0.1431884765625, -0.85400390625, -0.0625],
+        ),
+        (
+            "reciprocal",
+            |x| x.recip(),
+            DType::BF16,
+            [2.3, -0.7, 9.1],
+            [-0.189453125, -2.046875, -0.011962890625],
+        ),
+    ];
+    for d in devices() {
+        for (name, op, dt, x, want) in cases {
+            let x = half(&x, &[3], dt, &d).with_requires_grad(true).unwrap();
+            op(&x).unwrap().sum_all().unwrap().backward().unwrap();
+            let g = x.grad().unwrap();
+            assert_eq!(g.dtype(), dt, "{name}");
+            assert_eq!(read(&g), want, "{name} {dt:?} on {d:?}");
+        }
+    }
+}
