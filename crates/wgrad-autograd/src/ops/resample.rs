@@ -183,7 +183,9 @@ impl Tensor {
                     ));
                 }
             };
-            if output == 0 {
+            // Area is adaptive average pooling, which PyTorch lets give an
+            // empty result; the sampling modes refuse it.
+            if output == 0 && mode != InterpolateMode::Area {
                 return Err(Error::invalid(
                     OP,
                     format!(

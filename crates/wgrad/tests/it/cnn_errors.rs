@@ -177,6 +177,26 @@ fn pooling_and_resampling_errors_name_the_op() {
             x.interpolate(Some(&[3, 3]), Some(&[2.0]), InterpolateMode::Nearest, false),
             &["interpolate", "exactly one"],
         );
+        // An output size of 0: an error for the sampling modes, an empty
+        // result (and zero gradients) for area, as PyTorch's
+        // adaptive_avg_pool (`F.interpolate(x[2, 3, 1], scale_factor=0.5,
+        // mode="area")` is [2, 3, 0]).
+        let narrow = zeros(&[2, 3, 1], &d);
+        fails_with(
+            "interpolate to nothing",
+            narrow.interpolate(None, Some(&[0.5]), InterpolateMode::Nearest, false),
+            &["interpolate", "positive"],
+        );
+        let x1 = Tensor::ones(&[2, 3, 1], &d)
+            .unwrap()
+            .with_requires_grad(true)
+            .unwrap();
+        let empty = x1
+            .interpolate(None, Some(&[0.5]), InterpolateMode::Area, false)
+            .unwrap();
+        assert_eq!(empty.shape().to_vec(), vec![2, 3, 0]);
+        empty.sum_all().unwrap().backward().unwrap();
+        assert_eq!(x1.grad().unwrap().to_vec_f32().unwrap(), vec![0.0; 6]);
     }
 }
 
