@@ -83,9 +83,8 @@ impl Tensor {
         // (and channel) of them: PyTorch takes 2 pads for a 2-D or 3-D
         // input, 4 for 3-D or 4-D, 6 for 4-D or 5-D, and refuses the rest.
         let dims = pad.len() / 2;
-        if !matches!(mode, PadMode::Constant(_))
-            && !((1..=3).contains(&dims) && (dims + 1..=dims + 2).contains(&shape.len()))
-        {
+        let ranks_fit = (1..=3).contains(&dims) && (dims + 1..=dims + 2).contains(&shape.len());
+        if !ranks_fit && !matches!(mode, PadMode::Constant(_)) {
             return Err(Error::invalid(
                 OP,
                 format!(

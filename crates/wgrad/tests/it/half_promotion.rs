@@ -126,7 +126,9 @@ fn matrix_under_a_batch_gets_its_gradient_from_one_folded_product() {
 #[test]
 fn gradients_from_the_rounded_result() {
     type Op = fn(&Tensor) -> wgrad::Result<Tensor>;
-    let cases: [(&str, Op, DType, [f32; 3], [f64; 3]); 7] = [
+    /// (name, op, dtype, x, PyTorch's x.grad)
+    type Case = (&'static str, Op, DType, [f32; 3], [f64; 3]);
+    let cases: [Case; 7] = [
         (
             "sigmoid",
             |x| x.sigmoid(),
