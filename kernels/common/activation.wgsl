@@ -38,7 +38,8 @@ fn tanh_f32(v: f32) -> f32 {
         let z = v * v;
         let q = ((((-5.70498872745e-3 * z + 2.06390887954e-2) * z - 5.37397155531e-2) * z
             + 1.33314422036e-1) * z - 3.33332819422e-1) * z;
-        return v + v * q;
+        // v itself at +-0 (v + v * q would turn -0 into +0; tanh(-0) = -0).
+        return select(v + v * q, v, v == 0.0);
     }
     // 1 - 2 / (e^{2a} + 1): e^{2a} = inf gives exactly 1, never NaN.
     let r = 1.0 - 2.0 / (exp(2.0 * a) + 1.0);

@@ -36,7 +36,8 @@ override OP: u32 = 0u;
 // the first part has 8 significant bits, so k * 6.28125 is exact for |k| < 2^16.
 fn reduce_angle(v: f32) -> f32 {
     let k = round(v * 0.15915494309189535);
-    return (v - k * 6.28125) - k * 1.9353071795864769e-3;
+    // k = 0: v itself (the subtractions would turn -0 into +0).
+    return select((v - k * 6.28125) - k * 1.9353071795864769e-3, v, k == 0.0);
 }
 
 fn apply(v: f32) -> f32 {

@@ -819,6 +819,16 @@ fn unary_edge_values_match_cpu() {
             tol
         };
         assert_close_nan(&got, &want, tol, &format!("{op:?} on {xs:?}"));
+        // A zero result keeps the CPU's sign (tanh(-0) = -0: 1 / y tells).
+        for ((x, g), w) in xs.iter().zip(&got).zip(&want) {
+            if *w == 0.0 {
+                assert_eq!(
+                    g.to_bits(),
+                    w.to_bits(),
+                    "{op:?}({x}): gpu {g:?}, cpu {w:?}"
+                );
+            }
+        }
     }
     // relu, clamp and leaky_relu keep NaN, as in PyTorch.
     let nan = GpuTensor::from_vec(&gpu, vec![f32::NAN], &[1]).unwrap();
