@@ -172,7 +172,11 @@ impl Tensor {
         let direct = x.square()?.add(&y.square()?)?.sqrt()?;
         let m = x.maximum(&y)?;
         let n = x.minimum(&y)?;
-        let r = n.div(&m.maximum_scalar(f32::from_bits(1))?)?;
+        // n / m, 0 where m is 0 (both operands 0). Not n / max(m, the least
+        // subnormal): GPUs that flush subnormals to zero (NVIDIA) turn that
+        // into 0 / 0 = NaN.
+        let zero = Tensor::full(&[], 0.0, m.dtype(), &m.device())?;
+        let r = pick(&m.eq_scalar(0.0)?, &zero, &n.div(&m)?)?;
         let scaled = m.mul(&r.square()?.add_scalar(1.0)?.sqrt()?)?;
         let out = pick(&m.gt_scalar(2f32.powi(60))?, &scaled, &direct)?;
         let out = pick(&m.lt_scalar(2f32.powi(-60))?, &scaled, &out)?;
