@@ -36,10 +36,22 @@ const EQUAL: i32 = 0;
 const GREATER: i32 = 1;
 const UNORDERED: i32 = 2;
 
-fn order_f32(x: f32, y: f32) -> i32 {
-    if is_nan(x) || is_nan(y) { return UNORDERED; }
-    if x < y { return LESS; }
-    if x > y { return GREATER; }
+// Floats in IEEE order by their bits, not by float comparisons: GPUs that
+// flush subnormals to zero (NVIDIA) compare a subnormal equal to 0, where
+// the CPU and PyTorch do not (`x.bool()` of 1e-40 is true). The key maps
+// negatives below positives in order; +0 and -0 get one key.
+fn order_key(bits: u32) -> u32 {
+    if (bits & 0x7fffffffu) == 0u { return 0x80000000u; }
+    if (bits & 0x80000000u) != 0u { return ~bits; }
+    return bits | 0x80000000u;
+}
+
+fn order_f32(x: u32, y: u32) -> i32 {
+    if is_nan(bitcast<f32>(x)) || is_nan(bitcast<f32>(y)) { return UNORDERED; }
+    let kx = order_key(x);
+    let ky = order_key(y);
+    if kx < ky { return LESS; }
+    if kx > ky { return GREATER; }
     return EQUAL;
 }
 
@@ -108,12 +120,12 @@ fn result(v: vec2<u32>) -> u32 {
         if INT == 1u {
             ord = order_i32_f32(bitcast<i32>(v.x), p.scalar);
         } else {
-            ord = order_f32(bitcast<f32>(v.x), p.scalar);
+            ord = order_f32(v.x, bitcast<u32>(p.scalar));
         }
     } else if INT == 1u {
         ord = order_i32(bitcast<i32>(v.x), bitcast<i32>(v.y));
     } else {
-        ord = order_f32(bitcast<f32>(v.x), bitcast<f32>(v.y));
+        ord = order_f32(v.x, v.y);
     }
     return holds(ord);
 }

@@ -979,6 +979,60 @@ fn int_scalar_comparison_is_exact() {
     }
 }
 
+/// Float comparisons in exact IEEE order, subnormals included: a GPU that
+/// flushes subnormals to zero (NVIDIA) compared 1e-40 equal to 0 as floats,
+/// so `x.bool()` (`x != 0`) was false there; the kernel now orders by bits.
+#[test]
+fn float_comparison_keeps_subnormals_and_signed_zeros_apart_as_the_cpu() {
+    let Some(gpu) = shared_gpu() else { return };
+    let xs = vec![
+        1e-40f32,
+        -1e-40,
+        f32::from_bits(1),
+        -f32::from_bits(1),
+        0.0,
+        -0.0,
+        f32::MIN_POSITIVE,
+        1.0,
+        -1.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+    ];
+    let n = xs.len();
+    // Every pair: a is xs repeated, b each value n times.
+    let a: Vec<f32> = (0..n * n).map(|i| xs[i % n]).collect();
+    let b: Vec<f32> = (0..n * n).map(|i| xs[i / n]).collect();
+    let (ca, cb) = (
+        CpuTensor::from_vec(a.clone(), &[n * n]).unwrap(),
+        CpuTensor::from_vec(b.clone(), &[n * n]).unwrap(),
+    );
+    let (ga, gb) = (
+        GpuTensor::from_vec(&gpu, a, &[n * n]).unwrap(),
+        GpuTensor::from_vec(&gpu, b, &[n * n]).unwrap(),
+    );
+    for op in CompareOp::ALL {
+        assert_eq!(
+            ga.compare(&gb, op)
+                .unwrap()
+                .to_vec_blocking::<u32>()
+                .unwrap(),
+            ca.compare(&cb, op).unwrap().to_vec::<u32>().unwrap(),
+            "{op:?} over {xs:?}"
+        );
+        for s in [0.0f32, -0.0, 1e-40] {
+            assert_eq!(
+                ga.compare_scalar(op, s)
+                    .unwrap()
+                    .to_vec_blocking::<u32>()
+                    .unwrap(),
+                ca.compare_scalar(op, s).unwrap().to_vec::<u32>().unwrap(),
+                "{op:?} {s} over {xs:?}"
+            );
+        }
+    }
+}
+
 #[test]
 fn cast_saturates_and_truncates_like_rust_as() {
     let Some(gpu) = shared_gpu() else { return };
