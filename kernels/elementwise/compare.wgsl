@@ -6,9 +6,11 @@
 // Immediates: CompareParams (`scalar` is used only when SCALAR = 1).
 // Overrides: OP = wgrad_core::CompareOp::code() (case constants COMPARE_*);
 // INT = 0 for f32 operands, 1 for i32 operands; SCALAR = 1 compares `a` with
-// the f32 `scalar` instead of reading `b`.
+// the f32 `scalar` instead of reading `b`. (sort_key.wgsl's KIND stays at
+// its default, f32: only f32 operands go through its keys.)
 
 //! include common/nan.wgsl
+//! include common/sort_key.wgsl
 
 struct CompareParams {
     numel: u32,
@@ -36,20 +38,14 @@ const EQUAL: i32 = 0;
 const GREATER: i32 = 1;
 const UNORDERED: i32 = 2;
 
-// Floats in IEEE order by their bits, not by float comparisons: GPUs that
-// flush subnormals to zero (NVIDIA) compare a subnormal equal to 0, where
-// the CPU and PyTorch do not (`x.bool()` of 1e-40 is true). The key maps
-// negatives below positives in order; +0 and -0 get one key.
-fn order_key(bits: u32) -> u32 {
-    if (bits & 0x7fffffffu) == 0u { return 0x80000000u; }
-    if (bits & 0x80000000u) != 0u { return ~bits; }
-    return bits | 0x80000000u;
-}
-
+// Floats in IEEE order by their bits (common/sort_key.wgsl's keys, +0 and
+// -0 alike), not by float comparisons: GPUs that flush subnormals to zero
+// (NVIDIA) compare a subnormal equal to 0, where the CPU and PyTorch do not
+// (`x.bool()` of 1e-40 is true).
 fn order_f32(x: u32, y: u32) -> i32 {
     if is_nan(bitcast<f32>(x)) || is_nan(bitcast<f32>(y)) { return UNORDERED; }
-    let kx = order_key(x);
-    let ky = order_key(y);
+    let kx = sort_key(x, false);
+    let ky = sort_key(y, false);
     if kx < ky { return LESS; }
     if kx > ky { return GREATER; }
     return EQUAL;
