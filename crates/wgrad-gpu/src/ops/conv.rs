@@ -28,6 +28,7 @@ use crate::GpuTensor;
 use crate::params::{self, ConvInputGradParams, ConvParams};
 
 use super::conv_phase::Phase;
+use super::conv_winograd::Winograd;
 
 /// K step of the 64 x 64 kernels (split chunks are multiples of it).
 pub(super) const K_STEP: usize = 16;
@@ -332,6 +333,11 @@ impl GpuTensor {
                 Ok(out)
             };
         }
+        if tile == 0
+            && let Some(plan) = Winograd::forward(&g).filter(|w| w.pays(self))
+        {
+            return plan.run(OP, self, weight, bias.as_ref(), relu);
+        }
         // [C_out, kh, kw, cin_g]: contiguous along K (channel fastest).
         let weight = weight.permute(&[0, 2, 3, 1])?.contiguous()?;
         params::to_u32(OP, "weight size", weight.numel())?;
@@ -405,6 +411,11 @@ impl GpuTensor {
         if g.out_per_group() == 0 || grad_out.numel() == 0 {
             out.fill_words(0.0f32.to_bits())?;
             return Ok(out);
+        }
+        if tile == 0
+            && let Some(plan) = Winograd::input_grad(g).filter(|w| w.pays(grad_out))
+        {
+            return plan.run(OP, grad_out, weight, None, false);
         }
         // [groups, cin_g, kh, kw, cout_g]: contiguous along K within a tap.
         let [kh, kw] = g.kernel_hw;

@@ -11,6 +11,7 @@ mod concat;
 mod conv;
 mod conv_phase;
 mod conv_weight_grad;
+mod conv_winograd;
 mod indexing;
 mod int_ops;
 mod layer_norm;

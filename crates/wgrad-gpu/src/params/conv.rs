@@ -126,3 +126,43 @@ immediates! {
         dy_strides: [u32; 4],
     }
 }
+
+immediates! {
+    /// `WinogradParams` of `conv/winograd_weight.wgsl`,
+    /// `conv/winograd_input.wgsl` and `conv/winograd_output.wgsl`
+    /// (`common/winograd_params.wgsl`).
+    WinogradParams {
+        /// Weight transform: U's rows (the convolution's output channels).
+        rows: u32,
+        /// Weight transform: U's columns (its input channels).
+        cols: u32,
+        /// Input transform: the input's channels.
+        channels: u32,
+        /// Input height.
+        in_h: u32,
+        /// Input width.
+        in_w: u32,
+        /// Zero rows above the input.
+        pad_top: u32,
+        /// Zero columns left of the input.
+        pad_left: u32,
+        /// Tile rows: ceil(out_h / 2).
+        tiles_h: u32,
+        /// Tile columns: ceil(out_w / 2).
+        tiles_w: u32,
+        /// Tiles: batch * tiles_h * tiles_w.
+        tiles: u32,
+        /// Output transform: the output's channels.
+        out_channels: u32,
+        /// Output height.
+        out_h: u32,
+        /// Output width.
+        out_w: u32,
+        /// Threads this dispatch runs.
+        total: u32,
+        /// The input's element offset.
+        x_offset: u32,
+        /// The input's N, C, H, W strides.
+        x_strides: [u32; 4],
+    }
+}

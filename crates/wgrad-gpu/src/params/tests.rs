@@ -132,6 +132,11 @@ fn cases() -> Vec<Case> {
             conv::CONV2D_INPUT_GRAD_128,
             conv::CONV2D_INPUT_GRAD_32,
         ],
+        WinogradParams => [
+            conv::WINOGRAD_WEIGHT,
+            conv::WINOGRAD_INPUT,
+            conv::WINOGRAD_OUTPUT,
+        ],
         AttentionParams => [
             attention::ATTENTION_FORWARD,
             attention::ATTENTION_BACKWARD_DQ,

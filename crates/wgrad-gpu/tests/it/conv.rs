@@ -253,6 +253,12 @@ fn case(input: [usize; 4], weight: [usize; 4], args: Conv2dArgs, views: Views) {
             &format!("input grad, tile {tile}, {what}"),
         );
     }
+    winograd_case(
+        &g,
+        [&gx, &gw, &gdy, &gbias],
+        [&out, &out_biased, &dx],
+        &what,
+    );
     let got = GpuTensor::conv2d_weight_grad(&gx, &gdy, &g).unwrap();
     check(&got, g.weight_shape(), &dw, &format!("weight grad {what}"));
     // The bias gradient: dy summed over batch and pixels, per channel.
@@ -277,6 +283,66 @@ fn case(input: [usize; 4], weight: [usize; 4], args: Conv2dArgs, views: Views) {
         let got = gb.to_vec_blocking::<f32>().unwrap();
         let err = rel_norm_err(&got, &db);
         assert!(err < TOL, "bias grad, {what}: relative norm error {err:e}");
+    }
+}
+
+/// The forced Winograd forward (plain, biased, biased + ReLU bit for bit
+/// as the biased output then ReLU) and input gradient, where they apply,
+/// against the reference; where they do not, the error.
+fn winograd_case(
+    g: &Conv2dGeometry,
+    [gx, gw, gdy, gbias]: [&GpuTensor; 4],
+    [out, out_biased, dx]: [&[f64]; 3],
+    what: &str,
+) {
+    let a = &g.args;
+    let shape_ok =
+        g.kernel_hw == [3, 3] && a.stride == [1, 1] && a.dilation == [1, 1] && a.groups == 1;
+    let forward = gx.conv2d_winograd(gw, None, false, a);
+    if !shape_ok {
+        let err = forward.unwrap_err().to_string();
+        assert!(
+            err.contains("Winograd") && err.contains("3x3"),
+            "{what}: {err}"
+        );
+        return;
+    }
+    let what = format!("Winograd, {what}");
+    check(
+        &forward.unwrap(),
+        g.output_shape(),
+        out,
+        &format!("forward, {what}"),
+    );
+    let biased = gx.conv2d_winograd(gw, Some(gbias), false, a).unwrap();
+    check(
+        &biased,
+        g.output_shape(),
+        out_biased,
+        &format!("forward with bias, {what}"),
+    );
+    let bits = |t: &GpuTensor| -> Vec<u32> {
+        let v = t.to_vec_blocking::<f32>().unwrap();
+        v.iter().map(|x| x.to_bits()).collect()
+    };
+    let relu = gx.conv2d_winograd(gw, Some(gbias), true, a).unwrap();
+    let want = biased.unary(wgrad_core::UnaryOp::Relu).unwrap();
+    assert_eq!(
+        bits(&relu),
+        bits(&want),
+        "forward with bias and relu, {what}"
+    );
+    let input_grad = GpuTensor::conv2d_input_grad_winograd(gdy, gw, g);
+    if a.padding[0][0] > 2 || a.padding[1][0] > 2 {
+        let err = input_grad.unwrap_err().to_string();
+        assert!(err.contains("padding"), "{what}: {err}");
+    } else {
+        check(
+            &input_grad.unwrap(),
+            g.input_shape(),
+            dx,
+            &format!("input grad, {what}"),
+        );
     }
 }
 
@@ -332,6 +398,26 @@ fn geometries() -> Vec<([usize; 4], [usize; 4], Conv2dArgs)> {
         ([4, 1, 28, 28], [32, 1, 3, 3], Conv2dArgs::default()),
         ([1, 32, 13, 13], [64, 32, 3, 3], Conv2dArgs::default()),
         ([2, 16, 9, 9], [16, 16, 1, 1], args([2, 2], P0, [1, 1], 1)),
+        // Winograd shapes: every padding up to 3 (3: no Winograd input
+        // gradient), odd sizes (partial 2 x 2 tiles), one pixel, and 64
+        // channels, which the automatic choice (tile 0) takes this way.
+        (
+            [1, 5, 1, 1],
+            [3, 5, 3, 3],
+            args([1, 1], [[2, 0], [1, 1]], [1, 1], 1),
+        ),
+        (
+            [2, 3, 7, 6],
+            [4, 3, 3, 3],
+            args([1, 1], [[0, 2], [2, 1]], [1, 1], 1),
+        ),
+        (
+            [1, 4, 6, 9],
+            [5, 4, 3, 3],
+            args([1, 1], [[3, 1], [0, 3]], [1, 1], 1),
+        ),
+        ([2, 64, 7, 9], [64, 64, 3, 3], args([1, 1], P1, [1, 1], 1)),
+        ([1, 64, 6, 5], [80, 64, 3, 3], Conv2dArgs::default()),
         // Stride and dilation sharing a factor: input-gradient phases without taps.
         (
             [1, 3, 11, 10],
@@ -493,8 +579,19 @@ fn bench_conv_throughput() {
         ("mnist 32->64", [64, 32, 26, 26], [64, 32, 3, 3], d),
     ];
     println!(
-        "{:<16} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}   (TFLOP/s; auto ms)",
-        "case", "fwd64", "fwd128", "dx64", "dx128", "dw64", "dw128", "fwd ms", "dx ms", "dw ms"
+        "{:<16} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}   (TFLOP/s of the direct sum; auto ms)",
+        "case",
+        "fwd64",
+        "fwd128",
+        "fwdW",
+        "dx64",
+        "dx128",
+        "dxW",
+        "dw64",
+        "dw128",
+        "fwd ms",
+        "dx ms",
+        "dw ms"
     );
     for &(name, xs, ws, a) in cases {
         let g = conv::conv2d("bench", &xs, &ws, &a).unwrap();
@@ -523,6 +620,14 @@ fn bench_conv_throughput() {
         let f128 = time(&|| drop(x.conv2d_tiled(&w, &a, 128).unwrap()));
         let x64 = time(&|| drop(GpuTensor::conv2d_input_grad_tiled(&dy, &w, &g, 64).unwrap()));
         let x128 = time(&|| drop(GpuTensor::conv2d_input_grad_tiled(&dy, &w, &g, 128).unwrap()));
+        // The Winograd path forced (0: it does not apply).
+        let fw = x
+            .conv2d_winograd(&w, None, false, &a)
+            .is_ok()
+            .then(|| time(&|| drop(x.conv2d_winograd(&w, None, false, &a).unwrap())));
+        let xw = GpuTensor::conv2d_input_grad_winograd(&dy, &w, &g)
+            .is_ok()
+            .then(|| time(&|| drop(GpuTensor::conv2d_input_grad_winograd(&dy, &w, &g).unwrap())));
         let w64 =
             time(&|| drop(GpuTensor::conv2d_weight_grad_variant(&x, &dy, &g, 0, 64).unwrap()));
         let w128 =
@@ -532,11 +637,13 @@ fn bench_conv_throughput() {
         let tx = time(&|| drop(GpuTensor::conv2d_input_grad(&dy, &w, &g).unwrap()));
         let rate = |t: f64| flops / t / 1e12;
         println!(
-            "{name:<16} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.3} {:>8.3} {:>8.3}",
+            "{name:<16} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.3} {:>8.3} {:>8.3}",
             rate(f64_),
             rate(f128),
+            fw.map_or(0.0, rate),
             rate(x64),
             rate(x128),
+            xw.map_or(0.0, rate),
             rate(w64),
             rate(w128),
             tf * 1e3,

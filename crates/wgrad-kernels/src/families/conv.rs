@@ -105,6 +105,46 @@ pub static CONV2D_WEIGHT_GRAD_128: KernelSpec = KernelSpec {
     selector: None,
 };
 
+/// Winograd F(2x2, 3x3) weight transform (`common/winograd_params.wgsl`):
+/// bindings weight (read, contiguous `[O, C, 3, 3]`), U (read_write,
+/// `[16, rows, cols]`). Override `FLIP` = 1 for the input gradient (U of
+/// the flipped, transposed weight). Immediates: `WinogradParams`.
+pub static WINOGRAD_WEIGHT: KernelSpec = KernelSpec {
+    file: "conv/winograd_weight.wgsl",
+    entry: "winograd_weight",
+    bindings: &[Read, ReadWrite],
+    immediate_bytes: 76,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
+/// Winograd F(2x2, 3x3) input transform: bindings x (read, through
+/// strides), V (read_write, `[16, C, tiles]`). Immediates: `WinogradParams`.
+pub static WINOGRAD_INPUT: KernelSpec = KernelSpec {
+    file: "conv/winograd_input.wgsl",
+    entry: "winograd_input",
+    bindings: &[Read, ReadWrite],
+    immediate_bytes: 76,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
+/// Winograd F(2x2, 3x3) output transform: bindings M (read, `[16, O,
+/// tiles]`), out (read_write, contiguous NCHW), bias (read, dense `[O]`,
+/// read only with override `HAS_BIAS` = 1); override `ACT_RELU` = 1 for a
+/// ReLU after the bias. Immediates: `WinogradParams`.
+pub static WINOGRAD_OUTPUT: KernelSpec = KernelSpec {
+    file: "conv/winograd_output.wgsl",
+    entry: "winograd_output",
+    bindings: &[Read, ReadWrite, Read],
+    immediate_bytes: 76,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
 /// Every kernel of this family (what the validation test walks).
 pub static ALL: &[&KernelSpec] = &[
     &CONV2D,
@@ -114,4 +154,7 @@ pub static ALL: &[&KernelSpec] = &[
     &CONV2D_INPUT_GRAD_32,
     &CONV2D_WEIGHT_GRAD,
     &CONV2D_WEIGHT_GRAD_128,
+    &WINOGRAD_WEIGHT,
+    &WINOGRAD_INPUT,
+    &WINOGRAD_OUTPUT,
 ];

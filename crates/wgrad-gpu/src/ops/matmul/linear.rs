@@ -111,6 +111,7 @@ impl GpuTensor {
             row_sums: false,
             relu,
             a_relu_mask: None,
+            f32_sums: false,
         };
         let out = self.product(&a, weight, &b, &shapes, OP, extras)?;
         // The product's contiguous [rows, out] (or [batch.., rows, out]) is

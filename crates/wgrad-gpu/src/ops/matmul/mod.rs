@@ -77,6 +77,19 @@ impl GpuTensor {
         self.matmul_t_forced(other, trans_a, trans_b, None, false)
     }
 
+    /// [`matmul`](Self::matmul) of two contiguous batches of matrices on
+    /// the f32 kernels whatever the matmul precision (the Winograd
+    /// convolutions' product).
+    pub(crate) fn matmul_f32_sums(&self, other: &GpuTensor) -> Result<GpuTensor> {
+        const OP: &str = "matmul";
+        let shapes = checks::matmul::matmul(OP, self.shape(), other.shape())?;
+        let extras = Extras {
+            f32_sums: true,
+            ..Extras::default()
+        };
+        self.product(&self.layout, other, &other.layout, &shapes, OP, extras)
+    }
+
     /// [`matmul_t`](Self::matmul_t) of F32 operands whose values are all
     /// float16 values (widened F16 tensors): rounding them to f16 changes
     /// nothing, so large products may run on the f16 tensor cores (f32
@@ -156,6 +169,7 @@ impl GpuTensor {
             row_sums: false,
             relu: false,
             a_relu_mask: None,
+            f32_sums: false,
         };
         self.product(&a, other, &b, &shapes, op, extras)
     }
@@ -299,6 +313,7 @@ impl GpuTensor {
         let coop = coop_ok
             && !row_sums
             && extras.a_relu_mask.is_none()
+            && !extras.f32_sums
             && (extras.f16_operands || matmul_precision() == MatmulPrecision::Medium);
         // Partial sums of all splits must fit one binding.
         let max_floats = limits
@@ -435,6 +450,10 @@ struct Extras<'a> {
     /// masked by ReLU's gradient as it loads (A_RELU_MASK; never with a
     /// bias; keeps the product off the tensor-core kernel).
     a_relu_mask: Option<&'a GpuTensor>,
+    /// Keep the product on the f32 kernels whatever the matmul precision
+    /// (a convolution's Winograd product, which the implicit-GEMM
+    /// convolutions it stands in for never put on the tensor cores).
+    f32_sums: bool,
 }
 
 /// The bias view `t` with the offset and column stride the kernels index it
