@@ -15,8 +15,11 @@ use super::conv::{
     FILL_GROUPS, K_STEP, MAX_SPLITS, MIN_SPLIT_K, check_geometry, check_operand, dispatch,
     gemm_params, pick_tile, strided,
 };
+use super::conv_winograd::Winograd;
 use crate::GpuTensor;
 use crate::params::{self, SumSplitsParams};
+
+const WEIGHT_GRAD: &str = "conv2d_weight_grad";
 
 impl GpuTensor {
     /// The weight gradient of [`conv2d`](Self::conv2d): `input` of
@@ -29,6 +32,9 @@ impl GpuTensor {
         grad_out: &GpuTensor,
         geometry: &Conv2dGeometry,
     ) -> Result<GpuTensor> {
+        if let Some(plan) = winograd_plan(input, grad_out, geometry)? {
+            return plan.weight_grad(WEIGHT_GRAD, input, grad_out);
+        }
         Self::conv2d_weight_grad_variant(input, grad_out, geometry, 0, 0)
     }
 
@@ -46,6 +52,10 @@ impl GpuTensor {
         // 128 wide) against a pass over grad_out.
         const PASS_MACS: usize = 1 << 26;
         let g = geometry;
+        if let Some(plan) = winograd_plan(input, grad_out, g)? {
+            let weight = plan.weight_grad(WEIGHT_GRAD, input, grad_out)?;
+            return Ok((weight, grad_out.sum(&[0, 2, 3], false)?));
+        }
         let taps = g.in_per_group() * g.kernel_hw[0] * g.kernel_hw[1];
         let pixels = g.batch * g.output_hw[0] * g.output_hw[1];
         let column_macs = g.out_channels.saturating_mul(pixels).saturating_mul(128);
@@ -92,6 +102,19 @@ impl GpuTensor {
     }
 }
 
+/// The Winograd weight gradient of `g` where it applies and pays (see
+/// `conv_winograd.rs`), after the checks every path makes.
+fn winograd_plan(
+    input: &GpuTensor,
+    grad_out: &GpuTensor,
+    g: &Conv2dGeometry,
+) -> Result<Option<Winograd>> {
+    check_geometry(WEIGHT_GRAD, g)?;
+    check_operand(WEIGHT_GRAD, input, input, "input", g.input_shape())?;
+    check_operand(WEIGHT_GRAD, input, grad_out, "grad_out", g.output_shape())?;
+    Ok(Winograd::forward(g).filter(|w| w.pays(input)))
+}
+
 /// The weight gradient and, with `with_bias`, the bias gradient (a view
 /// after it in the same buffer; `Some` exactly when `with_bias`).
 fn weight_grad(
@@ -102,7 +125,7 @@ fn weight_grad(
     tile: usize,
     with_bias: bool,
 ) -> Result<(GpuTensor, Option<GpuTensor>)> {
-    const OP: &str = "conv2d_weight_grad";
+    const OP: &str = WEIGHT_GRAD;
     let g = geometry;
     check_geometry(OP, g)?;
     check_operand(OP, input, input, "input", g.input_shape())?;

@@ -1,8 +1,9 @@
-//! Winograd F(2x2, 3x3) convolutions: the forward and the input gradient of
-//! a 3x3, stride-1, undilated, ungrouped `conv2d` with many channels, in 16
-//! products of `[C_out, C_in] x [C_in, tiles]` instead of one of 9 times
-//! the inner size (2.25x fewer multiply-adds), between three transform
-//! passes (`kernels/conv/winograd_*.wgsl`, whose header gives the algebra):
+//! Winograd F(2x2, 3x3) convolutions: the forward, input gradient and
+//! weight gradient of a 3x3, stride-1, undilated, ungrouped `conv2d` with
+//! many channels, each as 16 products (`[C_out, C_in] x [C_in, tiles]`, or
+//! `[C_out, tiles] x [tiles, C_in]` for the weight gradient) instead of one
+//! of 9 times the size (2.25x fewer multiply-adds), between transform
+//! passes (`kernels/conv/winograd_*.wgsl`, whose headers give the algebra):
 //!
 //! | pass | reads | writes |
 //! |---|---|---|
@@ -10,6 +11,9 @@
 //! | input transform | input (through its strides) | V `[16, C_in, tiles]` |
 //! | product (`matmul`, f32 kernels) | U, V | M `[16, C_out, tiles]` |
 //! | output transform (+ bias, ReLU) | M | output |
+//! | weight gradient: output-gradient transform | grad_out (strided) | dM `[16, C_out, tiles]` |
+//! | weight gradient: product | dM, V | dU `[16, C_out, C_in]` |
+//! | weight gradient: back-transform | dU | weight gradient |
 //!
 //! Tiles are 2 x 2 output blocks, so V and M take 4x the input's and the
 //! output's memory: the workspace is what the implicit GEMM avoids, and it
@@ -23,6 +27,12 @@
 //! The input gradient of such a conv is the same correlation of the output
 //! gradient with the flipped, transposed weight and padding `2 - pad`, so
 //! it takes this path too (the weight transform's `FLIP`).
+//!
+//! H100, batch 32 (`conv::bench_conv_throughput`, docs/BENCHMARKS.md): at
+//! 128 channels 28x28 each pass takes 0.20-0.22 ms against 0.25-0.33 ms
+//! implicit; below 64 channels the products' short inner size loses (the
+//! MNIST net's 32 -> 64: 14.1 against 17.4 TFLOP/s forward), hence
+//! `MIN_CHANNELS`.
 
 use wgrad_core::checks::conv::{self, Conv2dArgs, Conv2dGeometry};
 use wgrad_core::{DType, Error, Result};
@@ -131,6 +141,71 @@ impl Winograd {
             && plane(self.channels.max(self.out_channels)) <= binding
     }
 
+    /// The immediates every pass shares (`total` left 0), `src` being the
+    /// tensor the input transform reads.
+    fn params(&self, op: &'static str, src: &GpuTensor) -> Result<WinogradParams> {
+        let u = |what: &str, v: usize| params::to_u32(op, what, v);
+        let [tiles_h, tiles_w] = self.tiles_hw();
+        let tiles = self.tiles();
+        u(
+            "Winograd workspace",
+            POINTS * self.channels.max(self.out_channels) * tiles,
+        )?;
+        u("weight size", POINTS * self.channels * self.out_channels)?;
+        // The kernels' signed tile origins.
+        for axis in 0..2 {
+            let reach = self.in_hw[axis].max(2 * self.tiles_hw()[axis] + 4) + self.pad[axis];
+            if i32::try_from(reach).is_err() {
+                return Err(Error::invalid(
+                    op,
+                    format!("spatial extent {reach} exceeds the GPU's 32-bit indexing"),
+                ));
+            }
+        }
+        let (x_offset, x_strides) = strided(op, src)?;
+        Ok(WinogradParams {
+            rows: u("channels", self.out_channels)?,
+            cols: u("channels", self.channels)?,
+            channels: u("channels", self.channels)?,
+            in_h: u("input height", self.in_hw[0])?,
+            in_w: u("input width", self.in_hw[1])?,
+            pad_top: u("padding", self.pad[0])?,
+            pad_left: u("padding", self.pad[1])?,
+            tiles_h: u("tile rows", tiles_h)?,
+            tiles_w: u("tile columns", tiles_w)?,
+            tiles: u("tiles", tiles)?,
+            out_channels: u("channels", self.out_channels)?,
+            out_h: u("output height", self.out_hw[0])?,
+            out_w: u("output width", self.out_hw[1])?,
+            total: 0,
+            x_offset,
+            x_strides,
+        })
+    }
+
+    /// V `[16, channels, tiles]`: the input transform of `src`.
+    fn transform_input(
+        &self,
+        op: &'static str,
+        src: &GpuTensor,
+        base: &WinogradParams,
+    ) -> Result<GpuTensor> {
+        let tiles = self.tiles();
+        let v = src.empty_like_device(op, &[POINTS, self.channels, tiles], DType::F32)?;
+        let threads = self.channels * tiles;
+        src.kernels().dispatch_1d(
+            &families::conv::WINOGRAD_INPUT,
+            &[],
+            &[&src.buffer, &v.buffer],
+            &WinogradParams {
+                total: params::to_u32(op, "Winograd workspace", threads)?,
+                ..*base
+            },
+            threads as u64,
+        )?;
+        Ok(v)
+    }
+
     /// The correlation of `src` with `weight` (`[C_out, C_in, 3, 3]` of the
     /// convolution, any layout) plus `bias` (dense `[out_channels]`) and
     /// ReLU in the output transform.
@@ -148,47 +223,11 @@ impl Winograd {
             &[self.batch, self.out_channels, out_h, out_w],
             DType::F32,
         )?;
-        let tiles = self.tiles();
         if out.numel() == 0 {
             return Ok(out);
         }
-        let u = |what: &str, v: usize| params::to_u32(op, what, v);
-        let [tiles_h, tiles_w] = self.tiles_hw();
-        u(
-            "Winograd workspace",
-            POINTS * self.channels.max(self.out_channels) * tiles,
-        )?;
-        u("weight size", POINTS * self.channels * self.out_channels)?;
-        u("output size", out.numel())?;
-        let (x_offset, x_strides) = strided(op, src)?;
-        let base = WinogradParams {
-            rows: u("channels", self.out_channels)?,
-            cols: u("channels", self.channels)?,
-            channels: u("channels", self.channels)?,
-            in_h: u("input height", self.in_hw[0])?,
-            in_w: u("input width", self.in_hw[1])?,
-            pad_top: u("padding", self.pad[0])?,
-            pad_left: u("padding", self.pad[1])?,
-            tiles_h: u("tile rows", tiles_h)?,
-            tiles_w: u("tile columns", tiles_w)?,
-            tiles: u("tiles", tiles)?,
-            out_channels: u("channels", self.out_channels)?,
-            out_h: u("output height", out_h)?,
-            out_w: u("output width", out_w)?,
-            total: 0,
-            x_offset,
-            x_strides,
-        };
-        // The kernels' signed tile origins.
-        for axis in 0..2 {
-            let reach = self.in_hw[axis].max(2 * self.tiles_hw()[axis] + 4) + self.pad[axis];
-            if i32::try_from(reach).is_err() {
-                return Err(Error::invalid(
-                    op,
-                    format!("spatial extent {reach} exceeds the GPU's 32-bit indexing"),
-                ));
-            }
-        }
+        params::to_u32(op, "output size", out.numel())?;
+        let base = self.params(op, src)?;
         let kernels = src.kernels();
         let weight = weight.contiguous()?;
         let pair = self.channels * self.out_channels;
@@ -204,27 +243,15 @@ impl Winograd {
             &[("FLIP", flip)],
             &[&weight.buffer, &transformed_weight.buffer],
             &WinogradParams {
-                total: u("weight size", pair)?,
+                total: params::to_u32(op, "weight size", pair)?,
                 ..base
             },
             pair as u64,
         )?;
-        let transformed_input =
-            src.empty_like_device(op, &[POINTS, self.channels, tiles], DType::F32)?;
-        let threads = self.channels * tiles;
-        kernels.dispatch_1d(
-            &families::conv::WINOGRAD_INPUT,
-            &[],
-            &[&src.buffer, &transformed_input.buffer],
-            &WinogradParams {
-                total: u("Winograd workspace", threads)?,
-                ..base
-            },
-            threads as u64,
-        )?;
-        let products = transformed_weight.matmul_f32_sums(&transformed_input)?;
+        let transformed_input = self.transform_input(op, src, &base)?;
+        let products = transformed_weight.matmul_t_f32_sums(&transformed_input, false, false)?;
         drop(transformed_input);
-        let threads = self.out_channels * tiles;
+        let threads = self.out_channels * self.tiles();
         let has_bias = if bias.is_some() { 1.0 } else { 0.0 };
         let act = if relu { 1.0 } else { 0.0 };
         // Without a bias its binding takes U (never read).
@@ -234,10 +261,70 @@ impl Winograd {
             &[("HAS_BIAS", has_bias), ("ACT_RELU", act)],
             &[&products.buffer, &out.buffer, bias_buffer],
             &WinogradParams {
-                total: u("output size", threads)?,
+                total: params::to_u32(op, "output size", threads)?,
                 ..base
             },
             threads as u64,
+        )?;
+        Ok(out)
+    }
+
+    /// The weight gradient of the forward `self`: `[C_out, C_in, 3, 3]`
+    /// (contiguous) from `input` and `grad_out` (any layouts), as
+    /// `dW = G^T (sum over tiles of (A dY A^T) * V) G`: the output-gradient
+    /// and input transforms, 16 products `[C_out, tiles] x [tiles, C_in]`
+    /// (K split over the GPU by `matmul`), and the back-transform.
+    pub(super) fn weight_grad(
+        &self,
+        op: &'static str,
+        input: &GpuTensor,
+        grad_out: &GpuTensor,
+    ) -> Result<GpuTensor> {
+        debug_assert_eq!(self.pass, Pass::Forward);
+        let (o, c) = (self.out_channels, self.channels);
+        let out = input.empty_like_device(op, &[o, c, 3, 3], DType::F32)?;
+        if out.numel() == 0 {
+            return Ok(out);
+        }
+        if self.tiles() == 0 {
+            out.fill_words(0.0f32.to_bits())?;
+            return Ok(out);
+        }
+        params::to_u32(op, "weight size", out.numel())?;
+        let base = self.params(op, input)?;
+        let kernels = input.kernels();
+        let transformed_input = self.transform_input(op, input, &base)?;
+        let tiles = self.tiles();
+        let grad_m = input.empty_like_device(op, &[POINTS, o, tiles], DType::F32)?;
+        let (dy_offset, dy_strides) = strided(op, grad_out)?;
+        let threads = o * tiles;
+        kernels.dispatch_1d(
+            &families::conv::WINOGRAD_GRAD_OUTPUT,
+            &[],
+            &[&grad_out.buffer, &grad_m.buffer],
+            &WinogradParams {
+                channels: base.out_channels,
+                in_h: base.out_h,
+                in_w: base.out_w,
+                x_offset: dy_offset,
+                x_strides: dy_strides,
+                total: params::to_u32(op, "Winograd workspace", threads)?,
+                ..base
+            },
+            threads as u64,
+        )?;
+        let grad_u = grad_m.matmul_t_f32_sums(&transformed_input, false, true)?;
+        drop((grad_m, transformed_input));
+        let pair = o * c;
+        kernels.dispatch_1d(
+            &families::conv::WINOGRAD_WEIGHT_GRAD,
+            &[],
+            &[&grad_u.buffer, &out.buffer],
+            &WinogradParams {
+                total: params::to_u32(op, "weight size", pair)?,
+                ..base
+            },
+            pair as u64,
         )?;
         Ok(out)
     }
@@ -292,14 +379,32 @@ impl GpuTensor {
     }
 }
 
+impl GpuTensor {
+    /// [`conv2d_weight_grad`](Self::conv2d_weight_grad) forced onto the
+    /// Winograd path (see [`conv2d_winograd`](Self::conv2d_winograd)).
+    #[doc(hidden)]
+    pub fn conv2d_weight_grad_winograd(
+        input: &GpuTensor,
+        grad_out: &GpuTensor,
+        geometry: &Conv2dGeometry,
+    ) -> Result<GpuTensor> {
+        const OP: &str = "conv2d_weight_grad_winograd";
+        check_geometry(OP, geometry)?;
+        check_operand(OP, input, input, "input", geometry.input_shape())?;
+        check_operand(OP, input, grad_out, "grad_out", geometry.output_shape())?;
+        let plan = Winograd::forward(geometry).ok_or_else(|| not_winograd(OP, geometry))?;
+        plan.weight_grad(OP, input, grad_out)
+    }
+}
+
 fn not_winograd(op: &'static str, g: &Conv2dGeometry) -> Error {
     let a = &g.args;
     Error::invalid(
         op,
         format!(
-            "the Winograd path takes 3x3 kernels with stride 1, dilation 1, groups 1 and at most 2 \
-             rows and columns of padding before the input; got kernel {:?}, stride {:?}, dilation \
-             {:?}, groups {}, padding {:?}",
+            "the Winograd path takes 3x3 kernels with stride 1, dilation 1 and groups 1 (its \
+             input gradient also at most 2 rows and columns of padding before the input); got \
+             kernel {:?}, stride {:?}, dilation {:?}, groups {}, padding {:?}",
             g.kernel_hw, a.stride, a.dilation, a.groups, a.padding
         ),
     )

@@ -136,6 +136,8 @@ fn cases() -> Vec<Case> {
             conv::WINOGRAD_WEIGHT,
             conv::WINOGRAD_INPUT,
             conv::WINOGRAD_OUTPUT,
+            conv::WINOGRAD_GRAD_OUTPUT,
+            conv::WINOGRAD_WEIGHT_GRAD,
         ],
         AttentionParams => [
             attention::ATTENTION_FORWARD,

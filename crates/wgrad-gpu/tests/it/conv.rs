@@ -256,7 +256,7 @@ fn case(input: [usize; 4], weight: [usize; 4], args: Conv2dArgs, views: Views) {
     winograd_case(
         &g,
         [&gx, &gw, &gdy, &gbias],
-        [&out, &out_biased, &dx],
+        [&out, &out_biased, &dx, &dw],
         &what,
     );
     let got = GpuTensor::conv2d_weight_grad(&gx, &gdy, &g).unwrap();
@@ -292,7 +292,7 @@ fn case(input: [usize; 4], weight: [usize; 4], args: Conv2dArgs, views: Views) {
 fn winograd_case(
     g: &Conv2dGeometry,
     [gx, gw, gdy, gbias]: [&GpuTensor; 4],
-    [out, out_biased, dx]: [&[f64]; 3],
+    [out, out_biased, dx, dw]: [&[f64]; 4],
     what: &str,
 ) {
     let a = &g.args;
@@ -331,6 +331,13 @@ fn winograd_case(
         bits(&relu),
         bits(&want),
         "forward with bias and relu, {what}"
+    );
+    let weight_grad = GpuTensor::conv2d_weight_grad_winograd(gx, gdy, g).unwrap();
+    check(
+        &weight_grad,
+        g.weight_shape(),
+        dw,
+        &format!("weight grad, {what}"),
     );
     let input_grad = GpuTensor::conv2d_input_grad_winograd(gdy, gw, g);
     if a.padding[0][0] > 2 || a.padding[1][0] > 2 {
@@ -579,7 +586,7 @@ fn bench_conv_throughput() {
         ("mnist 32->64", [64, 32, 26, 26], [64, 32, 3, 3], d),
     ];
     println!(
-        "{:<16} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}   (TFLOP/s of the direct sum; auto ms)",
+        "{:<16} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}   (TFLOP/s of the direct sum; auto ms)",
         "case",
         "fwd64",
         "fwd128",
@@ -589,6 +596,7 @@ fn bench_conv_throughput() {
         "dxW",
         "dw64",
         "dw128",
+        "dwW",
         "fwd ms",
         "dx ms",
         "dw ms"
@@ -632,12 +640,15 @@ fn bench_conv_throughput() {
             time(&|| drop(GpuTensor::conv2d_weight_grad_variant(&x, &dy, &g, 0, 64).unwrap()));
         let w128 =
             time(&|| drop(GpuTensor::conv2d_weight_grad_variant(&x, &dy, &g, 0, 128).unwrap()));
+        let ww = GpuTensor::conv2d_weight_grad_winograd(&x, &dy, &g)
+            .is_ok()
+            .then(|| time(&|| drop(GpuTensor::conv2d_weight_grad_winograd(&x, &dy, &g).unwrap())));
         let tw = time(&|| drop(GpuTensor::conv2d_weight_grad(&x, &dy, &g).unwrap()));
         let tf = time(&|| drop(x.conv2d(&w, &a).unwrap()));
         let tx = time(&|| drop(GpuTensor::conv2d_input_grad(&dy, &w, &g).unwrap()));
         let rate = |t: f64| flops / t / 1e12;
         println!(
-            "{name:<16} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.3} {:>8.3} {:>8.3}",
+            "{name:<16} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.3} {:>8.3} {:>8.3}",
             rate(f64_),
             rate(f128),
             fw.map_or(0.0, rate),
@@ -646,6 +657,7 @@ fn bench_conv_throughput() {
             xw.map_or(0.0, rate),
             rate(w64),
             rate(w128),
+            ww.map_or(0.0, rate),
             tf * 1e3,
             tx * 1e3,
             tw * 1e3

@@ -562,6 +562,36 @@ fn bench_matmul_throughput() {
         ("T2 proj dW", &[8192, 384], &[8192, 384], true, false),
         ("T2 fc dW", &[8192, 1536], &[8192, 384], true, false),
         ("T2 fc2 dW", &[8192, 384], &[8192, 1536], true, false),
+        // The Winograd convolutions' 16 products (batch 32, 3x3): forward
+        // and input gradient U @ V, weight gradient dM @ V^T.
+        (
+            "wino 64ch 56 fwd",
+            &[16, 64, 64],
+            &[16, 64, 25088],
+            false,
+            false,
+        ),
+        (
+            "wino 128ch 28 fwd",
+            &[16, 128, 128],
+            &[16, 128, 6272],
+            false,
+            false,
+        ),
+        (
+            "wino 256ch 14 fwd",
+            &[16, 256, 256],
+            &[16, 256, 1568],
+            false,
+            false,
+        ),
+        (
+            "wino 128ch 28 dW",
+            &[16, 128, 6272],
+            &[16, 128, 6272],
+            false,
+            true,
+        ),
     ];
     let variants: &[(&str, &str, usize)] = &[
         ("auto", "auto", 0),

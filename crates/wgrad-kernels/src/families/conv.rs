@@ -145,6 +145,32 @@ pub static WINOGRAD_OUTPUT: KernelSpec = KernelSpec {
     selector: None,
 };
 
+/// Winograd F(2x2, 3x3) output-gradient transform, for the weight
+/// gradient: bindings grad_out (read, through strides), dM (read_write,
+/// `[16, C_out, tiles]`). Immediates: `WinogradParams`.
+pub static WINOGRAD_GRAD_OUTPUT: KernelSpec = KernelSpec {
+    file: "conv/winograd_grad_output.wgsl",
+    entry: "winograd_grad_output",
+    bindings: &[Read, ReadWrite],
+    immediate_bytes: 76,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
+/// Winograd F(2x2, 3x3) weight-gradient back-transform: bindings dU (read,
+/// `[16, C_out, C_in]`), weight gradient (read_write, contiguous
+/// `[C_out, C_in, 3, 3]`). Immediates: `WinogradParams`.
+pub static WINOGRAD_WEIGHT_GRAD: KernelSpec = KernelSpec {
+    file: "conv/winograd_weight_grad.wgsl",
+    entry: "winograd_weight_grad",
+    bindings: &[Read, ReadWrite],
+    immediate_bytes: 76,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
 /// Every kernel of this family (what the validation test walks).
 pub static ALL: &[&KernelSpec] = &[
     &CONV2D,
@@ -157,4 +183,6 @@ pub static ALL: &[&KernelSpec] = &[
     &WINOGRAD_WEIGHT,
     &WINOGRAD_INPUT,
     &WINOGRAD_OUTPUT,
+    &WINOGRAD_GRAD_OUTPUT,
+    &WINOGRAD_WEIGHT_GRAD,
 ];

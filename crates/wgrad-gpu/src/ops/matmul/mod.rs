@@ -77,17 +77,23 @@ impl GpuTensor {
         self.matmul_t_forced(other, trans_a, trans_b, None, false)
     }
 
-    /// [`matmul`](Self::matmul) of two contiguous batches of matrices on
-    /// the f32 kernels whatever the matmul precision (the Winograd
-    /// convolutions' product).
-    pub(crate) fn matmul_f32_sums(&self, other: &GpuTensor) -> Result<GpuTensor> {
-        const OP: &str = "matmul";
-        let shapes = checks::matmul::matmul(OP, self.shape(), other.shape())?;
+    /// [`matmul_t`](Self::matmul_t) on the f32 kernels whatever the matmul
+    /// precision (the Winograd convolutions' products).
+    pub(crate) fn matmul_t_f32_sums(
+        &self,
+        other: &GpuTensor,
+        trans_a: bool,
+        trans_b: bool,
+    ) -> Result<GpuTensor> {
+        const OP: &str = "matmul_t";
+        let a = checks::matmul::operand_layout(OP, &self.layout, trans_a)?;
+        let b = checks::matmul::operand_layout(OP, &other.layout, trans_b)?;
+        let shapes = checks::matmul::matmul(OP, a.shape(), b.shape())?;
         let extras = Extras {
             f32_sums: true,
             ..Extras::default()
         };
-        self.product(&self.layout, other, &other.layout, &shapes, OP, extras)
+        self.product(&a, other, &b, &shapes, OP, extras)
     }
 
     /// [`matmul_t`](Self::matmul_t) of F32 operands whose values are all
