@@ -45,7 +45,8 @@ fn every_spec_compiles_to_spirv() {
 /// The epilogues the 0/1 overrides switch on (the bias of `linear` and
 /// `conv2d`, `HAS_BIAS`; the ones column of the weight gradients that
 /// yields the bias gradient, `ONES_COLUMN`; a following ReLU, `ACT_RELU`;
-/// the attention's `ROWS_OUTER` and `GRADS_AS_INPUTS` layouts)
+/// the attention's `ROWS_OUTER` and `GRADS_AS_INPUTS` layouts; the
+/// Winograd weight transform's `FLIP`)
 /// through the SPIR-V writer too,
 /// with the other 0/1 overrides set as well: the defaults leave them off.
 #[test]
@@ -59,7 +60,7 @@ fn epilogue_overrides_compile_to_spirv() {
                 .iter()
                 .any(|(_, o)| o.name.as_deref() == Some(name))
         };
-        if !has("HAS_BIAS") && !has("ONES_COLUMN") && !has("ROWS_OUTER") {
+        if !has("HAS_BIAS") && !has("ONES_COLUMN") && !has("ROWS_OUTER") && !has("FLIP") {
             continue;
         }
         let mut constants = naga::back::PipelineConstants::default();
@@ -74,6 +75,7 @@ fn epilogue_overrides_compile_to_spirv() {
             "WIDE_FAST",
             "ROWS_OUTER",
             "GRADS_AS_INPUTS",
+            "FLIP",
         ] {
             if has(name) {
                 constants.insert(name.to_string(), 1.0);
@@ -103,7 +105,9 @@ fn epilogue_overrides_compile_to_spirv() {
             "matmul_skinny",
             "matmul_thin",
             "sum_splits",
-            "sum_splits_tree"
+            "sum_splits_tree",
+            "winograd_output",
+            "winograd_weight"
         ]
     );
 }
