@@ -249,11 +249,21 @@ impl Tensor {
         }
         expect_f32(op, self)?;
         normalize_axes(op, axes, self.rank())?;
-        if p == f32::INFINITY {
-            return self.abs()?.max(axes, keepdim);
-        }
-        if p == f32::NEG_INFINITY {
-            return self.abs()?.min(axes, keepdim);
+        if p.is_infinite() {
+            // One node, not abs then amax/amin: its gradient treats NaN as
+            // linalg.vector_norm's does (see `norm_grad`), not as amax's.
+            let abs = self.storage().unary(UnaryOp::Abs)?;
+            let out = if p > 0.0 {
+                abs.max(axes, keepdim)?
+            } else {
+                abs.min(axes, keepdim)?
+            };
+            let node = MathOp::Norm {
+                p,
+                axes: axes.to_vec(),
+                keepdim,
+            };
+            return Ok(Tensor::record(out, Op::Math(node), &[self]));
         }
         if p == 1.0 {
             return self.abs()?.sum(axes, keepdim);

@@ -227,6 +227,25 @@ fn norm_grad(
     }
     let x = (at.input)(0)?;
     let out = (at.output)()?;
+    if p.is_infinite() {
+        // PyTorch's norm_backward for p = +-inf: the gradient shared evenly
+        // between the elements whose |x| is the norm or NaN, times sign(x)
+        // (0 at NaN): a NaN norm sends 0 everywhere, where amax's rule
+        // would send NaN.
+        let abs = x.unary(UnaryOp::Abs)?;
+        let norm = expand_reduced(&out, &shape, axes, keepdim)?;
+        let picked = abs
+            .compare(&norm, CompareOp::Eq)?
+            .cast(DType::F32)?
+            .binary(
+                &abs.compare(&abs, CompareOp::Ne)?.cast(DType::F32)?,
+                BinaryOp::Maximum,
+            )?;
+        let count = picked.sum(axes, true)?;
+        let share = expand_reduced(g, &shape, axes, keepdim)?.binary(&count, BinaryOp::Div)?;
+        let sign = x.unary(UnaryOp::Sign)?;
+        return sign.binary(&share.binary(&picked, BinaryOp::Mul)?, BinaryOp::Mul);
+    }
     if p == 2.0 {
         let scale = expand_reduced(&masked_ratio(g, &out)?, &shape, axes, keepdim)?;
         return x.binary(&scale, BinaryOp::Mul);

@@ -333,6 +333,16 @@ fn std_and_norm_edge_cases() {
             .backward()
             .unwrap();
         assert_eq!(vals(&x.grad().unwrap()), [0.0, -0.5, 0.5], "on {d}");
+        // A NaN makes the +-inf norm NaN, and its gradient, unlike amax's,
+        // goes to the NaN times sign(NaN) = 0: zeros everywhere
+        // (torch.linalg.vector_norm([[1, -2], [nan, 3]], +-inf, dim=(0, 1))).
+        for p in [f32::INFINITY, f32::NEG_INFINITY] {
+            let x = leaf(&[1.0, -2.0, f32::NAN, 3.0], &[2, 2], &d);
+            let n = x.norm(p, &[-2, 1], false).unwrap();
+            assert!(vals(&n)[0].is_nan(), "p {p} on {d}");
+            n.backward().unwrap();
+            assert_eq!(vals(&x.grad().unwrap()), [0.0; 4], "p {p} on {d}");
+        }
         // Empty: the 2-norm of nothing is 0; std of one element is NaN.
         assert_eq!(
             vals(&f(&[], &[0], &d).norm(2.0, &[], false).unwrap()),
