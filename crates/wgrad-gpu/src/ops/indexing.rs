@@ -27,6 +27,24 @@ impl GpuTensor {
         let (a, out_shape) = checks::indexing::index_select(OP, axis, self.shape(), index.shape())?;
         let out = self.empty_like_device(OP, &out_shape, self.dtype)?;
         if out.numel() == 0 {
+            if index.numel() > 0 {
+                // The output is empty (another dim is 0), but PyTorch still
+                // rejects an index outside the axis: the kernel checks each
+                // index once, selecting from a stand-in source of that axis
+                // (stride 0, so it reads element 0 of the bound buffer) into
+                // scratch.
+                let axis_size = self.shape()[a];
+                let stand_in = wgrad_core::Layout::contiguous(&[1]).expand(&[axis_size])?;
+                let scratch = self.empty_like_device(OP, &[index.numel()], self.dtype)?;
+                let p = IndexSelectParams::new(OP, 0, &stand_in, &index.layout, scratch.shape())?;
+                self.kernels().dispatch_1d(
+                    &families::movement::INDEX_SELECT,
+                    &[],
+                    &[&self.buffer, &index.buffer, &scratch.buffer],
+                    &p,
+                    scratch.numel() as u64,
+                )?;
+            }
             return Ok(out);
         }
         let p = IndexSelectParams::new(OP, a, &self.layout, &index.layout, &out_shape)?;

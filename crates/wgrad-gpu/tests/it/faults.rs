@@ -80,3 +80,29 @@ fn first_fault_wins_within_one_kernel_family_too() {
         other => panic!("expected IndexOutOfRange, got {other}"),
     }
 }
+
+#[test]
+fn index_select_checks_indices_even_when_its_output_is_empty() {
+    // torch.index_select(torch.empty(0, 1), -1, tensor([0, 5])) raises:
+    // the index is checked against the axis though no element is selected.
+    let Some(gpu) = own_gpu() else { return };
+    for (shape, axis, size) in [([0usize, 1], 1, 1i32), ([2, 0], 0, 2), ([0, 0], 1, 0)] {
+        let src = GpuTensor::zeros(&gpu, &shape, DType::F32).unwrap();
+        let bad = GpuTensor::from_vec(&gpu, vec![0i32, 5], &[2]).unwrap();
+        let out = src.index_select(axis, &bad).unwrap();
+        assert_eq!(out.numel(), 0);
+        match gpu.synchronize().unwrap_err() {
+            Error::IndexOutOfRange { op, index, size: s } => {
+                let first_bad = if size == 0 { 0 } else { 5 };
+                assert_eq!((op, index, s as i32), ("index_select", first_bad, size));
+            }
+            other => panic!("expected IndexOutOfRange, got {other}"),
+        }
+        // In range: no fault.
+        if size > 0 {
+            let good = GpuTensor::from_vec(&gpu, vec![0i32, size - 1], &[2]).unwrap();
+            drop(src.index_select(axis, &good).unwrap());
+            gpu.synchronize().unwrap();
+        }
+    }
+}
