@@ -220,26 +220,41 @@ fn normalization_errors_follow_pytorch() {
 }
 
 /// A transposed convolution whose padding takes its whole output along a
-/// dim is an error naming the padding, as in PyTorch's general path
-/// (`slow_conv_transpose2d`: "Output size is too small"; its oneDNN path
-/// returns an empty tensor for some of these shapes, e.g.
-/// `F.conv_transpose2d(x[2, 2, 2, 3], w[2, 1, 1, 2], stride=(2, 1),
-/// padding=(1, 2))`, and errors for others: wgrad takes the one rule).
+/// dim, as PyTorch's CPU computes it: an empty result (with zero
+/// gradients) on its oneDNN path, which takes a batch of more than one or
+/// groups; an error naming the padding on `slow_conv_transpose2d`, which
+/// takes one ungrouped image ("Output size is too small"). PyTorch 2.15:
+/// `F.conv_transpose2d(x[2, 2, 2, 3], w[2, 1, 1, 2], b, stride=(2, 1),
+/// padding=(1, 2))` is `[2, 1, 1, 0]`, x[1, 2, 2, 3] raises.
 #[test]
-fn transposed_convolution_without_output_is_an_error() {
+fn transposed_convolution_without_output_is_empty_or_an_error_as_in_pytorch() {
     let args = ConvTranspose2dArgs {
         stride: [2, 1],
         padding: [1, 2],
         ..Default::default()
     };
     for d in devices() {
+        let leaf = |shape: &[usize]| zeros(shape, &d).with_requires_grad(true).unwrap();
+        let (x, w, b) = (leaf(&[2, 2, 2, 3]), leaf(&[2, 1, 1, 2]), leaf(&[1]));
+        let y = x.conv_transpose2d(&w, Some(&b), &args).unwrap();
+        assert_eq!(y.shape(), &[2, 1, 1, 0], "on {d}");
+        y.sum_all().unwrap().backward().unwrap();
+        for (t, what) in [(&x, "x"), (&w, "weight"), (&b, "bias")] {
+            let g = t.grad().unwrap().to_vec_f32().unwrap();
+            assert!(g.iter().all(|&v| v == 0.0), "{what} grad on {d}: {g:?}");
+        }
+        let grouped = ConvTranspose2dArgs { groups: 2, ..args };
+        let y = zeros(&[1, 2, 2, 3], &d)
+            .conv_transpose2d(&zeros(&[2, 1, 1, 2], &d), None, &grouped)
+            .unwrap();
+        assert_eq!(y.shape(), &[1, 2, 1, 0], "on {d}");
         fails_with(
-            "transposed output size 0",
-            zeros(&[2, 2, 2, 3], &d).conv_transpose2d(&zeros(&[2, 1, 1, 2], &d), None, &args),
+            "transposed output size 0, one ungrouped image",
+            zeros(&[1, 2, 2, 3], &d).conv_transpose2d(&zeros(&[2, 1, 1, 2], &d), None, &args),
             &[
                 "conv_transpose2d",
                 "padding [1, 2]",
-                "[2, 2, 2, 3]",
+                "[1, 2, 2, 3]",
                 "no output",
             ],
         );
