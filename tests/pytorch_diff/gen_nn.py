@@ -765,6 +765,111 @@ def g_rnn():
     return ins, p, run, mod
 
 
+# ------------------------------------------------- attention modules -----
+def attn_masks(p, ins, N, H, L, S, unb, allow_3d=True):
+    """Appends a random key_padding_mask and attn_mask (bool or float, 2-D
+    or 3-D, or the causal one) to ins; records their kinds in p."""
+    kpm = R.choice([None, None, "bool", "float"])
+    if kpm:
+        shape = [S] if unb else [N, S]
+        ins.append(Inp(shape, "bool", grad=False, view="c") if kpm == "bool" else fi(shape, grad=False, view="c"))
+    choices = [None, None, "bool", "float", "causal"] + (["bool3", "float3"] if allow_3d else [])
+    am = R.choice(choices)
+    if am == "causal" and L != S:
+        am = "bool"
+    if am == "causal":
+        ins.append(Inp([L, L], values=torch.triu(torch.full((L, L), float("-inf")), 1).numpy(), grad=False, view="c"))
+    elif am:
+        shape = [L, S] if not am.endswith("3") else [H if unb else N * H, L, S]
+        ins.append(Inp(shape, "bool", grad=False, view="c") if am.startswith("bool") else fi(shape, grad=False, view="c"))
+    p.update(kpm=kpm, am=am, causal=am == "causal")
+
+
+def split_masks(t, p, first):
+    kpm = t[first] if p["kpm"] else None
+    am = t[first + (1 if p["kpm"] else 0)] if p["am"] else None
+    return kpm, am
+
+
+@kind("mha", 3)
+def g_mha():
+    H = R.choice([1, 2, 3])
+    E = H * R.choice([1, 2, 3])
+    bias = R.random() < 0.7
+    bf = R.random() < 0.5
+    unb = R.random() < 0.2
+    N, L = R.randint(1, 3), R.randint(1, 4)
+    self_attn = R.random() < 0.4
+    S = L if self_attn else R.randint(1, 4)
+    mod = nn.MultiheadAttention(E, H, dropout=0.0, bias=bias, batch_first=bf)
+    randomize(mod, 0.5)
+
+    def shp(T):
+        if unb:
+            return [T, E]
+        return [N, T, E] if bf else [T, N, E]
+
+    ins = [fi(shp(L))]
+    if not self_attn:
+        ins += [fi(shp(S)), fi(shp(S))]
+    p = {"op": "mha", "E": E, "H": H, "bias": bias, "batch_first": bf, "self": self_attn,
+         "nw": R.random() < 0.6, "avg": R.random() < 0.6}
+    attn_masks(p, ins, N, H, L, S, unb)
+
+    def run(t, p):
+        q = t[0]
+        k, v = (q, q) if p["self"] else (t[1], t[2])
+        kpm, am = split_masks(t, p, 1 if p["self"] else 3)
+        o, w = mod(q, k, v, key_padding_mask=kpm, need_weights=p["nw"], attn_mask=am,
+                   average_attn_weights=p["avg"], is_causal=p["causal"])
+        return (o, w) if w is not None else (o,)
+    return ins, p, run, mod
+
+
+@kind("tlayer", 3)
+def g_tlayer():
+    H = R.choice([1, 2])
+    E = H * R.choice([2, 3])
+    F_ = R.randint(1, 6)
+    dec = R.random() < 0.4
+    bf = R.random() < 0.5
+    nf = R.random() < 0.5
+    act = R.choice(["relu", "gelu"])
+    bias = R.random() < 0.8
+    eps = R.choice([1e-5, 1e-3])
+    kw = dict(dim_feedforward=F_, dropout=0.0, activation=act, layer_norm_eps=eps, batch_first=bf,
+              norm_first=nf, bias=bias)
+    mod = (nn.TransformerDecoderLayer if dec else nn.TransformerEncoderLayer)(E, H, **kw)
+    randomize(mod, 0.5)
+    unb = R.random() < 0.15
+    N, L = R.randint(1, 3), R.randint(1, 4)
+
+    def shp(T):
+        if unb:
+            return [T, E]
+        return [N, T, E] if bf else [T, N, E]
+
+    p = {"op": "decoder" if dec else "encoder", "E": E, "H": H, "F": F_, "batch_first": bf, "norm_first": nf,
+         "act": act, "bias": bias, "eps": eps}
+    ins = [fi(shp(L))]
+    if dec:
+        S = R.randint(1, 4)
+        ins.append(fi(shp(S)))
+    # Masks of the (first) self-attention only.
+    attn_masks(p, ins, N, H, L, L, unb, allow_3d=False)
+    if p["kpm"] == "float" or p["am"] == "float":
+        # PyTorch's layers take bool or float masks of one kind only.
+        p["kpm"] = p["kpm"] and "bool"
+
+    def run(t, p):
+        first = 2 if p["op"] == "decoder" else 1
+        kpm, am = split_masks(t, p, first)
+        if p["op"] == "decoder":
+            return mod(t[0], t[1], tgt_mask=am, tgt_key_padding_mask=kpm, tgt_is_causal=p["causal"])
+        return mod(t[0], src_mask=am, src_key_padding_mask=kpm, is_causal=p["causal"])
+    return ins, p, run, mod
+
+
 # ------------------------------------------------------------- driver ----
 def make_case(cid, k):
     f, _ = GEN[k]

@@ -496,8 +496,76 @@ fn run_op(kind: &str, p: &Value, t: &[Tensor], case: &Value, dev: &Device) -> Re
                 _ => unreachable!("{op}"),
             }
         }
+        "mha" => {
+            let m = MultiheadAttention::new(
+                pu(p, "E"),
+                pu(p, "H"),
+                0.0,
+                pb(p, "bias"),
+                pb(p, "batch_first"),
+                dev,
+            )?;
+            let named = m.named_parameters();
+            load(&named, case, dev)?;
+            let q = &t[0];
+            let (k, v) = if pb(p, "self") { (q, q) } else { (&t[1], &t[2]) };
+            let (kpm, am) = split_masks(p, t, if pb(p, "self") { 1 } else { 3 });
+            let opts = AttentionOptions {
+                key_padding_mask: kpm,
+                need_weights: pb(p, "nw"),
+                attn_mask: am,
+                average_attn_weights: pb(p, "avg"),
+                is_causal: pb(p, "causal"),
+            };
+            let (o, w) = m.forward_attention(q, k, v, &opts)?;
+            let mut outs = vec![o];
+            outs.extend(w);
+            Ok((outs, named))
+        }
+        "tlayer" => {
+            let mut o = TransformerOptions::new(pu(p, "E"), pu(p, "H"));
+            o.dim_feedforward = pu(p, "F");
+            o.dropout = 0.0;
+            o.activation = if p["act"].as_str() == Some("gelu") {
+                Activation::Gelu
+            } else {
+                Activation::Relu
+            };
+            o.layer_norm_eps = pf(p, "eps");
+            o.batch_first = pb(p, "batch_first");
+            o.norm_first = pb(p, "norm_first");
+            o.bias = pb(p, "bias");
+            let decoder = op == "decoder";
+            let (kpm, am) = split_masks(p, t, if decoder { 2 } else { 1 });
+            let masks = LayerMasks {
+                mask: am,
+                key_padding_mask: kpm,
+                is_causal: pb(p, "causal"),
+            };
+            if decoder {
+                let m = TransformerDecoderLayer::new(&o, dev)?;
+                let named = m.named_parameters();
+                load(&named, case, dev)?;
+                let y = m.forward_masked(&t[0], &t[1], &masks, &LayerMasks::default())?;
+                Ok((vec![y], named))
+            } else {
+                let m = TransformerEncoderLayer::new(&o, dev)?;
+                let named = m.named_parameters();
+                load(&named, case, dev)?;
+                Ok((vec![m.forward_masked(&t[0], &masks)?], named))
+            }
+        }
         _ => Err(err(format!("unknown kind {kind}"))),
     }
+}
+
+/// The key_padding_mask and attn_mask a case carries after its tensors
+/// (`p["kpm"]`, `p["am"]`: their kinds, null when absent), from `first`.
+fn split_masks<'a>(p: &Value, t: &'a [Tensor], first: usize) -> (Option<&'a Tensor>, Option<&'a Tensor>) {
+    let has_kpm = p["kpm"].is_string();
+    let kpm = has_kpm.then(|| &t[first]);
+    let am = p["am"].is_string().then(|| &t[first + usize::from(has_kpm)]);
+    (kpm, am)
 }
 
 fn close(got: f32, want: f32, rtol: f32, atol: f32) -> bool {
