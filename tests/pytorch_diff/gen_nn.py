@@ -799,21 +799,26 @@ def g_mha():
     bf = R.random() < 0.5
     unb = R.random() < 0.2
     N, L = R.randint(1, 3), R.randint(1, 4)
-    self_attn = R.random() < 0.4
+    kdim = R.choice([None, None, None, R.randint(1, 5)])
+    vdim = R.choice([None, None, None, R.randint(1, 5)])
+    abkv, aza = R.random() < 0.25, R.random() < 0.25
+    self_attn = R.random() < 0.4 and kdim in (None, E) and vdim in (None, E)
     S = L if self_attn else R.randint(1, 4)
-    mod = nn.MultiheadAttention(E, H, dropout=0.0, bias=bias, batch_first=bf)
+    mod = nn.MultiheadAttention(E, H, dropout=0.0, bias=bias, batch_first=bf, add_bias_kv=abkv,
+                                add_zero_attn=aza, kdim=kdim, vdim=vdim)
     randomize(mod, 0.5)
 
-    def shp(T):
+    def shp(T, F=E):
         if unb:
-            return [T, E]
-        return [N, T, E] if bf else [T, N, E]
+            return [T, F]
+        return [N, T, F] if bf else [T, N, F]
 
     ins = [fi(shp(L))]
     if not self_attn:
-        ins += [fi(shp(S)), fi(shp(S))]
+        ins += [fi(shp(S, kdim or E)), fi(shp(S, vdim or E))]
     p = {"op": "mha", "E": E, "H": H, "bias": bias, "batch_first": bf, "self": self_attn,
-         "nw": R.random() < 0.6, "avg": R.random() < 0.6}
+         "nw": R.random() < 0.6, "avg": R.random() < 0.6, "kdim": kdim, "vdim": vdim,
+         "add_bias_kv": abkv, "add_zero_attn": aza}
     attn_masks(p, ins, N, H, L, S, unb)
 
     def run(t, p):

@@ -497,14 +497,16 @@ fn run_op(kind: &str, p: &Value, t: &[Tensor], case: &Value, dev: &Device) -> Re
             }
         }
         "mha" => {
-            let m = MultiheadAttention::new(
-                pu(p, "E"),
-                pu(p, "H"),
-                0.0,
-                pb(p, "bias"),
-                pb(p, "batch_first"),
-                dev,
-            )?;
+            let options = MultiheadAttentionOptions {
+                bias: pb(p, "bias"),
+                add_bias_kv: pb(p, "add_bias_kv"),
+                add_zero_attn: pb(p, "add_zero_attn"),
+                kdim: p["kdim"].as_u64().map(|v| v as usize),
+                vdim: p["vdim"].as_u64().map(|v| v as usize),
+                batch_first: pb(p, "batch_first"),
+                ..MultiheadAttentionOptions::default()
+            };
+            let m = MultiheadAttention::with_options(pu(p, "E"), pu(p, "H"), &options, dev)?;
             let named = m.named_parameters();
             load(&named, case, dev)?;
             let q = &t[0];

@@ -72,7 +72,7 @@ pub use activation_more::{
     Mish, PReLU, ReLU6, SELU, Softmax, Softmin, Softplus, Softshrink, Softsign, Tanhshrink,
     Threshold,
 };
-pub use attention::{AttentionOptions, MultiheadAttention};
+pub use attention::{AttentionOptions, MultiheadAttention, MultiheadAttentionOptions};
 pub use batch_norm::{BatchNorm, BatchNorm1d, BatchNorm2d, BatchNormOptions};
 pub use bilinear::Bilinear;
 pub use cdist::cdist;

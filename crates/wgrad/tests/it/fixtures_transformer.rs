@@ -9,8 +9,9 @@
 use crate::common::{Fixture, array, check_close, gpu, report};
 use serde_json::Value;
 use wgrad::nn::{
-    Activation, AttentionOptions, LayerMasks, Module, MultiheadAttention, TransformerDecoderLayer,
-    TransformerEncoderLayer, TransformerOptions,
+    Activation, AttentionOptions, LayerMasks, Module, MultiheadAttention,
+    MultiheadAttentionOptions, TransformerDecoderLayer, TransformerEncoderLayer,
+    TransformerOptions,
 };
 use wgrad::{DType, Device, Tensor};
 
@@ -45,17 +46,26 @@ fn size(meta: &Value, key: &str) -> usize {
 
 fn build(meta: &Value, d: &Device) -> Model {
     match meta["kind"].as_str().expect("kind") {
-        "mha" => Model::Mha(
-            MultiheadAttention::new(
-                size(meta, "embed_dim"),
-                size(meta, "num_heads"),
-                0.0,
-                true,
-                flag(meta, "batch_first"),
-                d,
+        "mha" => {
+            let options = MultiheadAttentionOptions {
+                bias: meta["bias"].as_bool().unwrap_or(true),
+                add_bias_kv: flag(meta, "add_bias_kv"),
+                add_zero_attn: flag(meta, "add_zero_attn"),
+                kdim: meta["kdim"].as_u64().map(|v| v as usize),
+                vdim: meta["vdim"].as_u64().map(|v| v as usize),
+                batch_first: flag(meta, "batch_first"),
+                ..MultiheadAttentionOptions::default()
+            };
+            Model::Mha(
+                MultiheadAttention::with_options(
+                    size(meta, "embed_dim"),
+                    size(meta, "num_heads"),
+                    &options,
+                    d,
+                )
+                .unwrap(),
             )
-            .unwrap(),
-        ),
+        }
         kind => {
             let mut o = TransformerOptions::new(size(meta, "d_model"), size(meta, "nhead"));
             o.dim_feedforward = size(meta, "dim_feedforward");
@@ -227,6 +237,71 @@ fn transformer_state_dict_keys_are_pytorchs() {
         theirs.sort();
         assert_eq!(ours, theirs, "{name}");
     }
+}
+
+/// The parameters come in PyTorch's order, which optimizer state follows:
+/// `[n for n, _ in nn.MultiheadAttention(8, 2, add_bias_kv=True, kdim=5,
+/// vdim=3).named_parameters()]` and the same without kdim/vdim (PyTorch
+/// 2.15). Bad kdim/vdim inputs name the dim.
+#[test]
+fn multihead_attention_parameters_come_in_pytorchs_order() {
+    let d = Device::Cpu;
+    let names = |o: MultiheadAttentionOptions| -> Vec<String> {
+        MultiheadAttention::with_options(8, 2, &o, &d)
+            .unwrap()
+            .named_parameters()
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect()
+    };
+    let kv = MultiheadAttentionOptions {
+        add_bias_kv: true,
+        ..MultiheadAttentionOptions::default()
+    };
+    assert_eq!(
+        names(MultiheadAttentionOptions {
+            kdim: Some(5),
+            vdim: Some(3),
+            ..kv
+        }),
+        [
+            "q_proj_weight",
+            "k_proj_weight",
+            "v_proj_weight",
+            "in_proj_bias",
+            "bias_k",
+            "bias_v",
+            "out_proj.weight",
+            "out_proj.bias"
+        ]
+    );
+    assert_eq!(
+        names(kv),
+        [
+            "in_proj_weight",
+            "in_proj_bias",
+            "bias_k",
+            "bias_v",
+            "out_proj.weight",
+            "out_proj.bias"
+        ]
+    );
+    let mha = MultiheadAttention::with_options(
+        8,
+        2,
+        &MultiheadAttentionOptions {
+            kdim: Some(5),
+            ..MultiheadAttentionOptions::default()
+        },
+        &d,
+    )
+    .unwrap();
+    let q = Tensor::zeros(&[3, 1, 8], &d).unwrap();
+    let e = mha
+        .forward_attention(&q, &q, &q, &AttentionOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("key") && e.contains("kdim 5"), "{e}");
 }
 
 /// `bias=False` reaches the layers' norms too, as in PyTorch: their keys
