@@ -207,24 +207,26 @@ def workloads(device, quick):
                 xl, yl = x.to(dt), y.to(dt)
                 out.append((f"matmul {n} {tag}", lambda x=xl, y=yl: x @ y, 2 * n**3, "TFLOP/s", 5 if n >= 4096 else 10))
     batch = 2 if quick else 32
-    for name, cin, cout, size, k, stride in [
-        ("conv 64ch 56x56 3x3", 64, 64, 56, 3, 1),
-        ("conv 128ch 28x28 3x3", 128, 128, 28, 3, 1),
-        ("conv 256ch 14x14 3x3", 256, 256, 14, 3, 1),
-        ("conv 256->64 56x56 1x1", 256, 64, 56, 1, 1),
-        ("conv 64->128 56x56 3x3 s2", 64, 128, 56, 3, 2),
+    for name, cin, cout, size, k, stride, groups in [
+        ("conv 64ch 56x56 3x3", 64, 64, 56, 3, 1, 1),
+        ("conv 128ch 28x28 3x3", 128, 128, 28, 3, 1, 1),
+        ("conv 256ch 14x14 3x3", 256, 256, 14, 3, 1, 1),
+        ("conv 256->64 56x56 1x1", 256, 64, 56, 1, 1, 1),
+        ("conv 64->128 56x56 3x3 s2", 64, 128, 56, 3, 2, 1),
+        ("conv depthwise 256ch 56x56 3x3", 256, 256, 56, 3, 1, 256),
+        ("conv depthwise 96ch 56x56 7x7", 96, 96, 56, 7, 1, 96),
     ]:
         size = size // 4 if quick else size
         x = torch.randn(batch, cin, size, size, device=device, requires_grad=True)
-        w = torch.randn(cout, cin, k, k, device=device, requires_grad=True)
+        w = torch.randn(cout, cin // groups, k, k, device=device, requires_grad=True)
         out_size = (size + 2 * (k // 2) - k) // stride + 1
         up = torch.randn(batch, cout, out_size, out_size, device=device)
-        flops = 2 * batch * cout * out_size * out_size * cin * k * k
+        flops = 2 * batch * cout * out_size * out_size * (cin // groups) * k * k
 
-        def conv_step(x=x, w=w, up=up, stride=stride, pad=k // 2):
+        def conv_step(x=x, w=w, up=up, stride=stride, pad=k // 2, groups=groups):
             x.grad = None
             w.grad = None
-            torch.nn.functional.conv2d(x, w, stride=stride, padding=pad).backward(up)
+            torch.nn.functional.conv2d(x, w, stride=stride, padding=pad, groups=groups).backward(up)
 
         out.append((f"{name} fwd+bwd", conv_step, 3 * flops, "TFLOP/s", 10))
     b, h, t, d = (1, 2, 128, 64) if quick else (8, 8, 1024, 64)

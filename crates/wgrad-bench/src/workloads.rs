@@ -134,14 +134,17 @@ pub fn attention(device: &Device, quick: bool, only: Only<'_>) -> Result<Option<
     }))
 }
 
-/// ResNet conv shapes (batch 32) as `(name, channels in, channels out,
-/// size, kernel, stride)`; quick runs use batch 2 and a quarter of the size.
-const CONV_SHAPES: [(&str, usize, usize, usize, usize, usize); 5] = [
-    ("conv 64ch 56x56 3x3", 64, 64, 56, 3, 1),
-    ("conv 128ch 28x28 3x3", 128, 128, 28, 3, 1),
-    ("conv 256ch 14x14 3x3", 256, 256, 14, 3, 1),
-    ("conv 256->64 56x56 1x1", 256, 64, 56, 1, 1),
-    ("conv 64->128 56x56 3x3 s2", 64, 128, 56, 3, 2),
+/// Conv shapes (batch 32) as `(name, channels in, channels out, size,
+/// kernel, stride, groups)`: ResNet's, and depthwise ones (MobileNet's 3x3,
+/// ConvNeXt's 7x7); quick runs use batch 2 and a quarter of the size.
+const CONV_SHAPES: [(&str, usize, usize, usize, usize, usize, usize); 7] = [
+    ("conv 64ch 56x56 3x3", 64, 64, 56, 3, 1, 1),
+    ("conv 128ch 28x28 3x3", 128, 128, 28, 3, 1, 1),
+    ("conv 256ch 14x14 3x3", 256, 256, 14, 3, 1, 1),
+    ("conv 256->64 56x56 1x1", 256, 64, 56, 1, 1, 1),
+    ("conv 64->128 56x56 3x3 s2", 64, 128, 56, 3, 2, 1),
+    ("conv depthwise 256ch 56x56 3x3", 256, 256, 56, 3, 1, 256),
+    ("conv depthwise 96ch 56x56 7x7", 96, 96, 56, 7, 1, 96),
 ];
 
 /// conv2d forward + both gradients (input and weight) at ResNet shapes:
@@ -149,21 +152,22 @@ const CONV_SHAPES: [(&str, usize, usize, usize, usize, usize); 5] = [
 pub fn convolutions(device: &Device, quick: bool, only: Only<'_>) -> Result<Vec<Workload>> {
     let batch = if quick { 2 } else { 32 };
     let mut out = Vec::new();
-    for (name, cin, cout, size, k, stride) in CONV_SHAPES {
+    for (name, cin, cout, size, k, stride, groups) in CONV_SHAPES {
         let name = format!("{name} fwd+bwd");
         if !only.wants(&name) {
             continue;
         }
         let size = if quick { size / 4 } else { size };
         let x = random(&[batch, cin, size, size], 21, device)?.with_requires_grad(true)?;
-        let w = random(&[cout, cin, k, k], 22, device)?.with_requires_grad(true)?;
+        let w = random(&[cout, cin / groups, k, k], 22, device)?.with_requires_grad(true)?;
         let args = wgrad::Conv2dArgs {
             stride: [stride; 2],
             padding: [[k / 2; 2]; 2],
+            groups,
             ..Default::default()
         };
         let out_size = (size + 2 * (k / 2) - k) / stride + 1;
-        let flops = 2.0 * (batch * cout * out_size * out_size * cin * k * k) as f64;
+        let flops = 2.0 * (batch * cout * out_size * out_size * (cin / groups) * k * k) as f64;
         let upstream = random(&[batch, cout, out_size, out_size], 23, device)?;
         out.push(Workload {
             name,

@@ -97,6 +97,7 @@ fn epilogue_overrides_compile_to_spirv() {
             "conv2d_128",
             "conv2d_weight_grad",
             "conv2d_weight_grad_128",
+            "depthwise_forward",
             "matmul_128",
             "matmul_128x64",
             "matmul_32",

@@ -27,6 +27,7 @@ use wgrad_kernels::{KernelSpec, families};
 use crate::GpuTensor;
 use crate::params::{self, ConvInputGradParams, ConvParams};
 
+use super::conv_depthwise;
 use super::conv_phase::Phase;
 use super::conv_winograd::Winograd;
 
@@ -333,6 +334,10 @@ impl GpuTensor {
                 Ok(out)
             };
         }
+        if tile == 0 && conv_depthwise::depthwise(&g) {
+            conv_depthwise::forward(OP, &g, self, weight, bias.as_ref(), relu, &out)?;
+            return Ok(out);
+        }
         if tile == 0
             && let Some(plan) = Winograd::forward(&g).filter(|w| w.pays(self))
         {
@@ -411,6 +416,9 @@ impl GpuTensor {
         if g.out_per_group() == 0 || grad_out.numel() == 0 {
             out.fill_words(0.0f32.to_bits())?;
             return Ok(out);
+        }
+        if tile == 0 && conv_depthwise::depthwise(g) {
+            return conv_depthwise::input_grad(OP, g, grad_out, weight);
         }
         if tile == 0
             && let Some(plan) = Winograd::input_grad(g).filter(|w| w.pays(grad_out))

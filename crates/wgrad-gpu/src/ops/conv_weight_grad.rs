@@ -15,6 +15,7 @@ use super::conv::{
     FILL_GROUPS, K_STEP, MAX_SPLITS, MIN_SPLIT_K, check_geometry, check_operand, dispatch,
     gemm_params, pick_tile, strided,
 };
+use super::conv_depthwise;
 use super::conv_winograd::Winograd;
 use crate::GpuTensor;
 use crate::params::{self, SumSplitsParams};
@@ -32,8 +33,8 @@ impl GpuTensor {
         grad_out: &GpuTensor,
         geometry: &Conv2dGeometry,
     ) -> Result<GpuTensor> {
-        if let Some(plan) = winograd_plan(input, grad_out, geometry)? {
-            return plan.weight_grad(WEIGHT_GRAD, input, grad_out);
+        if let Some(weight) = special_weight_grad(input, grad_out, geometry)? {
+            return Ok(weight);
         }
         Self::conv2d_weight_grad_variant(input, grad_out, geometry, 0, 0)
     }
@@ -52,8 +53,7 @@ impl GpuTensor {
         // 128 wide) against a pass over grad_out.
         const PASS_MACS: usize = 1 << 26;
         let g = geometry;
-        if let Some(plan) = winograd_plan(input, grad_out, g)? {
-            let weight = plan.weight_grad(WEIGHT_GRAD, input, grad_out)?;
+        if let Some(weight) = special_weight_grad(input, grad_out, g)? {
             return Ok((weight, grad_out.sum(&[0, 2, 3], false)?));
         }
         let taps = g.in_per_group() * g.kernel_hw[0] * g.kernel_hw[1];
@@ -102,17 +102,24 @@ impl GpuTensor {
     }
 }
 
-/// The Winograd weight gradient of `g` where it applies and pays (see
-/// `conv_winograd.rs`), after the checks every path makes.
-fn winograd_plan(
+/// The weight gradient of `g` by a specialised path where one applies
+/// (depthwise, `conv_depthwise.rs`) or pays (Winograd, `conv_winograd.rs`),
+/// after the checks every path makes; `None` for the implicit GEMM.
+fn special_weight_grad(
     input: &GpuTensor,
     grad_out: &GpuTensor,
     g: &Conv2dGeometry,
-) -> Result<Option<Winograd>> {
+) -> Result<Option<GpuTensor>> {
     check_geometry(WEIGHT_GRAD, g)?;
     check_operand(WEIGHT_GRAD, input, input, "input", g.input_shape())?;
     check_operand(WEIGHT_GRAD, input, grad_out, "grad_out", g.output_shape())?;
-    Ok(Winograd::forward(g).filter(|w| w.pays(input)))
+    if conv_depthwise::depthwise_weight_grad(g) {
+        return conv_depthwise::weight_grad(WEIGHT_GRAD, g, input, grad_out).map(Some);
+    }
+    match Winograd::forward(g).filter(|w| w.pays(input)) {
+        Some(plan) => plan.weight_grad(WEIGHT_GRAD, input, grad_out).map(Some),
+        None => Ok(None),
+    }
 }
 
 /// The weight gradient and, with `with_bias`, the bias gradient (a view

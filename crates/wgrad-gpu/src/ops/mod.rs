@@ -9,6 +9,7 @@ mod cast;
 mod compare;
 mod concat;
 mod conv;
+mod conv_depthwise;
 mod conv_phase;
 mod conv_weight_grad;
 mod conv_winograd;

@@ -166,3 +166,51 @@ immediates! {
         x_strides: [u32; 4],
     }
 }
+
+immediates! {
+    /// `DepthwiseParams` of `conv/depthwise_forward.wgsl`,
+    /// `conv/depthwise_input_grad.wgsl` and `conv/depthwise_weight_grad.wgsl`
+    /// (`common/depthwise_params.wgsl`).
+    DepthwiseParams {
+        /// Batch size.
+        batch: u32,
+        /// Input channels (the groups).
+        channels: u32,
+        /// Output channels per input channel.
+        mult: u32,
+        /// Input height.
+        in_h: u32,
+        /// Input width.
+        in_w: u32,
+        /// Output height.
+        out_h: u32,
+        /// Output width.
+        out_w: u32,
+        /// Kernel height.
+        kh: u32,
+        /// Kernel width.
+        kw: u32,
+        /// Vertical stride.
+        stride_h: u32,
+        /// Horizontal stride.
+        stride_w: u32,
+        /// Zero rows above the input.
+        pad_top: u32,
+        /// Zero columns left of the input.
+        pad_left: u32,
+        /// Vertical dilation.
+        dil_h: u32,
+        /// Horizontal dilation.
+        dil_w: u32,
+        /// Threads (forward, input gradient) or workgroups (weight gradient).
+        total: u32,
+        /// The input's element offset.
+        x_offset: u32,
+        /// The output gradient's element offset.
+        dy_offset: u32,
+        /// The input's N, C, H, W strides.
+        x_strides: [u32; 4],
+        /// The output gradient's N, C, H, W strides.
+        dy_strides: [u32; 4],
+    }
+}

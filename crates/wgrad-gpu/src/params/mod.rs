@@ -30,7 +30,7 @@ mod tests;
 
 pub(crate) use attention::AttentionParams;
 pub(crate) use backward::{ScatterAddParams, SoftmaxBackwardParams, UnaryBackwardParams};
-pub(crate) use conv::{ConvInputGradParams, ConvParams, WinogradParams};
+pub(crate) use conv::{ConvInputGradParams, ConvParams, DepthwiseParams, WinogradParams};
 pub(crate) use elementwise::{
     BinaryParams, CastParams, CompareParams, FillParams, ScalarParams, UnaryParams, WhereParams,
 };

@@ -139,6 +139,11 @@ fn cases() -> Vec<Case> {
             conv::WINOGRAD_GRAD_OUTPUT,
             conv::WINOGRAD_WEIGHT_GRAD,
         ],
+        DepthwiseParams => [
+            conv::DEPTHWISE_FORWARD,
+            conv::DEPTHWISE_INPUT_GRAD,
+            conv::DEPTHWISE_WEIGHT_GRAD,
+        ],
         AttentionParams => [
             attention::ATTENTION_FORWARD,
             attention::ATTENTION_BACKWARD_DQ,

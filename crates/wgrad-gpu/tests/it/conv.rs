@@ -405,6 +405,25 @@ fn geometries() -> Vec<([usize; 4], [usize; 4], Conv2dArgs)> {
         ([4, 1, 28, 28], [32, 1, 3, 3], Conv2dArgs::default()),
         ([1, 32, 13, 13], [64, 32, 3, 3], Conv2dArgs::default()),
         ([2, 16, 9, 9], [16, 16, 1, 1], args([2, 2], P0, [1, 1], 1)),
+        // Depthwise (the direct kernels at tile 0): a channel multiplier of
+        // 3 with a 5x5 dilated, strided, asymmetrically padded kernel; a
+        // 7x7 (ConvNeXt); 9x9, whose 81 taps send the weight gradient back
+        // to the GEMM.
+        (
+            [2, 6, 11, 10],
+            [18, 1, 5, 5],
+            args([1, 2], [[2, 1], [0, 3]], [2, 1], 6),
+        ),
+        (
+            [1, 4, 9, 9],
+            [4, 1, 7, 7],
+            args([1, 1], [[3, 3], [3, 3]], [1, 1], 4),
+        ),
+        (
+            [1, 3, 12, 12],
+            [3, 1, 9, 9],
+            args([1, 1], [[4, 4], [4, 4]], [1, 1], 3),
+        ),
         // Winograd shapes: every padding up to 3 (3: no Winograd input
         // gradient), odd sizes (partial 2 x 2 tiles), one pixel, and 64
         // channels, which the automatic choice (tile 0) takes this way.
@@ -584,6 +603,25 @@ fn bench_conv_throughput() {
         ),
         ("mnist 1->32", [64, 1, 28, 28], [32, 1, 3, 3], d),
         ("mnist 32->64", [64, 32, 26, 26], [64, 32, 3, 3], d),
+        // Depthwise: MobileNet's 3x3 (and stride 2), ConvNeXt's 7x7.
+        (
+            "dw 256 56 3x3",
+            [32, 256, 56, 56],
+            [256, 1, 3, 3],
+            args([1, 1], P1, [1, 1], 256),
+        ),
+        (
+            "dw s2 144 56",
+            [32, 144, 56, 56],
+            [144, 1, 3, 3],
+            args([2, 2], P1, [1, 1], 144),
+        ),
+        (
+            "dw 96 56 7x7",
+            [32, 96, 56, 56],
+            [96, 1, 7, 7],
+            args([1, 1], [[3, 3], [3, 3]], [1, 1], 96),
+        ),
     ];
     println!(
         "{:<16} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}   (TFLOP/s of the direct sum; auto ms)",

@@ -171,6 +171,48 @@ pub static WINOGRAD_WEIGHT_GRAD: KernelSpec = KernelSpec {
     selector: None,
 };
 
+/// Depthwise forward (one input channel per group,
+/// `common/depthwise_params.wgsl`): bindings input (read, through strides),
+/// weight (read, contiguous), out (read_write, contiguous NCHW), bias
+/// (read, dense `[C_out]`, read only with `HAS_BIAS` = 1); `ACT_RELU` = 1
+/// for a ReLU after the bias. Immediates: `DepthwiseParams`.
+pub static DEPTHWISE_FORWARD: KernelSpec = KernelSpec {
+    file: "conv/depthwise_forward.wgsl",
+    entry: "depthwise_forward",
+    bindings: &[Read, Read, ReadWrite, Read],
+    immediate_bytes: 104,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
+/// Depthwise input gradient: bindings grad_out (read, through strides),
+/// weight (read, contiguous), dx (read_write, contiguous NCHW).
+/// Immediates: `DepthwiseParams`.
+pub static DEPTHWISE_INPUT_GRAD: KernelSpec = KernelSpec {
+    file: "conv/depthwise_input_grad.wgsl",
+    entry: "depthwise_input_grad",
+    bindings: &[Read, Read, ReadWrite],
+    immediate_bytes: 104,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
+/// Depthwise weight gradient, one workgroup per output channel: bindings
+/// input (read, through strides), grad_out (read, through strides), dw
+/// (read_write, contiguous `[C_out, 1, kh, kw]`, at most 49 taps).
+/// Immediates: `DepthwiseParams`.
+pub static DEPTHWISE_WEIGHT_GRAD: KernelSpec = KernelSpec {
+    file: "conv/depthwise_weight_grad.wgsl",
+    entry: "depthwise_weight_grad",
+    bindings: &[Read, Read, ReadWrite],
+    immediate_bytes: 104,
+    uses_fault: false,
+    elem: Elem::F32,
+    selector: None,
+};
+
 /// Every kernel of this family (what the validation test walks).
 pub static ALL: &[&KernelSpec] = &[
     &CONV2D,
@@ -185,4 +227,7 @@ pub static ALL: &[&KernelSpec] = &[
     &WINOGRAD_OUTPUT,
     &WINOGRAD_GRAD_OUTPUT,
     &WINOGRAD_WEIGHT_GRAD,
+    &DEPTHWISE_FORWARD,
+    &DEPTHWISE_INPUT_GRAD,
+    &DEPTHWISE_WEIGHT_GRAD,
 ];

@@ -1,0 +1,154 @@
+//! Depthwise convolutions (one input channel per group, `groups = C_in`, as
+//! MobileNet's and ConvNeXt's): the forward, input gradient and weight
+//! gradient by direct kernels (`kernels/conv/depthwise_*.wgsl`). The
+//! implicit GEMM runs one product per group whose rows are that group's
+//! output channels, so with one or a few of them a 64 x 64 tile leaves
+//! 63/64 of its rows idle; these kernels do only the taps' work.
+//!
+//! | primitive | threads | sum |
+//! |---|---|---|
+//! | forward | one per output element | its window's taps, row-major |
+//! | input gradient | one per input element | its output channels' taps that reach it |
+//! | weight gradient | a workgroup per output channel | every output pixel, 256 strided partial sums per tap, a fixed tree |
+//!
+//! Taken where a group has one input channel and at most
+//! [`MAX_MULTIPLIER`] output channels (above that the GEMM's rows fill);
+//! the weight gradient also needs at most [`MAX_TAPS`] taps (7 x 7).
+
+use wgrad_core::checks::conv::Conv2dGeometry;
+use wgrad_core::{DType, Result};
+use wgrad_kernels::families;
+
+use crate::GpuTensor;
+use crate::params::{self, DepthwiseParams};
+
+use super::conv::strided;
+
+/// Most output channels per input channel on this path.
+const MAX_MULTIPLIER: usize = 8;
+/// Most taps of the weight-gradient kernel (its per-thread sums).
+const MAX_TAPS: usize = 49;
+
+/// Whether `g` runs on the depthwise kernels (forward and input gradient).
+pub(super) fn depthwise(g: &Conv2dGeometry) -> bool {
+    g.in_per_group() == 1 && g.out_per_group() <= MAX_MULTIPLIER && g.args.groups > 1
+}
+
+/// Whether the weight gradient of `g` does too.
+pub(super) fn depthwise_weight_grad(g: &Conv2dGeometry) -> bool {
+    depthwise(g) && g.kernel_hw[0] * g.kernel_hw[1] <= MAX_TAPS
+}
+
+/// The immediates of `g` (strided fields and `total` left 0).
+fn params(op: &'static str, g: &Conv2dGeometry) -> Result<DepthwiseParams> {
+    let u = |what: &str, v: usize| params::to_u32(op, what, v);
+    let a = &g.args;
+    // The kernels' signed window origins.
+    for axis in 0..2 {
+        let reach = (g.output_hw[axis] * a.stride[axis]).max(g.input_hw[axis] + a.padding[axis][0])
+            + a.dilation[axis] * g.kernel_hw[axis];
+        u("spatial extent", reach.saturating_mul(2))?;
+    }
+    u(
+        "weight size",
+        g.out_channels * g.kernel_hw[0] * g.kernel_hw[1],
+    )?;
+    Ok(DepthwiseParams {
+        batch: u("batch", g.batch)?,
+        channels: u("channels", g.in_channels)?,
+        mult: u("channels", g.out_per_group())?,
+        in_h: u("input height", g.input_hw[0])?,
+        in_w: u("input width", g.input_hw[1])?,
+        out_h: u("output height", g.output_hw[0])?,
+        out_w: u("output width", g.output_hw[1])?,
+        kh: u("kernel size", g.kernel_hw[0])?,
+        kw: u("kernel size", g.kernel_hw[1])?,
+        stride_h: u("stride", a.stride[0])?,
+        stride_w: u("stride", a.stride[1])?,
+        pad_top: u("padding", a.padding[0][0])?,
+        pad_left: u("padding", a.padding[1][0])?,
+        dil_h: u("dilation", a.dilation[0])?,
+        dil_w: u("dilation", a.dilation[1])?,
+        total: 0,
+        x_offset: 0,
+        dy_offset: 0,
+        x_strides: [0; 4],
+        dy_strides: [0; 4],
+    })
+}
+
+/// The forward of `g` into `out` (contiguous, non-empty), plus `bias`
+/// (dense `[C_out]`) and ReLU.
+pub(super) fn forward(
+    op: &'static str,
+    g: &Conv2dGeometry,
+    x: &GpuTensor,
+    weight: &GpuTensor,
+    bias: Option<&GpuTensor>,
+    relu: bool,
+    out: &GpuTensor,
+) -> Result<()> {
+    let weight = weight.contiguous()?;
+    let mut imm = params(op, g)?;
+    imm.total = params::to_u32(op, "output size", out.numel())?;
+    (imm.x_offset, imm.x_strides) = strided(op, x)?;
+    let flag = |on: bool| if on { 1.0 } else { 0.0 };
+    // Without a bias its binding takes the weight (never read).
+    let bias_buffer = bias.map_or(&weight.buffer, |b| &b.buffer);
+    x.kernels().dispatch_1d(
+        &families::conv::DEPTHWISE_FORWARD,
+        &[("HAS_BIAS", flag(bias.is_some())), ("ACT_RELU", flag(relu))],
+        &[&x.buffer, &weight.buffer, &out.buffer, bias_buffer],
+        &imm,
+        out.numel() as u64,
+    )
+}
+
+/// The input gradient of `g` (contiguous `g.input_shape()`, non-empty).
+pub(super) fn input_grad(
+    op: &'static str,
+    g: &Conv2dGeometry,
+    grad_out: &GpuTensor,
+    weight: &GpuTensor,
+) -> Result<GpuTensor> {
+    let dx = grad_out.empty_like_device(op, &g.input_shape(), DType::F32)?;
+    let weight = weight.contiguous()?;
+    let mut imm = params(op, g)?;
+    imm.total = params::to_u32(op, "input size", dx.numel())?;
+    (imm.dy_offset, imm.dy_strides) = strided(op, grad_out)?;
+    grad_out.kernels().dispatch_1d(
+        &families::conv::DEPTHWISE_INPUT_GRAD,
+        &[],
+        &[&grad_out.buffer, &weight.buffer, &dx.buffer],
+        &imm,
+        dx.numel() as u64,
+    )?;
+    Ok(dx)
+}
+
+/// The weight gradient of `g` (contiguous `g.weight_shape()`): one
+/// workgroup per output channel.
+pub(super) fn weight_grad(
+    op: &'static str,
+    g: &Conv2dGeometry,
+    input: &GpuTensor,
+    grad_out: &GpuTensor,
+) -> Result<GpuTensor> {
+    let dw = input.empty_like_device(op, &g.weight_shape(), DType::F32)?;
+    if dw.numel() == 0 {
+        return Ok(dw);
+    }
+    let mut imm = params(op, g)?;
+    imm.total = params::to_u32(op, "channels", g.out_channels)?;
+    params::to_u32(op, "output size", g.batch * g.output_hw[0] * g.output_hw[1])?;
+    (imm.x_offset, imm.x_strides) = strided(op, input)?;
+    (imm.dy_offset, imm.dy_strides) = strided(op, grad_out)?;
+    input.kernels().dispatch_groups(
+        &families::conv::DEPTHWISE_WEIGHT_GRAD,
+        &[],
+        &[&input.buffer, &grad_out.buffer, &dw.buffer],
+        &imm,
+        g.out_channels as u64,
+    )?;
+    Ok(dw)
+}
