@@ -1,11 +1,21 @@
-// The immediates of the depthwise convolution kernels
-// (conv/depthwise_forward.wgsl, conv/depthwise_input_grad.wgsl,
+// The immediates and pipeline constants of the depthwise convolution
+// kernels (conv/depthwise_forward.wgsl, conv/depthwise_input_grad.wgsl,
 // conv/depthwise_weight_grad.wgsl): a conv2d whose every group has one
 // input channel (groups = C_in), each input channel c feeding the `mult`
 // output channels c * mult .. c * mult + mult - 1:
-//   out[n, o, y, x] = sum_{i, j} in[n, o / mult, y*sh - pt + i*dh,
-//                                   x*sw - pl + j*dw] * w[o, 0, i, j]
-// (zero outside the input). The weight is contiguous [C_out, 1, kh, kw].
+//   out[n, o, y, x] = sum_{i, j} in[n, o / mult, y*SH - pt + i*DH,
+//                                   x*SW - pl + j*DW] * w[o, 0, i, j]
+// (zero outside the input). The weight is contiguous [C_out, 1, KH, KW].
+// The kernel size, stride and dilation are pipeline constants, so the tap
+// loops unroll with their index arithmetic folded (a pipeline per
+// convolution shape, as a network has few).
+
+override KH: u32 = 3u;
+override KW: u32 = 3u;
+override SH: u32 = 1u;
+override SW: u32 = 1u;
+override DH: u32 = 1u;
+override DW: u32 = 1u;
 
 struct DepthwiseParams {
     batch: u32,
@@ -15,15 +25,10 @@ struct DepthwiseParams {
     in_w: u32,
     out_h: u32,
     out_w: u32,
-    kh: u32,
-    kw: u32,
-    stride_h: u32,
-    stride_w: u32,
     pad_top: u32,
     pad_left: u32,
-    dil_h: u32,
-    dil_w: u32,
     total: u32,       // threads (forward, input gradient) or workgroups (weight gradient)
+    chunk: u32,       // weight gradient: output pixels per workgroup
     x_offset: u32,    // the input's element offset
     dy_offset: u32,   // the output gradient's element offset
     x_strides: array<u32, 4>,  // the input's N, C, H, W strides

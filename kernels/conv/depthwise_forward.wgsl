@@ -28,20 +28,20 @@ fn depthwise_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
     let o = (i / (p.out_w * p.out_h)) % (p.channels * p.mult);
     let n = i / (p.out_w * p.out_h * p.channels * p.mult);
     let base = p.x_offset + n * p.x_strides[0] + (o / p.mult) * p.x_strides[1];
-    let y0 = i32(oy * p.stride_h) - i32(p.pad_top);
-    let x0 = i32(ox * p.stride_w) - i32(p.pad_left);
-    let w0 = o * p.kh * p.kw;
+    let y0 = i32(oy * SH) - i32(p.pad_top);
+    let x0 = i32(ox * SW) - i32(p.pad_left);
+    let w0 = o * KH * KW;
     var acc = 0.0;
-    for (var a = 0u; a < p.kh; a++) {
-        let y = y0 + i32(a * p.dil_h);
+    for (var a = 0u; a < KH; a++) {
+        let y = y0 + i32(a * DH);
         if y < 0 || y >= i32(p.in_h) {
             continue;
         }
         let row = base + u32(y) * p.x_strides[2];
-        for (var b = 0u; b < p.kw; b++) {
-            let xx = x0 + i32(b * p.dil_w);
+        for (var b = 0u; b < KW; b++) {
+            let xx = x0 + i32(b * DW);
             if xx >= 0 && xx < i32(p.in_w) {
-                acc += x[row + u32(xx) * p.x_strides[3]] * w[w0 + a * p.kw + b];
+                acc += x[row + u32(xx) * p.x_strides[3]] * w[w0 + a * KW + b];
             }
         }
     }

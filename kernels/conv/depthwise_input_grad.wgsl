@@ -25,25 +25,25 @@ fn depthwise_input_grad(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_work
     for (var j = 0u; j < p.mult; j++) {
         let o = c * p.mult + j;
         let base = p.dy_offset + n * p.dy_strides[0] + o * p.dy_strides[1];
-        let w0 = o * p.kh * p.kw;
-        for (var a = 0u; a < p.kh; a++) {
+        let w0 = o * KH * KW;
+        for (var a = 0u; a < KH; a++) {
             // oy * sh = iy + pt - a * dh
-            let ty = i32(iy + p.pad_top) - i32(a * p.dil_h);
-            if ty < 0 || u32(ty) % p.stride_h != 0u {
+            let ty = i32(iy + p.pad_top) - i32(a * DH);
+            if ty < 0 || u32(ty) % SH != 0u {
                 continue;
             }
-            let oy = u32(ty) / p.stride_h;
+            let oy = u32(ty) / SH;
             if oy >= p.out_h {
                 continue;
             }
-            for (var b = 0u; b < p.kw; b++) {
-                let tx = i32(ix + p.pad_left) - i32(b * p.dil_w);
-                if tx < 0 || u32(tx) % p.stride_w != 0u {
+            for (var b = 0u; b < KW; b++) {
+                let tx = i32(ix + p.pad_left) - i32(b * DW);
+                if tx < 0 || u32(tx) % SW != 0u {
                     continue;
                 }
-                let ox = u32(tx) / p.stride_w;
+                let ox = u32(tx) / SW;
                 if ox < p.out_w {
-                    acc += dy[base + oy * p.dy_strides[2] + ox * p.dy_strides[3]] * w[w0 + a * p.kw + b];
+                    acc += dy[base + oy * p.dy_strides[2] + ox * p.dy_strides[3]] * w[w0 + a * KW + b];
                 }
             }
         }

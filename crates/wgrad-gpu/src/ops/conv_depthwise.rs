@@ -9,7 +9,7 @@
 //! |---|---|---|
 //! | forward | one per output element | its window's taps, row-major |
 //! | input gradient | one per input element | its output channels' taps that reach it |
-//! | weight gradient | a workgroup per output channel | every output pixel, 256 strided partial sums per tap, a fixed tree |
+//! | weight gradient | a workgroup per (output channel, chunk of output pixels) | its pixels, 256 strided partial sums per tap, a fixed tree; the chunks added in order by `sum_splits` |
 //!
 //! Taken where a group has one input channel and at most
 //! [`MAX_MULTIPLIER`] output channels (above that the GEMM's rows fill);
@@ -20,7 +20,7 @@ use wgrad_core::{DType, Result};
 use wgrad_kernels::families;
 
 use crate::GpuTensor;
-use crate::params::{self, DepthwiseParams};
+use crate::params::{self, DepthwiseParams, SumSplitsParams};
 
 use super::conv::strided;
 
@@ -39,8 +39,16 @@ pub(super) fn depthwise_weight_grad(g: &Conv2dGeometry) -> bool {
     depthwise(g) && g.kernel_hw[0] * g.kernel_hw[1] <= MAX_TAPS
 }
 
-/// The immediates of `g` (strided fields and `total` left 0).
-fn params(op: &'static str, g: &Conv2dGeometry) -> Result<DepthwiseParams> {
+/// Workgroups that keep a large GPU busy, which the weight gradient's
+/// pixel chunks aim for.
+const FILL_GROUPS: usize = 1024;
+
+/// The immediates of `g` (strided fields, `total` and `chunk` left 0)
+/// and its pipeline constants (kernel size, stride, dilation).
+fn params(
+    op: &'static str,
+    g: &Conv2dGeometry,
+) -> Result<(DepthwiseParams, [(&'static str, f64); 6])> {
     let u = |what: &str, v: usize| params::to_u32(op, what, v);
     let a = &g.args;
     // The kernels' signed window origins.
@@ -53,7 +61,15 @@ fn params(op: &'static str, g: &Conv2dGeometry) -> Result<DepthwiseParams> {
         "weight size",
         g.out_channels * g.kernel_hw[0] * g.kernel_hw[1],
     )?;
-    Ok(DepthwiseParams {
+    let constants = [
+        ("KH", f64::from(u("kernel size", g.kernel_hw[0])?)),
+        ("KW", f64::from(u("kernel size", g.kernel_hw[1])?)),
+        ("SH", f64::from(u("stride", a.stride[0])?)),
+        ("SW", f64::from(u("stride", a.stride[1])?)),
+        ("DH", f64::from(u("dilation", a.dilation[0])?)),
+        ("DW", f64::from(u("dilation", a.dilation[1])?)),
+    ];
+    let imm = DepthwiseParams {
         batch: u("batch", g.batch)?,
         channels: u("channels", g.in_channels)?,
         mult: u("channels", g.out_per_group())?,
@@ -61,20 +77,16 @@ fn params(op: &'static str, g: &Conv2dGeometry) -> Result<DepthwiseParams> {
         in_w: u("input width", g.input_hw[1])?,
         out_h: u("output height", g.output_hw[0])?,
         out_w: u("output width", g.output_hw[1])?,
-        kh: u("kernel size", g.kernel_hw[0])?,
-        kw: u("kernel size", g.kernel_hw[1])?,
-        stride_h: u("stride", a.stride[0])?,
-        stride_w: u("stride", a.stride[1])?,
         pad_top: u("padding", a.padding[0][0])?,
         pad_left: u("padding", a.padding[1][0])?,
-        dil_h: u("dilation", a.dilation[0])?,
-        dil_w: u("dilation", a.dilation[1])?,
         total: 0,
+        chunk: 0,
         x_offset: 0,
         dy_offset: 0,
         x_strides: [0; 4],
         dy_strides: [0; 4],
-    })
+    };
+    Ok((imm, constants))
 }
 
 /// The forward of `g` into `out` (contiguous, non-empty), plus `bias`
@@ -89,15 +101,17 @@ pub(super) fn forward(
     out: &GpuTensor,
 ) -> Result<()> {
     let weight = weight.contiguous()?;
-    let mut imm = params(op, g)?;
+    let (mut imm, shape) = params(op, g)?;
     imm.total = params::to_u32(op, "output size", out.numel())?;
     (imm.x_offset, imm.x_strides) = strided(op, x)?;
     let flag = |on: bool| if on { 1.0 } else { 0.0 };
+    let mut constants = shape.to_vec();
+    constants.extend([("HAS_BIAS", flag(bias.is_some())), ("ACT_RELU", flag(relu))]);
     // Without a bias its binding takes the weight (never read).
     let bias_buffer = bias.map_or(&weight.buffer, |b| &b.buffer);
     x.kernels().dispatch_1d(
         &families::conv::DEPTHWISE_FORWARD,
-        &[("HAS_BIAS", flag(bias.is_some())), ("ACT_RELU", flag(relu))],
+        &constants,
         &[&x.buffer, &weight.buffer, &out.buffer, bias_buffer],
         &imm,
         out.numel() as u64,
@@ -113,12 +127,12 @@ pub(super) fn input_grad(
 ) -> Result<GpuTensor> {
     let dx = grad_out.empty_like_device(op, &g.input_shape(), DType::F32)?;
     let weight = weight.contiguous()?;
-    let mut imm = params(op, g)?;
+    let (mut imm, constants) = params(op, g)?;
     imm.total = params::to_u32(op, "input size", dx.numel())?;
     (imm.dy_offset, imm.dy_strides) = strided(op, grad_out)?;
     grad_out.kernels().dispatch_1d(
         &families::conv::DEPTHWISE_INPUT_GRAD,
-        &[],
+        &constants,
         &[&grad_out.buffer, &weight.buffer, &dx.buffer],
         &imm,
         dx.numel() as u64,
@@ -127,7 +141,8 @@ pub(super) fn input_grad(
 }
 
 /// The weight gradient of `g` (contiguous `g.weight_shape()`): one
-/// workgroup per output channel.
+/// workgroup per (output channel, chunk of output pixels), enough chunks
+/// to fill the GPU, then the chunks' partial sums added in order.
 pub(super) fn weight_grad(
     op: &'static str,
     g: &Conv2dGeometry,
@@ -138,17 +153,41 @@ pub(super) fn weight_grad(
     if dw.numel() == 0 {
         return Ok(dw);
     }
-    let mut imm = params(op, g)?;
-    imm.total = params::to_u32(op, "channels", g.out_channels)?;
-    params::to_u32(op, "output size", g.batch * g.output_hw[0] * g.output_hw[1])?;
+    let pixels = g.batch * g.output_hw[0] * g.output_hw[1];
+    // Chunks of whole 256-pixel rounds; one chunk of nothing for no pixels.
+    let rounds = pixels.div_ceil(256).max(1);
+    let wanted = FILL_GROUPS.div_ceil(g.out_channels).clamp(1, rounds);
+    let chunk = rounds.div_ceil(wanted) * 256;
+    let chunks = pixels.div_ceil(chunk).max(1);
+    let (mut imm, constants) = params(op, g)?;
+    imm.total = params::to_u32(op, "workgroups", g.out_channels * chunks)?;
+    imm.chunk = params::to_u32(op, "output size", chunk)?;
+    params::to_u32(op, "output size", pixels)?;
+    params::to_u32(op, "partial sums size", chunks * dw.numel())?;
     (imm.x_offset, imm.x_strides) = strided(op, input)?;
     (imm.dy_offset, imm.dy_strides) = strided(op, grad_out)?;
+    let target = if chunks > 1 {
+        input.empty_like_device(op, &[chunks * dw.numel()], DType::F32)?
+    } else {
+        dw.clone()
+    };
     input.kernels().dispatch_groups(
         &families::conv::DEPTHWISE_WEIGHT_GRAD,
-        &[],
-        &[&input.buffer, &grad_out.buffer, &dw.buffer],
+        &constants,
+        &[&input.buffer, &grad_out.buffer, &target.buffer],
         &imm,
-        g.out_channels as u64,
+        u64::from(imm.total),
     )?;
+    if chunks > 1 {
+        // No bias (HAS_BIAS off): its binding takes the partial sums.
+        let sum = SumSplitsParams {
+            numel: params::to_u32(op, "weight size", dw.numel())?,
+            splits: params::to_u32(op, "split count", chunks)?,
+            n: 1,
+            bias_offset: 0,
+            bias_stride: 0,
+        };
+        crate::ops::matmul::sum_splits::dispatch(input, &[], [&target, &dw, &target], &sum)?;
+    }
     Ok(dw)
 }

@@ -170,7 +170,8 @@ immediates! {
 immediates! {
     /// `DepthwiseParams` of `conv/depthwise_forward.wgsl`,
     /// `conv/depthwise_input_grad.wgsl` and `conv/depthwise_weight_grad.wgsl`
-    /// (`common/depthwise_params.wgsl`).
+    /// (`common/depthwise_params.wgsl`; the kernel size, stride and
+    /// dilation are pipeline constants).
     DepthwiseParams {
         /// Batch size.
         batch: u32,
@@ -186,24 +187,14 @@ immediates! {
         out_h: u32,
         /// Output width.
         out_w: u32,
-        /// Kernel height.
-        kh: u32,
-        /// Kernel width.
-        kw: u32,
-        /// Vertical stride.
-        stride_h: u32,
-        /// Horizontal stride.
-        stride_w: u32,
         /// Zero rows above the input.
         pad_top: u32,
         /// Zero columns left of the input.
         pad_left: u32,
-        /// Vertical dilation.
-        dil_h: u32,
-        /// Horizontal dilation.
-        dil_w: u32,
         /// Threads (forward, input gradient) or workgroups (weight gradient).
         total: u32,
+        /// Weight gradient: output pixels per workgroup.
+        chunk: u32,
         /// The input's element offset.
         x_offset: u32,
         /// The output gradient's element offset.

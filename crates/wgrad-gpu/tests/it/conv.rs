@@ -419,6 +419,9 @@ fn geometries() -> Vec<([usize; 4], [usize; 4], Conv2dArgs)> {
             [4, 1, 7, 7],
             args([1, 1], [[3, 3], [3, 3]], [1, 1], 4),
         ),
+        // 800 output pixels over 4 channels: the weight gradient in 4
+        // chunks of 256 pixels, then their sum.
+        ([2, 4, 20, 20], [4, 1, 3, 3], args([1, 1], P1, [1, 1], 4)),
         (
             [1, 3, 12, 12],
             [3, 1, 9, 9],

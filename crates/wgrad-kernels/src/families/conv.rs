@@ -172,7 +172,8 @@ pub static WINOGRAD_WEIGHT_GRAD: KernelSpec = KernelSpec {
 };
 
 /// Depthwise forward (one input channel per group,
-/// `common/depthwise_params.wgsl`): bindings input (read, through strides),
+/// `common/depthwise_params.wgsl`; overrides `KH`, `KW`, `SH`, `SW`, `DH`,
+/// `DW` for the kernel size, stride and dilation, as for the two below): bindings input (read, through strides),
 /// weight (read, contiguous), out (read_write, contiguous NCHW), bias
 /// (read, dense `[C_out]`, read only with `HAS_BIAS` = 1); `ACT_RELU` = 1
 /// for a ReLU after the bias. Immediates: `DepthwiseParams`.
@@ -180,7 +181,7 @@ pub static DEPTHWISE_FORWARD: KernelSpec = KernelSpec {
     file: "conv/depthwise_forward.wgsl",
     entry: "depthwise_forward",
     bindings: &[Read, Read, ReadWrite, Read],
-    immediate_bytes: 104,
+    immediate_bytes: 84,
     uses_fault: false,
     elem: Elem::F32,
     selector: None,
@@ -193,21 +194,22 @@ pub static DEPTHWISE_INPUT_GRAD: KernelSpec = KernelSpec {
     file: "conv/depthwise_input_grad.wgsl",
     entry: "depthwise_input_grad",
     bindings: &[Read, Read, ReadWrite],
-    immediate_bytes: 104,
+    immediate_bytes: 84,
     uses_fault: false,
     elem: Elem::F32,
     selector: None,
 };
 
-/// Depthwise weight gradient, one workgroup per output channel: bindings
-/// input (read, through strides), grad_out (read, through strides), dw
-/// (read_write, contiguous `[C_out, 1, kh, kw]`, at most 49 taps).
-/// Immediates: `DepthwiseParams`.
+/// Depthwise weight gradient, one workgroup per (output channel, chunk of
+/// output pixels): bindings input (read, through strides), grad_out (read,
+/// through strides), partial (read_write, `[chunks, C_out, kh * kw]`, at
+/// most 49 taps; added by `matmul::SUM_SPLITS`). Immediates:
+/// `DepthwiseParams`.
 pub static DEPTHWISE_WEIGHT_GRAD: KernelSpec = KernelSpec {
     file: "conv/depthwise_weight_grad.wgsl",
     entry: "depthwise_weight_grad",
     bindings: &[Read, Read, ReadWrite],
-    immediate_bytes: 104,
+    immediate_bytes: 84,
     uses_fault: false,
     elem: Elem::F32,
     selector: None,
