@@ -27,8 +27,8 @@ struct DepthwiseParams {
     out_w: u32,
     pad_top: u32,
     pad_left: u32,
-    total: u32,       // threads (forward, input gradient) or workgroups (weight gradient)
-    chunk: u32,       // weight gradient: output pixels per workgroup
+    total: u32,       // workgroups
+    chunk: u32,       // weight gradient: output rows (of batch * out_h) per workgroup
     x_offset: u32,    // the input's element offset
     dy_offset: u32,   // the output gradient's element offset
     x_strides: array<u32, 4>,  // the input's N, C, H, W strides
@@ -37,6 +37,13 @@ struct DepthwiseParams {
 
 var<immediate> p: DepthwiseParams;
 
-fn depthwise_index(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
-    return (wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y) * 256u + lid;
+// Threads work on rows: a workgroup's 256 threads are ROWS rows of COLS
+// columns (thread lid: row lid / COLS, column lid % COLS, a shift and a
+// mask), each thread taking every COLS-th element of its row, so no
+// thread divides by a runtime size per element.
+const ROWS: u32 = 4u;
+const COLS: u32 = 64u;
+
+fn depthwise_group(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
+    return wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y;
 }

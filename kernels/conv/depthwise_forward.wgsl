@@ -1,8 +1,9 @@
-// Depthwise conv2d forward (see common/depthwise_params.wgsl): one thread
-// per output element sums its window's taps in row-major order, then adds
-// bias[o] (HAS_BIAS) and applies ReLU (ACT_RELU), as the implicit-GEMM
-// forward's store does. A GEMM tile would leave all but one of its rows
-// idle here (one input channel per group).
+// Depthwise conv2d forward (see common/depthwise_params.wgsl): a workgroup
+// per ROWS output rows of one (n, o) plane, each thread summing its
+// outputs' windows in row-major tap order, then adding bias[o] (HAS_BIAS)
+// and applying ReLU (ACT_RELU), as the implicit-GEMM forward's store does.
+// A GEMM tile would leave all but one of its rows idle here (one input
+// channel per group). Workgroups: N * C_out * ceil(out_h / ROWS).
 // Bindings: 0 input (read, strided), 1 weight (read, contiguous), 2 out
 // (read_write, contiguous NCHW), 3 bias (read; read only with HAS_BIAS).
 
@@ -19,37 +20,49 @@ override ACT_RELU: u32 = 0u;
 
 @compute @workgroup_size(256)
 fn depthwise_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    let i = depthwise_index(wid, nwg, lid);
-    if i >= p.total {
+    let g = depthwise_group(wid, nwg);
+    if g >= p.total {
         return;
     }
-    let ox = i % p.out_w;
-    let oy = (i / p.out_w) % p.out_h;
-    let o = (i / (p.out_w * p.out_h)) % (p.channels * p.mult);
-    let n = i / (p.out_w * p.out_h * p.channels * p.mult);
+    let blocks = (p.out_h + ROWS - 1u) / ROWS;
+    let plane = g / blocks;
+    let oy = (g % blocks) * ROWS + lid / COLS;
+    if oy >= p.out_h {
+        return;
+    }
+    let channels_out = p.channels * p.mult;
+    let o = plane % channels_out;
+    let n = plane / channels_out;
     let base = p.x_offset + n * p.x_strides[0] + (o / p.mult) * p.x_strides[1];
     let y0 = i32(oy * SH) - i32(p.pad_top);
-    let x0 = i32(ox * SW) - i32(p.pad_left);
     let w0 = o * KH * KW;
-    var acc = 0.0;
-    for (var a = 0u; a < KH; a++) {
-        let y = y0 + i32(a * DH);
-        if y < 0 || y >= i32(p.in_h) {
-            continue;
-        }
-        let row = base + u32(y) * p.x_strides[2];
-        for (var b = 0u; b < KW; b++) {
-            let xx = x0 + i32(b * DW);
-            if xx >= 0 && xx < i32(p.in_w) {
-                acc += x[row + u32(xx) * p.x_strides[3]] * w[w0 + a * KW + b];
+    var b_o = 0.0;
+    if HAS_BIAS == 1u {
+        b_o = bias[o];
+    }
+    let out_row = (plane * p.out_h + oy) * p.out_w;
+    for (var ox = lid % COLS; ox < p.out_w; ox += COLS) {
+        let x0 = i32(ox * SW) - i32(p.pad_left);
+        var acc = 0.0;
+        for (var a = 0u; a < KH; a++) {
+            let y = y0 + i32(a * DH);
+            if y < 0 || y >= i32(p.in_h) {
+                continue;
+            }
+            let row = base + u32(y) * p.x_strides[2];
+            for (var b = 0u; b < KW; b++) {
+                let xx = x0 + i32(b * DW);
+                if xx >= 0 && xx < i32(p.in_w) {
+                    acc += x[row + u32(xx) * p.x_strides[3]] * w[w0 + a * KW + b];
+                }
             }
         }
+        if HAS_BIAS == 1u {
+            acc += b_o;
+        }
+        if ACT_RELU == 1u {
+            acc = relu4(vec4<f32>(acc)).x;
+        }
+        out[out_row + ox] = acc;
     }
-    if HAS_BIAS == 1u {
-        acc += bias[o];
-    }
-    if ACT_RELU == 1u {
-        acc = relu4(vec4<f32>(acc)).x;
-    }
-    out[i] = acc;
 }

@@ -1,9 +1,10 @@
 // Depthwise conv2d weight gradient (see common/depthwise_params.wgsl): one
-// workgroup per (output channel o, chunk s of `chunk` output pixels). Each
-// of its 256 threads sums grad_out[n, o, y, x] * in[n, o / mult, tap
-// position] over every 256th pixel of the chunk for each of the KH * KW
-// taps (at most MAX_TAPS), then the threads' sums are added per tap in a
-// fixed tree and the chunk's partial result written to
+// workgroup per (output channel o, chunk s of `chunk` output rows of the
+// batch * out_h). Each of its threads (ROWS x COLS) sums grad_out[n, o, y,
+// x] * in[n, o / mult, tap position] over its rows and columns of the
+// chunk for each of the KH * KW taps (at most MAX_TAPS), then the
+// threads' sums are added per tap in a fixed tree and the chunk's partial
+// result written to
 // partial[s, o, tap]; matmul/sum_splits.wgsl adds the chunks in order
 // (deterministic; no atomics).
 // Bindings: 0 input (read, strided), 1 grad_out (read, strided), 2 partial
@@ -34,26 +35,29 @@ fn depthwise_weight_grad(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wor
     for (var t = 0u; t < KH * KW; t++) {
         acc[t] = 0.0;
     }
-    let pixels = p.batch * p.out_h * p.out_w;
-    let end = min(pixels, (s + 1u) * p.chunk);
-    for (var q = s * p.chunk + lid; q < end; q += 256u) {
-        let ox = q % p.out_w;
-        let oy = (q / p.out_w) % p.out_h;
-        let n = q / (p.out_w * p.out_h);
-        let g = dy[p.dy_offset + n * p.dy_strides[0] + o * p.dy_strides[1] + oy * p.dy_strides[2] + ox * p.dy_strides[3]];
+    // Output rows (of batch * out_h) row0 .. row_end, ROWS at a time.
+    let rows = p.batch * p.out_h;
+    let row_end = min(rows, (s + 1u) * p.chunk);
+    for (var r = s * p.chunk + lid / COLS; r < row_end; r += ROWS) {
+        let oy = r % p.out_h;
+        let n = r / p.out_h;
+        let dy_row = p.dy_offset + n * p.dy_strides[0] + o * p.dy_strides[1] + oy * p.dy_strides[2];
         let base = p.x_offset + n * p.x_strides[0] + c * p.x_strides[1];
         let y0 = i32(oy * SH) - i32(p.pad_top);
-        let x0 = i32(ox * SW) - i32(p.pad_left);
-        for (var a = 0u; a < KH; a++) {
-            let y = y0 + i32(a * DH);
-            if y < 0 || y >= i32(p.in_h) {
-                continue;
-            }
-            let row = base + u32(y) * p.x_strides[2];
-            for (var b = 0u; b < KW; b++) {
-                let xx = x0 + i32(b * DW);
-                if xx >= 0 && xx < i32(p.in_w) {
-                    acc[a * KW + b] += g * x[row + u32(xx) * p.x_strides[3]];
+        for (var ox = lid % COLS; ox < p.out_w; ox += COLS) {
+            let g = dy[dy_row + ox * p.dy_strides[3]];
+            let x0 = i32(ox * SW) - i32(p.pad_left);
+            for (var a = 0u; a < KH; a++) {
+                let y = y0 + i32(a * DH);
+                if y < 0 || y >= i32(p.in_h) {
+                    continue;
+                }
+                let row = base + u32(y) * p.x_strides[2];
+                for (var b = 0u; b < KW; b++) {
+                    let xx = x0 + i32(b * DW);
+                    if xx >= 0 && xx < i32(p.in_w) {
+                        acc[a * KW + b] += g * x[row + u32(xx) * p.x_strides[3]];
+                    }
                 }
             }
         }

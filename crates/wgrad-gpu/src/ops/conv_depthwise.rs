@@ -7,9 +7,9 @@
 //!
 //! | primitive | threads | sum |
 //! |---|---|---|
-//! | forward | one per output element | its window's taps, row-major |
-//! | input gradient | one per input element | its output channels' taps that reach it |
-//! | weight gradient | a workgroup per (output channel, chunk of output pixels) | its pixels, 256 strided partial sums per tap, a fixed tree; the chunks added in order by `sum_splits` |
+//! | forward | a workgroup per 4 output rows of a plane, a thread per 64th column | its outputs' windows' taps, row-major |
+//! | input gradient | the same over input rows | its output channels' taps that reach each input |
+//! | weight gradient | a workgroup per (output channel, chunk of output rows) | its pixels, 256 strided partial sums per tap, a fixed tree; the chunks added in order by `sum_splits` |
 //!
 //! Taken where a group has one input channel and at most
 //! [`MAX_MULTIPLIER`] output channels (above that the GEMM's rows fill);
@@ -40,8 +40,11 @@ pub(super) fn depthwise_weight_grad(g: &Conv2dGeometry) -> bool {
 }
 
 /// Workgroups that keep a large GPU busy, which the weight gradient's
-/// pixel chunks aim for.
+/// row chunks aim for.
 const FILL_GROUPS: usize = 1024;
+/// Output (input, for the input gradient) rows per workgroup: the kernels'
+/// `ROWS` (`common/depthwise_params.wgsl`).
+const ROWS: usize = 4;
 
 /// The immediates of `g` (strided fields, `total` and `chunk` left 0)
 /// and its pipeline constants (kernel size, stride, dilation).
@@ -102,19 +105,21 @@ pub(super) fn forward(
 ) -> Result<()> {
     let weight = weight.contiguous()?;
     let (mut imm, shape) = params(op, g)?;
-    imm.total = params::to_u32(op, "output size", out.numel())?;
+    params::to_u32(op, "output size", out.numel())?;
+    let groups = g.batch * g.out_channels * g.output_hw[0].div_ceil(ROWS);
+    imm.total = params::to_u32(op, "workgroups", groups)?;
     (imm.x_offset, imm.x_strides) = strided(op, x)?;
     let flag = |on: bool| if on { 1.0 } else { 0.0 };
     let mut constants = shape.to_vec();
     constants.extend([("HAS_BIAS", flag(bias.is_some())), ("ACT_RELU", flag(relu))]);
     // Without a bias its binding takes the weight (never read).
     let bias_buffer = bias.map_or(&weight.buffer, |b| &b.buffer);
-    x.kernels().dispatch_1d(
+    x.kernels().dispatch_groups(
         &families::conv::DEPTHWISE_FORWARD,
         &constants,
         &[&x.buffer, &weight.buffer, &out.buffer, bias_buffer],
         &imm,
-        out.numel() as u64,
+        groups as u64,
     )
 }
 
@@ -128,20 +133,22 @@ pub(super) fn input_grad(
     let dx = grad_out.empty_like_device(op, &g.input_shape(), DType::F32)?;
     let weight = weight.contiguous()?;
     let (mut imm, constants) = params(op, g)?;
-    imm.total = params::to_u32(op, "input size", dx.numel())?;
+    params::to_u32(op, "input size", dx.numel())?;
+    let groups = g.batch * g.in_channels * g.input_hw[0].div_ceil(ROWS);
+    imm.total = params::to_u32(op, "workgroups", groups)?;
     (imm.dy_offset, imm.dy_strides) = strided(op, grad_out)?;
-    grad_out.kernels().dispatch_1d(
+    grad_out.kernels().dispatch_groups(
         &families::conv::DEPTHWISE_INPUT_GRAD,
         &constants,
         &[&grad_out.buffer, &weight.buffer, &dx.buffer],
         &imm,
-        dx.numel() as u64,
+        groups as u64,
     )?;
     Ok(dx)
 }
 
 /// The weight gradient of `g` (contiguous `g.weight_shape()`): one
-/// workgroup per (output channel, chunk of output pixels), enough chunks
+/// workgroup per (output channel, chunk of output rows), enough chunks
 /// to fill the GPU, then the chunks' partial sums added in order.
 pub(super) fn weight_grad(
     op: &'static str,
@@ -153,16 +160,17 @@ pub(super) fn weight_grad(
     if dw.numel() == 0 {
         return Ok(dw);
     }
-    let pixels = g.batch * g.output_hw[0] * g.output_hw[1];
-    // Chunks of whole 256-pixel rounds; one chunk of nothing for no pixels.
-    let rounds = pixels.div_ceil(256).max(1);
+    let rows = g.batch * g.output_hw[0];
+    // Chunks of whole rounds of ROWS output rows; one chunk of nothing for
+    // no rows.
+    let rounds = rows.div_ceil(ROWS).max(1);
     let wanted = FILL_GROUPS.div_ceil(g.out_channels).clamp(1, rounds);
-    let chunk = rounds.div_ceil(wanted) * 256;
-    let chunks = pixels.div_ceil(chunk).max(1);
+    let chunk = rounds.div_ceil(wanted) * ROWS;
+    let chunks = rows.div_ceil(chunk).max(1);
     let (mut imm, constants) = params(op, g)?;
     imm.total = params::to_u32(op, "workgroups", g.out_channels * chunks)?;
-    imm.chunk = params::to_u32(op, "output size", chunk)?;
-    params::to_u32(op, "output size", pixels)?;
+    imm.chunk = params::to_u32(op, "output rows", chunk)?;
+    params::to_u32(op, "output size", rows * g.output_hw[1])?;
     params::to_u32(op, "partial sums size", chunks * dw.numel())?;
     (imm.x_offset, imm.x_strides) = strided(op, input)?;
     (imm.dy_offset, imm.dy_strides) = strided(op, grad_out)?;

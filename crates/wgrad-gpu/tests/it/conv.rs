@@ -419,9 +419,11 @@ fn geometries() -> Vec<([usize; 4], [usize; 4], Conv2dArgs)> {
             [4, 1, 7, 7],
             args([1, 1], [[3, 3], [3, 3]], [1, 1], 4),
         ),
-        // 800 output pixels over 4 channels: the weight gradient in 4
-        // chunks of 256 pixels, then their sum.
+        // 40 output rows over 4 channels: the weight gradient in 10
+        // chunks of 4 rows, then their sum.
         ([2, 4, 20, 20], [4, 1, 3, 3], args([1, 1], P1, [1, 1], 4)),
+        // Rows wider than a workgroup's 64 columns.
+        ([1, 2, 5, 70], [2, 1, 3, 3], args([1, 1], P1, [1, 1], 2)),
         (
             [1, 3, 12, 12],
             [3, 1, 9, 9],
