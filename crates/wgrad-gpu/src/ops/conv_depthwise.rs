@@ -46,7 +46,8 @@ const FILL_GROUPS: usize = 1024;
 /// `ROWS` (`common/depthwise_params.wgsl`).
 const ROWS: usize = 4;
 /// Most taps the weight gradient sums per thread; larger kernels get a
-/// workgroup per tap row.
+/// workgroup per tap row (H100, batch 32, 256 channels 56 x 56: a 3 x 3
+/// split that way took 394 us against 202 us whole).
 const SPLIT_TAPS: usize = 9;
 
 /// The immediates of `g` (strided fields, `total` and `chunk` left 0)
