@@ -1,9 +1,9 @@
 // Depthwise conv2d forward (see common/depthwise_params.wgsl): a workgroup
-// per ROWS output rows of one (n, o) plane, each thread summing its
+// per 4 * OUT_PER output rows of one (n, o) plane, each thread summing its
 // outputs' windows in row-major tap order, then adding bias[o] (HAS_BIAS)
 // and applying ReLU (ACT_RELU), as the implicit-GEMM forward's store does.
 // A GEMM tile would leave all but one of its rows idle here (one input
-// channel per group). Workgroups: N * C_out * ceil(out_h / ROWS).
+// channel per group). Workgroups: N * C_out * ceil(out_h / (4 * OUT_PER)).
 // Bindings: 0 input (read, strided), 1 weight (read, contiguous), 2 out
 // (read_write, contiguous NCHW), 3 bias (read; read only with HAS_BIAS).
 
@@ -18,15 +18,23 @@ override ACT_RELU: u32 = 0u;
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 @group(0) @binding(3) var<storage, read> bias: array<f32>;
 
+// The forward's workgroup: F_ROWS output rows of F_COLS threads, each
+// thread OUT_PER (1, 2 or 4) neighbouring outputs of its row (their windows
+// overlap, so the compiler can share the loads), every 64th group.
+override OUT_PER: u32 = 4u;
+const GROUP_COLS: u32 = 64u;
+
 @compute @workgroup_size(256)
 fn depthwise_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let g = depthwise_group(wid, nwg);
     if g >= p.total {
         return;
     }
-    let blocks = (p.out_h + ROWS - 1u) / ROWS;
+    let f_cols = GROUP_COLS / OUT_PER;
+    let f_rows = 256u / f_cols;
+    let blocks = (p.out_h + f_rows - 1u) / f_rows;
     let plane = g / blocks;
-    let oy = (g % blocks) * ROWS + lid / COLS;
+    let oy = (g % blocks) * f_rows + lid / f_cols;
     if oy >= p.out_h {
         return;
     }
@@ -41,9 +49,9 @@ fn depthwise_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
         b_o = bias[o];
     }
     let out_row = (plane * p.out_h + oy) * p.out_w;
-    for (var ox = lid % COLS; ox < p.out_w; ox += COLS) {
-        let x0 = i32(ox * SW) - i32(p.pad_left);
-        var acc = 0.0;
+    for (var ox0 = (lid % f_cols) * OUT_PER; ox0 < p.out_w; ox0 += GROUP_COLS) {
+        let x0 = i32(ox0 * SW) - i32(p.pad_left);
+        var acc = vec4<f32>(0.0);
         for (var a = 0u; a < KH; a++) {
             let y = y0 + i32(a * DH);
             if y < 0 || y >= i32(p.in_h) {
@@ -51,18 +59,25 @@ fn depthwise_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
             }
             let row = base + u32(y) * p.x_strides[2];
             for (var b = 0u; b < KW; b++) {
-                let xx = x0 + i32(b * DW);
-                if xx >= 0 && xx < i32(p.in_w) {
-                    acc += x[row + u32(xx) * p.x_strides[3]] * w[w0 + a * KW + b];
+                let wv = w[w0 + a * KW + b];
+                for (var j = 0u; j < OUT_PER; j++) {
+                    let xx = x0 + i32(j * SW + b * DW);
+                    if xx >= 0 && xx < i32(p.in_w) {
+                        acc[j] += x[row + u32(xx) * p.x_strides[3]] * wv;
+                    }
                 }
             }
         }
         if HAS_BIAS == 1u {
-            acc += b_o;
+            acc += vec4<f32>(b_o);
         }
         if ACT_RELU == 1u {
-            acc = relu4(vec4<f32>(acc)).x;
+            acc = relu4(acc);
         }
-        out[out_row + ox] = acc;
+        for (var j = 0u; j < OUT_PER; j++) {
+            if ox0 + j < p.out_w {
+                out[out_row + ox0 + j] = acc[j];
+            }
+        }
     }
 }
