@@ -10,9 +10,7 @@
 // blocks; tile (ty, tx) reads input rows 2ty - pad_top .. + 3 (zero outside).
 
 struct WinogradParams {
-    rows: u32,          // weight transform: U's rows (output channels of the conv)
-    cols: u32,          // and columns (its input channels)
-    channels: u32,      // input transform: channels of the input
+    channels: u32,      // channels of the input (U's and V's columns / rows)
     in_h: u32,
     in_w: u32,
     pad_top: u32,       // zero rows above the input
@@ -20,7 +18,7 @@ struct WinogradParams {
     tiles_h: u32,       // ceil(out_h / 2)
     tiles_w: u32,       // ceil(out_w / 2)
     tiles: u32,         // batch * tiles_h * tiles_w (P)
-    out_channels: u32,  // output transform: channels of the output
+    out_channels: u32,  // channels of the output (U's and M's rows)
     out_h: u32,
     out_w: u32,
     total: u32,         // threads this dispatch runs
@@ -32,4 +30,9 @@ var<immediate> p: WinogradParams;
 
 fn winograd_thread(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
     return (wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y) * 256u + lid;
+}
+
+// Tile q's column, row and image: (tx, ty, n).
+fn winograd_tile(q: u32) -> vec3<u32> {
+    return vec3<u32>(q % p.tiles_w, (q / p.tiles_w) % p.tiles_h, q / (p.tiles_w * p.tiles_h));
 }

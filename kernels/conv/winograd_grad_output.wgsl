@@ -24,9 +24,10 @@ fn winograd_grad_output(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_work
     }
     let o = i / p.tiles;
     let q = i % p.tiles;
-    let tx = q % p.tiles_w;
-    let ty = (q / p.tiles_w) % p.tiles_h;
-    let n = q / (p.tiles_w * p.tiles_h);
+    let tile = winograd_tile(q);
+    let tx = tile.x;
+    let ty = tile.y;
+    let n = tile.z;
     let base = p.x_offset + n * p.x_strides[0] + o * p.x_strides[1];
     var d = vec4<f32>(0.0);
     for (var a = 0u; a < 2u; a++) {

@@ -20,9 +20,10 @@ fn winograd_input(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
     }
     let c = i / p.tiles;
     let q = i % p.tiles;
-    let tx = q % p.tiles_w;
-    let ty = (q / p.tiles_w) % p.tiles_h;
-    let n = q / (p.tiles_w * p.tiles_h);
+    let tile = winograd_tile(q);
+    let tx = tile.x;
+    let ty = tile.y;
+    let n = tile.z;
     let base = p.x_offset + n * p.x_strides[0] + c * p.x_strides[1];
     let y0 = i32(2u * ty) - i32(p.pad_top);
     let x0 = i32(2u * tx) - i32(p.pad_left);

@@ -26,9 +26,10 @@ fn winograd_output(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     }
     let o = i / p.tiles;
     let q = i % p.tiles;
-    let tx = q % p.tiles_w;
-    let ty = (q / p.tiles_w) % p.tiles_h;
-    let n = q / (p.tiles_w * p.tiles_h);
+    let tile = winograd_tile(q);
+    let tx = tile.x;
+    let ty = tile.y;
+    let n = tile.z;
     let plane = p.out_channels * p.tiles;
     // A^T M: 2 x 4.
     var r: array<f32, 8>;

@@ -1,12 +1,12 @@
 // Winograd F(2x2, 3x3) weight transform (see common/winograd_params.wgsl):
-// one thread per (r, s) of U's [rows, cols] plane writes its 16 values
+// one thread per (r, s) of U's [out_channels, channels] plane writes its 16 values
 // U[t, r, s] = (G g G^T)[t], with
 //   G = [[1, 0, 0], [1/2, 1/2, 1/2], [1/2, -1/2, 1/2], [0, 0, 1]].
-// FLIP = 0 (forward): g = weight[r, s] of a contiguous [rows, cols, 3, 3]
+// FLIP = 0 (forward): g = weight[r, s] of a contiguous [out_channels, channels, 3, 3]
 // weight. FLIP = 1 (input gradient, the forward's adjoint): g[i, j] =
-// weight[s, r, 2 - i, 2 - j] of a contiguous [cols, rows, 3, 3] weight,
+// weight[s, r, 2 - i, 2 - j] of a contiguous [channels, out_channels, 3, 3] weight,
 // so that the input gradient is this correlation of the output gradient.
-// Bindings: 0 weight (read), 1 U (read_write, [16, rows, cols]).
+// Bindings: 0 weight (read), 1 U (read_write, [16, out_channels, channels]).
 
 //! include common/winograd_params.wgsl
 
@@ -21,11 +21,11 @@ fn winograd_weight(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     if i >= p.total {
         return;
     }
-    let r = i / p.cols;
-    let s = i % p.cols;
+    let r = i / p.channels;
+    let s = i % p.channels;
     var g: array<f32, 9>;
     if FLIP == 1u {
-        let base = (s * p.rows + r) * 9u;
+        let base = (s * p.out_channels + r) * 9u;
         for (var k = 0u; k < 9u; k++) {
             g[k] = weight[base + 8u - k];
         }
@@ -47,7 +47,7 @@ fn winograd_weight(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
         h[9u + j] = g2;
     }
     // (G g) G^T: 4 x 4.
-    let plane = p.rows * p.cols;
+    let plane = p.out_channels * p.channels;
     for (var a = 0u; a < 4u; a++) {
         let h0 = h[a * 3u];
         let h1 = h[a * 3u + 1u];

@@ -1,10 +1,10 @@
 // Winograd F(2x2, 3x3) weight-gradient back-transform (see
 // common/winograd_params.wgsl and conv/winograd_grad_output.wgsl): the
 // adjoint of the weight transform. One thread per (r, s) of the
-// [rows, cols] = [C_out, C_in] plane reads dU[t, r, s] for the 16 t and
+// [out_channels, channels] = [C_out, C_in] plane reads dU[t, r, s] for the 16 t and
 // writes the 3 x 3 taps G^T dU G of weight_grad[r, s] (contiguous
-// [rows, cols, 3, 3]), with G as in conv/winograd_weight.wgsl.
-// Bindings: 0 dU (read, [16, rows, cols]), 1 weight_grad (read_write).
+// [out_channels, channels, 3, 3]), with G as in conv/winograd_weight.wgsl.
+// Bindings: 0 dU (read, [16, out_channels, channels]), 1 weight_grad (read_write).
 
 //! include common/winograd_params.wgsl
 
@@ -17,7 +17,7 @@ fn winograd_weight_grad(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_work
     if i >= p.total {
         return;
     }
-    let plane = p.rows * p.cols;
+    let plane = p.out_channels * p.channels;
     // G^T dU: 3 x 4 (rows of dU combined).
     var h: array<vec4<f32>, 3>;
     var x: array<vec4<f32>, 4>;

@@ -164,8 +164,6 @@ impl Winograd {
         }
         let (x_offset, x_strides) = strided(op, src)?;
         Ok(WinogradParams {
-            rows: u("channels", self.out_channels)?,
-            cols: u("channels", self.channels)?,
             channels: u("channels", self.channels)?,
             in_h: u("input height", self.in_hw[0])?,
             in_w: u("input width", self.in_hw[1])?,

@@ -132,11 +132,7 @@ immediates! {
     /// `conv/winograd_input.wgsl` and `conv/winograd_output.wgsl`
     /// (`common/winograd_params.wgsl`).
     WinogradParams {
-        /// Weight transform: U's rows (the convolution's output channels).
-        rows: u32,
-        /// Weight transform: U's columns (its input channels).
-        cols: u32,
-        /// Input transform: the input's channels.
+        /// The input's channels (U's and V's columns / rows).
         channels: u32,
         /// Input height.
         in_h: u32,
@@ -152,7 +148,7 @@ immediates! {
         tiles_w: u32,
         /// Tiles: batch * tiles_h * tiles_w.
         tiles: u32,
-        /// Output transform: the output's channels.
+        /// The output's channels (U's and M's rows).
         out_channels: u32,
         /// Output height.
         out_h: u32,

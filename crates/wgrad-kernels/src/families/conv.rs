@@ -107,13 +107,13 @@ pub static CONV2D_WEIGHT_GRAD_128: KernelSpec = KernelSpec {
 
 /// Winograd F(2x2, 3x3) weight transform (`common/winograd_params.wgsl`):
 /// bindings weight (read, contiguous `[O, C, 3, 3]`), U (read_write,
-/// `[16, rows, cols]`). Override `FLIP` = 1 for the input gradient (U of
+/// `[16, C_out, C_in]`). Override `FLIP` = 1 for the input gradient (U of
 /// the flipped, transposed weight). Immediates: `WinogradParams`.
 pub static WINOGRAD_WEIGHT: KernelSpec = KernelSpec {
     file: "conv/winograd_weight.wgsl",
     entry: "winograd_weight",
     bindings: &[Read, ReadWrite],
-    immediate_bytes: 76,
+    immediate_bytes: 68,
     uses_fault: false,
     elem: Elem::F32,
     selector: None,
@@ -125,7 +125,7 @@ pub static WINOGRAD_INPUT: KernelSpec = KernelSpec {
     file: "conv/winograd_input.wgsl",
     entry: "winograd_input",
     bindings: &[Read, ReadWrite],
-    immediate_bytes: 76,
+    immediate_bytes: 68,
     uses_fault: false,
     elem: Elem::F32,
     selector: None,
@@ -139,7 +139,7 @@ pub static WINOGRAD_OUTPUT: KernelSpec = KernelSpec {
     file: "conv/winograd_output.wgsl",
     entry: "winograd_output",
     bindings: &[Read, ReadWrite, Read],
-    immediate_bytes: 76,
+    immediate_bytes: 68,
     uses_fault: false,
     elem: Elem::F32,
     selector: None,
@@ -152,7 +152,7 @@ pub static WINOGRAD_GRAD_OUTPUT: KernelSpec = KernelSpec {
     file: "conv/winograd_grad_output.wgsl",
     entry: "winograd_grad_output",
     bindings: &[Read, ReadWrite],
-    immediate_bytes: 76,
+    immediate_bytes: 68,
     uses_fault: false,
     elem: Elem::F32,
     selector: None,
@@ -165,7 +165,7 @@ pub static WINOGRAD_WEIGHT_GRAD: KernelSpec = KernelSpec {
     file: "conv/winograd_weight_grad.wgsl",
     entry: "winograd_weight_grad",
     bindings: &[Read, ReadWrite],
-    immediate_bytes: 76,
+    immediate_bytes: 68,
     uses_fault: false,
     elem: Elem::F32,
     selector: None,
