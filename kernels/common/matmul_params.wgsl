@@ -60,6 +60,14 @@ override ACT_RELU: u32 = 0u;
 // into the products of a `linear_relu`'s gradients (the host checks the
 // layouts match).
 override A_RELU_MASK: u32 = 0u;
+// OUT_RELU_MASK = 1 (never with HAS_BIAS, A_RELU_MASK or ONES_COLUMN; with
+// split K, sum_splits applies it): each output element is kept where the
+// element at bias_offset + its output index in binding 3 (a ReLU's
+// output, contiguous, of the output's shape) is not +0.0, and zeroed
+// where it is: the product is an input gradient that the ReLU producing
+// that input would mask next (`x -> linear_relu -> h -> linear`: dh's
+// producer applies the mask, and the ReLU's backward skips it).
+override OUT_RELU_MASK: u32 = 0u;
 // ONES_COLUMN = 1 (matmul_64/matmul_128, unbatched): B gets a last column
 // of ones, so the product's last output column is the row sums of A
 // (sum over k of A[m, k]: `linear`'s bias gradient alongside its weight
@@ -78,6 +86,14 @@ override ONES_COLUMN: u32 = 0u;
 // are +0.0 exactly where its gradient is blocked (NaN and positives pass).
 fn relu_masked(v: f32, at: u32) -> f32 {
     if A_RELU_MASK == 1u && bitcast<u32>(bias[at]) == 0u {
+        return 0.0;
+    }
+    return v;
+}
+
+// Output element `v` at output index `at` through OUT_RELU_MASK.
+fn out_relu_masked(v: f32, at: u32) -> f32 {
+    if OUT_RELU_MASK == 1u && bitcast<u32>(bias[p.bias_offset + at]) == 0u {
         return 0.0;
     }
     return v;

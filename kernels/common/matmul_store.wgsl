@@ -3,7 +3,8 @@
 // thread's 4 x 4 outputs to, bounds-checked at the edges, with the bias
 // row of `linear` added to the finished sums (HAS_BIAS, a pipeline
 // constant: kernels without it compile no bias code) and then, with
-// ACT_RELU, the ReLU of a following `ReLU` module. Needs
+// ACT_RELU, the ReLU of a following `ReLU` module, or with OUT_RELU_MASK
+// the gradient mask of a ReLU before the product's layer. Needs
 // common/matmul_params.wgsl (out, bias, out_base, ONES_COLUMN, ACT_RELU).
 
 //! include common/relu4.wgsl
@@ -21,14 +22,19 @@ fn out_at(row: u32, col: u32) -> u32 {
     return out_base + row * p.n + col;
 }
 
+// One output through the OUT_RELU_MASK epilogue.
+fn write1(at: u32, v: f32) {
+    out[at] = out_relu_masked(v, at);
+}
+
 fn write4(row: u32, col: u32, v: vec4<f32>) {
     if row >= p.m {
         return;
     }
-    if col < p.n { out[out_at(row, col)] = v.x; }
-    if col + 1u < p.n { out[out_at(row, col + 1u)] = v.y; }
-    if col + 2u < p.n { out[out_at(row, col + 2u)] = v.z; }
-    if col + 3u < p.n { out[out_at(row, col + 3u)] = v.w; }
+    if col < p.n { write1(out_at(row, col), v.x); }
+    if col + 1u < p.n { write1(out_at(row, col + 1u), v.y); }
+    if col + 2u < p.n { write1(out_at(row, col + 2u), v.z); }
+    if col + 3u < p.n { write1(out_at(row, col + 3u), v.w); }
 }
 
 // vR: row row+R, columns col..col+3.

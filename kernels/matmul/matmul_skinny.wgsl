@@ -108,7 +108,8 @@ fn accumulate(v: f32, c: u32) {
     }
 }
 
-// Output (row, col) = v plus the bias, through the ReLU epilogue.
+// Output (row, col) = v plus the bias, through the ReLU epilogue and
+// OUT_RELU_MASK.
 fn store_one(row: u32, col: u32, v: f32) {
     var x = v;
     if HAS_BIAS == 1u {
@@ -117,7 +118,8 @@ fn store_one(row: u32, col: u32, v: f32) {
     if ACT_RELU == 1u {
         x = relu4(vec4<f32>(x)).x;
     }
-    out[out_at(row, col)] = x;
+    let at = out_at(row, col);
+    out[at] = out_relu_masked(x, at);
 }
 
 @compute @workgroup_size(256)

@@ -3,7 +3,8 @@
 // plus the bias of i's column, once, after the sum (as a separate add).
 //
 // Bindings: 0 part (read, [splits, numel]), 1 out (read_write, [numel]),
-// 2 bias (read; bound to any buffer and never read without HAS_BIAS).
+// 2 bias (read; bound to any buffer and never read without HAS_BIAS or
+// OUT_RELU_MASK).
 // Immediates: SumParams. 1-D folded grid of 256-thread workgroups.
 
 struct SumParams {
@@ -19,6 +20,10 @@ var<immediate> p: SumParams;
 override HAS_BIAS: u32 = 0u;
 // ACT_RELU = 1: ReLU after the bias (a `Linear` and its `ReLU` in one pass).
 override ACT_RELU: u32 = 0u;
+// OUT_RELU_MASK = 1 (never with HAS_BIAS): out[i] zeroed where binding 2
+// holds +0.0 at bias_offset + i (common/matmul_params.wgsl's epilogue of
+// the same name).
+override OUT_RELU_MASK: u32 = 0u;
 
 //! include common/relu4.wgsl
 
@@ -66,6 +71,9 @@ fn sum_splits(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     if ACT_RELU == 1u {
         s = relu4(vec4<f32>(s)).x;
     }
+    if OUT_RELU_MASK == 1u && bitcast<u32>(bias[p.bias_offset + i]) == 0u {
+        s = 0.0;
+    }
     out[i] = s;
 }
 
@@ -103,6 +111,9 @@ fn sum_splits_tree(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
         }
         if ACT_RELU == 1u {
             total = relu4(vec4<f32>(total)).x;
+        }
+        if OUT_RELU_MASK == 1u && bitcast<u32>(bias[p.bias_offset + i]) == 0u {
+            total = 0.0;
         }
         out[i] = total;
     }

@@ -1,6 +1,7 @@
 //! Reverse-mode differentiation: an iterative topological walk and one
 //! `match` with every op's backward rule, run on the tensor's own device.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 
 use wgrad_core::{BinaryOp, CompareOp, DType, Error, Result, UnaryOp, shape};
@@ -12,6 +13,7 @@ use crate::tensor::Tensor;
 
 mod binary;
 mod matmul;
+mod relu_premask;
 mod windows;
 use binary::{binary_grads, scalar_grad};
 use windows::Window;
@@ -141,7 +143,8 @@ impl Tensor {
         let mut grads: HashMap<u64, Storage> = HashMap::new();
         grads.insert(self.id(), seed);
         let mut leaf_grads = Vec::new();
-        walk(&order, grads, |tensor, grad| {
+        let observed = |t: &Tensor| t.retains_grad();
+        walk(&order, grads, &observed, |tensor, grad| {
             if tensor.grad_fn().is_some() {
                 // `retain_grad()` results keep a copy, like leaves.
                 if tensor.retains_grad() {
@@ -169,18 +172,28 @@ impl Tensor {
 /// [`topological_order`](crate::graph::topological_order)) from outputs
 /// to inputs. `arrive` gets each tensor's summed gradient once and hands it
 /// back to go on through the tensor's node, or keeps it (a leaf's
-/// gradient, or a branch not needed).
+/// gradient, or a branch not needed). `observed` says which tensors'
+/// summed gradients the caller looks at besides hooks (retained, or
+/// asked for): those always arrive as the rules define them, never with
+/// a ReLU's mask applied ahead (backward/relu_premask.rs).
 pub(crate) fn walk(
     order: &[Tensor],
     mut grads: HashMap<u64, Storage>,
+    observed: &dyn Fn(&Tensor) -> bool,
     mut arrive: impl FnMut(&Tensor, Storage) -> Option<Storage>,
 ) -> Result<()> {
     // Gradients of `narrow` outputs, per input, assembled at the input's
     // turn (backward/windows.rs).
     let mut windows: HashMap<u64, Vec<Window>> = HashMap::new();
+    // Per tensor id: whether every gradient part so far came through its
+    // ReLU's mask already (backward/relu_premask.rs).
+    let mut premasked: HashMap<u64, bool> = HashMap::new();
     for tensor in order.iter().rev() {
         let dense = grads.remove(&tensor.id());
-        let grad = match (dense, windows.remove(&tensor.id())) {
+        let parts = windows.remove(&tensor.id());
+        let all_masked = premasked.remove(&tensor.id()) == Some(true);
+        let grad_premasked = parts.is_none() && all_masked;
+        let grad = match (dense, parts) {
             (None, None) => continue,
             (Some(dense), None) => dense,
             (dense, Some(parts)) => {
@@ -201,7 +214,7 @@ pub(crate) fn walk(
         let Some(grad_fn) = tensor.grad_fn() else {
             continue;
         };
-        let (inputs, input_grads) = {
+        let (inputs, input_grads, dx_masked) = {
             let node = grad_fn.lock();
             let node = node.as_ref().ok_or_else(|| grad_fn.freed())?;
             if let Op::Narrow { axis, start } = node.op {
@@ -215,13 +228,24 @@ pub(crate) fn walk(
                 }
                 continue;
             }
+            let dx_relu_mask = match node.op {
+                Op::Linear { .. } => node
+                    .inputs
+                    .first()
+                    .and_then(|x| relu_premask::mask_for(x, observed)),
+                _ => None,
+            };
             let saved = Saved {
                 node,
                 output: tensor,
+                grad_premasked,
+                dx_relu_mask,
+                dx_masked: Cell::new(false),
             };
-            (node.inputs.clone(), input_gradients(&saved, &grad)?)
+            let input_grads = input_gradients(&saved, &grad)?;
+            (node.inputs.clone(), input_grads, saved.dx_masked.get())
         };
-        for (input, g) in inputs.iter().zip(input_grads) {
+        for (i, (input, g)) in inputs.iter().zip(input_grads).enumerate() {
             let Some(g) = g else { continue };
             if !input.requires_grad() {
                 continue;
@@ -233,9 +257,17 @@ pub(crate) fn walk(
             } else {
                 g
             };
+            let masked = i == 0 && dx_masked;
             let merged = match grads.remove(&input.id()) {
-                Some(existing) => existing.binary(&g, BinaryOp::Add)?,
-                None => g,
+                Some(existing) => {
+                    let all = premasked.get(&input.id()) == Some(&true) && masked;
+                    premasked.insert(input.id(), all);
+                    existing.binary(&g, BinaryOp::Add)?
+                }
+                None => {
+                    premasked.insert(input.id(), masked);
+                    g
+                }
             };
             grads.insert(input.id(), merged);
         }
@@ -248,6 +280,14 @@ pub(crate) fn walk(
 struct Saved<'a> {
     node: &'a Node,
     output: &'a Tensor,
+    /// The output's gradient arrived through this node's ReLU mask already
+    /// (a fused `linear_relu`'s, applied by the gradient's producer).
+    grad_premasked: bool,
+    /// A ReLU output to mask input 0's gradient by as it is made (a
+    /// `linear` node whose input is a `linear_relu`'s output), and whether
+    /// the rule did (backward/relu_premask.rs).
+    dx_relu_mask: Option<Storage>,
+    dx_masked: Cell<bool>,
 }
 
 impl Saved<'_> {
@@ -408,8 +448,15 @@ fn input_gradients(saved: &Saved, g: &Storage) -> Result<Vec<Option<Storage>>> {
             matmul::matmul_t_grads(g, saved, need, *trans_a, *trans_b)?
         }
         Op::Linear { relu } => {
-            let out = if *relu { Some(saved.output()?) } else { None };
-            linear::linear_grads(g, out.as_ref(), &x, inputs)?
+            let out = if *relu && !saved.grad_premasked {
+                Some(saved.output()?)
+            } else {
+                None
+            };
+            let mask = saved.dx_relu_mask.as_ref();
+            let (grads, dx_masked) = linear::linear_grads(g, out.as_ref(), mask, &x, inputs)?;
+            saved.dx_masked.set(dx_masked);
+            grads
         }
         Op::IndexSelect { axis, index } => {
             let base = Storage::full(&shape_of(0), 0.0, DType::F32, &g.device())?;

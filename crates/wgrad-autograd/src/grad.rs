@@ -83,7 +83,8 @@ pub fn grad(
 
     let mut captured: HashMap<u64, Storage> = HashMap::new();
     let mut ran: Vec<Tensor> = Vec::new();
-    walk(&order, seeds, |tensor, g| {
+    let observed = |t: &Tensor| wanted.contains(&t.id());
+    walk(&order, seeds, &observed, |tensor, g| {
         if wanted.contains(&tensor.id()) {
             captured.insert(tensor.id(), g.clone());
         }

@@ -138,12 +138,16 @@ impl Tensor {
 /// that same product: `matmul_t_with_row_sums`). With `relu_out` (a fused
 /// `linear_relu`'s output) `g` first goes through ReLU's gradient: on a
 /// GPU inside those products' loads, elsewhere as a pass of its own.
+/// With `dx_relu_mask` (`x` the output of a fused `linear_relu`), `dx`
+/// may come out through that ReLU's gradient too, made in the product's
+/// store; the returned flag says whether it did.
 pub(crate) fn linear_grads(
     g: &Storage,
     relu_out: Option<&Storage>,
+    dx_relu_mask: Option<&Storage>,
     input: &dyn Fn(usize) -> Result<Storage>,
     inputs: &[Tensor],
-) -> Result<Vec<Option<Storage>>> {
+) -> Result<(Vec<Option<Storage>>, bool)> {
     let needs = |i: usize| inputs.get(i).is_some_and(Tensor::requires_grad);
     // The GPU folds the mask into the products (F32 operands); any other
     // case masks g first and proceeds as an unfused linear.
@@ -172,10 +176,19 @@ pub(crate) fn linear_grads(
         }
         _ => g,
     };
+    let mut dx_masked = false;
     let dx = if needs(0) {
         let w = input(1)?;
-        match (g, &w, &gpu_mask) {
-            (Storage::Gpu(gg), Storage::Gpu(w), Some(out)) => {
+        let premasked = match (g, &w, &gpu_mask, dx_relu_mask) {
+            (Storage::Gpu(gg), Storage::Gpu(w), None, Some(Storage::Gpu(h))) => {
+                gg.matmul_t_masked_by_relu(w, false, false, h)?
+            }
+            _ => None,
+        };
+        dx_masked = premasked.is_some();
+        match (premasked, g, &w, &gpu_mask) {
+            (Some(dx), ..) => Some(Storage::Gpu(dx)),
+            (None, Storage::Gpu(gg), Storage::Gpu(w), Some(out)) => {
                 Some(Storage::Gpu(gg.matmul_t_relu_grad(out, w, false, false)?))
             }
             _ => Some(g.matmul_t(&w, false, false)?),
@@ -240,5 +253,5 @@ pub(crate) fn linear_grads(
             None => None,
         });
     }
-    Ok(grads)
+    Ok((grads, dx_masked))
 }

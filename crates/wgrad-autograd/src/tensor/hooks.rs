@@ -101,6 +101,11 @@ impl Tensor {
         })
     }
 
+    /// Whether any hook is registered on this tensor.
+    pub(crate) fn has_hooks(&self) -> bool {
+        !self.inner.hooks.lock().is_empty()
+    }
+
     /// This tensor's gradient through its hooks (none: unchanged).
     pub(crate) fn apply_hooks(&self, grad: Storage) -> Result<Storage> {
         // Every node of every backward passes here: no allocation when

@@ -894,6 +894,95 @@ fn relu_masked_products_match_masking_first() {
     }
 }
 
+/// Input gradients masked by the ReLU before the layer in the product's
+/// store (`matmul_t_masked_by_relu`), bit for bit against the product and
+/// then ReLU's gradient, for shapes that take each kernel: the tiled
+/// ones, split K (the mask in the sum pass), a short K (`matmul_thin`), a
+/// short output side (`matmul_skinny`), a batch, and a mask that starts
+/// inside its buffer. Masks that do not fit (strided, another shape) are
+/// refused without a dispatch.
+#[test]
+fn relu_masked_outputs_match_masking_after() {
+    let Some(gpu) = shared_gpu() else { return };
+    use wgrad_core::UnaryOp;
+    let bits = |t: &GpuTensor| -> Vec<u32> {
+        t.to_vec_blocking::<f32>()
+            .unwrap()
+            .iter()
+            .map(|v| v.to_bits())
+            .collect()
+    };
+    let shapes: [(&[usize], usize, usize); 7] = [
+        (&[128], 256, 784),
+        (&[1024], 10, 1024),
+        (&[1024], 1024, 10),
+        (&[16], 4096, 64),
+        (&[37], 65, 33),
+        (&[2, 5], 7, 6),
+        (&[3], 1, 300),
+    ];
+    for (i, &(lead, k, n)) in shapes.iter().enumerate() {
+        let what = format!("g {lead:?} x {k}, W [{k}, {n}]");
+        let g_shape: Vec<usize> = lead.iter().copied().chain([k]).collect();
+        let out_shape: Vec<usize> = lead.iter().copied().chain([n]).collect();
+        let (_, g) = pair(&gpu, &g_shape, 400 + i as u64);
+        let (_, w) = pair(&gpu, &[k, n], 410 + i as u64);
+        let numel: usize = out_shape.iter().product();
+        // The mask sits after 3 elements of its buffer (an offset).
+        let (_, pre) = pair(&gpu, &[numel + 3], 420 + i as u64);
+        let mut y = pre
+            .unary(UnaryOp::Relu)
+            .unwrap()
+            .to_vec_blocking::<f32>()
+            .unwrap();
+        y[4] = f32::NAN; // a NaN output passes the gradient
+        y[5] = 0.0; // a tie blocks it
+        let y = GpuTensor::from_vec(&gpu, y, &[numel + 3]).unwrap();
+        let y = y
+            .narrow(0, 3, numel)
+            .unwrap()
+            .reshape(&out_shape.iter().map(|&d| d as isize).collect::<Vec<_>>())
+            .unwrap();
+        let want = g
+            .matmul_t(&w, false, false)
+            .unwrap()
+            .unary_backward(&y, UnaryOp::Relu)
+            .unwrap();
+        let got = g
+            .matmul_t_masked_by_relu(&w, false, false, &y)
+            .unwrap()
+            .expect("a contiguous mask of the output's shape folds");
+        assert_eq!(bits(&got), bits(&want), "{what}");
+        // The weight transposed in storage (x @ W^T, as `linear` reads it).
+        let w_t = w.transpose(0, 1).unwrap().contiguous().unwrap();
+        let want = g
+            .matmul_t(&w_t, false, true)
+            .unwrap()
+            .unary_backward(&y, UnaryOp::Relu)
+            .unwrap();
+        let got = g
+            .matmul_t_masked_by_relu(&w_t, false, true, &y)
+            .unwrap()
+            .expect("folds");
+        assert_eq!(bits(&got), bits(&want), "{what}, W^T");
+    }
+    let (_, g) = pair(&gpu, &[6, 4], 430);
+    let (_, w) = pair(&gpu, &[4, 6], 431);
+    let (_, y) = pair(&gpu, &[6, 6], 432);
+    let strided = y.transpose(0, 1).unwrap();
+    assert!(
+        g.matmul_t_masked_by_relu(&w, false, false, &strided)
+            .unwrap()
+            .is_none()
+    );
+    let (_, other_shape) = pair(&gpu, &[6, 5], 433);
+    assert!(
+        g.matmul_t_masked_by_relu(&w, false, false, &other_shape)
+            .unwrap()
+            .is_none()
+    );
+}
+
 /// Few outputs over many K splits: the splits are added by one workgroup
 /// per output (`sum_splits_tree`), with the bias of `linear` after the
 /// sum; against the CPU, and the tree's order is the same on every run.

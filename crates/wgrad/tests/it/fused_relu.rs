@@ -205,3 +205,95 @@ fn fused_nodes_pass_gradcheck() {
     .unwrap();
     report.check().unwrap();
 }
+
+/// Between two linear layers (`linear_relu` then `linear`), a GPU makes the
+/// hidden output's gradient already masked by the first layer's ReLU (in
+/// the second layer's product, backward/relu_premask.rs). What users see
+/// of that gradient must stay the unmasked one PyTorch gives: through
+/// `retain_grad`, a hook, or `autograd::grad` with the hidden output as an
+/// input; and with the hidden output also used elsewhere, every gradient
+/// is the unfused graph's. All bit for bit against the unfused ops.
+#[test]
+fn hidden_gradients_users_see_are_unmasked() {
+    use std::sync::{Arc, Mutex};
+    use wgrad::autograd::{GradOptions, grad};
+    for d in devices() {
+        wgrad::manual_seed(6);
+        let l1 = Linear::new(12, 9, true, &d).unwrap();
+        let l2 = Linear::new(9, 4, true, &d).unwrap();
+        let (w1, b1) = (l1.weight.clone(), l1.bias.clone());
+        let (w2, b2) = (l2.weight.clone(), l2.bias.clone());
+        let hidden = |fused: bool, x: &Tensor| {
+            if fused {
+                x.linear_relu(&w1, b1.as_ref()).unwrap()
+            } else {
+                x.linear(&w1, b1.as_ref()).unwrap().relu().unwrap()
+            }
+        };
+        let head = |h: &Tensor| {
+            let y = h.linear(&w2, b2.as_ref()).unwrap();
+            let wts = Tensor::from_vec(
+                (0..y.numel())
+                    .map(|i| (i % 7) as f32 - 2.5)
+                    .collect::<Vec<_>>(),
+                &y.shape(),
+                &d,
+            )
+            .unwrap();
+            y.mul(&wts).unwrap().sum_all().unwrap()
+        };
+        let runs: Vec<Vec<Vec<u32>>> = [true, false]
+            .iter()
+            .map(|&fused| {
+                for p in [&w1, &w2] {
+                    p.zero_grad();
+                }
+                let x = input(&[6, 12], &d, Some(7));
+                let mut seen = Vec::new();
+                // retain_grad.
+                let h = hidden(fused, &x);
+                h.retain_grad().unwrap();
+                head(&h).backward().unwrap();
+                seen.push(bits(&h.grad().unwrap()));
+                seen.push(bits(&w1.grad().unwrap()));
+                // A hook.
+                let hooked = Arc::new(Mutex::new(Vec::new()));
+                let h = hidden(fused, &x);
+                let keep = hooked.clone();
+                let _handle = h
+                    .register_hook(move |g| {
+                        *keep.lock().unwrap() = bits(g);
+                        Ok(None)
+                    })
+                    .unwrap();
+                head(&h).backward().unwrap();
+                seen.push(hooked.lock().unwrap().clone());
+                // autograd::grad with the hidden output as an input.
+                let h = hidden(fused, &x);
+                let out = head(&h);
+                let g = grad(&[&out], &[&h, &w1], None, GradOptions::default()).unwrap();
+                seen.push(bits(g[0].as_ref().unwrap()));
+                seen.push(bits(g[1].as_ref().unwrap()));
+                // The hidden output used twice: in the head and in a sum.
+                w1.zero_grad();
+                let h = hidden(fused, &x);
+                let loss = head(&h)
+                    .add(&h.mul_scalar(0.25).unwrap().sum_all().unwrap())
+                    .unwrap();
+                loss.backward().unwrap();
+                seen.push(bits(&w1.grad().unwrap()));
+                seen.push(bits(&x.grad().unwrap()));
+                seen
+            })
+            .collect();
+        for (i, (a, b)) in runs[0].iter().zip(&runs[1]).enumerate() {
+            assert_eq!(
+                a, b,
+                "on {d}: observation {i} differs from the unfused graph's"
+            );
+        }
+        // The retained gradient is not masked: some entries where h is 0
+        // are nonzero.
+        assert!(runs[0][0].iter().any(|&b| b != 0));
+    }
+}

@@ -110,8 +110,7 @@ impl GpuTensor {
             bias: bias.as_ref(),
             row_sums: false,
             relu,
-            a_relu_mask: None,
-            f32_sums: false,
+            ..Extras::default()
         };
         let out = self.product(&a, weight, &b, &shapes, OP, extras)?;
         // The product's contiguous [rows, out] (or [batch.., rows, out]) is

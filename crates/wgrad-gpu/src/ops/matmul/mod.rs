@@ -35,14 +35,16 @@ use wgrad_core::precision::{MatmulPrecision, matmul_precision};
 use wgrad_core::{DType, Error, Layout, MAX_RANK, Result, UnaryOp, checks};
 
 use crate::GpuTensor;
-use crate::params::{self, MatmulParams, SumSplitsParams};
+use crate::params::{self, SumSplitsParams};
 
+mod immediates;
 mod linear;
 mod plan;
 mod relu_grad;
 mod skinny;
 pub(crate) mod sum_splits;
 
+use immediates::immediates;
 use plan::{Force, Kernel, plan};
 use skinny::SkinnyLayout;
 
@@ -175,6 +177,7 @@ impl GpuTensor {
             row_sums: false,
             relu: false,
             a_relu_mask: None,
+            out_relu_mask: None,
             f32_sums: false,
         };
         self.product(&a, other, &b, &shapes, op, extras)
@@ -319,6 +322,7 @@ impl GpuTensor {
         let coop = coop_ok
             && !row_sums
             && extras.a_relu_mask.is_none()
+            && extras.out_relu_mask.is_none()
             && !extras.f32_sums
             && (extras.f16_operands || matmul_precision() == MatmulPrecision::Medium);
         // Partial sums of all splits must fit one binding.
@@ -353,15 +357,22 @@ impl GpuTensor {
             (imm.bias_offset, imm.bias_stride) = (offset, stride);
         }
         // Any buffer fills the bias binding of a product without one; a
-        // ReLU mask takes it (the two never meet).
-        if bias.is_some() && extras.a_relu_mask.is_some() {
-            return Err(Error::invalid(op, "a bias and a ReLU mask in one product"));
+        // ReLU mask takes it (at most one of the three in a product).
+        let binding3 = [
+            bias.map(|(t, ..)| t),
+            extras.a_relu_mask,
+            extras.out_relu_mask,
+        ];
+        if binding3.iter().flatten().count() > 1 || (extras.out_relu_mask.is_some() && row_sums) {
+            return Err(Error::invalid(
+                op,
+                "two epilogues of binding 3 in one product",
+            ));
         }
-        let bias_buffer = match (bias, extras.a_relu_mask) {
-            (Some((t, ..)), _) => &t.buffer,
-            (None, Some(mask)) => &mask.buffer,
-            (None, None) => &self.buffer,
-        };
+        let bias_tensor = binding3.into_iter().flatten().next().unwrap_or(self);
+        if let Some(mask) = extras.out_relu_mask {
+            imm.bias_offset = params::to_u32(op, "offset", mask.layout.offset())?;
+        }
         // Walk each staged slice along the operand's unit-stride index so
         // neighbouring threads read neighbouring addresses. With split K the
         // bias waits for the sum of the splits (sum_splits adds it once).
@@ -379,6 +390,10 @@ impl GpuTensor {
             ("ONES_COLUMN", flag(row_sums)),
             ("ACT_RELU", flag(relu_in_kernel && splits == 1)),
             ("A_RELU_MASK", flag(extras.a_relu_mask.is_some())),
+            (
+                "OUT_RELU_MASK",
+                flag(extras.out_relu_mask.is_some() && splits == 1),
+            ),
         ];
         if let Some(skinny) = skinny {
             constants.extend(skinny.constants());
@@ -393,7 +408,12 @@ impl GpuTensor {
         self.kernels().dispatch_groups(
             spec,
             &constants,
-            &[&self.buffer, &other.buffer, &target.buffer, bias_buffer],
+            &[
+                &self.buffer,
+                &other.buffer,
+                &target.buffer,
+                &bias_tensor.buffer,
+            ],
             &imm,
             u64::from(imm.groups),
         )?;
@@ -411,8 +431,9 @@ impl GpuTensor {
                 &[
                     ("HAS_BIAS", flag(bias.is_some())),
                     ("ACT_RELU", flag(relu_in_kernel)),
+                    ("OUT_RELU_MASK", flag(extras.out_relu_mask.is_some())),
                 ],
-                [&part, &out, bias.map_or(self, |(t, ..)| t)],
+                [&part, &out, bias_tensor],
                 &sum,
             )?;
         }
@@ -456,6 +477,10 @@ struct Extras<'a> {
     /// masked by ReLU's gradient as it loads (A_RELU_MASK; never with a
     /// bias; keeps the product off the tensor-core kernel).
     a_relu_mask: Option<&'a GpuTensor>,
+    /// A ReLU's output, contiguous with the product's shape: each output
+    /// is zeroed where it is +0.0 (OUT_RELU_MASK; never with a bias, row
+    /// sums or `a_relu_mask`; keeps the product off the tensor-core kernel).
+    out_relu_mask: Option<&'a GpuTensor>,
     /// Keep the product on the f32 kernels whatever the matmul precision
     /// (a convolution's Winograd product, which the implicit-GEMM
     /// convolutions it stands in for never put on the tensor cores).
@@ -477,120 +502,4 @@ fn bias_row<'a>(op: &'static str, t: &'a GpuTensor) -> Result<(&'a GpuTensor, u3
 /// An override constant's value for a 0/1 flag.
 fn flag(on: bool) -> f64 {
     if on { 1.0 } else { 0.0 }
-}
-
-/// The kernel's immediate block for `a` (`batch + [m, k]`) times `b`
-/// (`batch + [k, n]`), both already expanded to the broadcast batch, with
-/// output tiles of `tile_m x tile_n` and K cut into `splits` chunks of `k_chunk`.
-#[allow(clippy::too_many_arguments)]
-fn immediates(
-    op: &'static str,
-    a: &Layout,
-    b: &Layout,
-    batch: &[usize],
-    [m, n, k]: [usize; 3],
-    (tile_m, tile_n): (usize, usize),
-    k_chunk: usize,
-    splits: usize,
-) -> Result<MatmulParams> {
-    // Every index the kernel forms stays below the operands' span ends and
-    // the output's (or partial sums') element count; all must fit its 32-bit
-    // arithmetic.
-    params::to_u32(op, "operand extent", a.span_end())?;
-    params::to_u32(op, "operand extent", b.span_end())?;
-    let count: usize = batch.iter().product();
-    params::to_u32(op, "output element count", splits * count * m * n)?;
-
-    let dims = simplify_batch(
-        batch,
-        &a.strides()[..batch.len()],
-        &b.strides()[..batch.len()],
-    );
-    let tiles_n = n.div_ceil(tile_n);
-    let tiles_mn = tiles_n * m.div_ceil(tile_m);
-    let groups = params::to_u32(op, "workgroup count", tiles_mn * count * splits)?;
-
-    // Right-aligned: unused leading dims are size 1 with stride 0.
-    let pad = KERNEL_BATCH_DIMS.checked_sub(dims.len()).ok_or_else(|| {
-        Error::invalid(
-            op,
-            format!("{} batch dims exceed {KERNEL_BATCH_DIMS}", dims.len()),
-        )
-    })?;
-    let mut batch = [1u32; KERNEL_BATCH_DIMS];
-    let mut a_bstrides = [0u32; KERNEL_BATCH_DIMS];
-    let mut b_bstrides = [0u32; KERNEL_BATCH_DIMS];
-    for (i, &(size, sa, sb)) in dims.iter().enumerate() {
-        let what = "batch size or stride";
-        batch[pad + i] = params::to_u32(op, what, size)?;
-        a_bstrides[pad + i] = params::to_u32(op, what, sa)?;
-        b_bstrides[pad + i] = params::to_u32(op, what, sb)?;
-    }
-    let r = a.rank();
-    Ok(MatmulParams {
-        m: params::to_u32(op, "rows", m)?,
-        n: params::to_u32(op, "columns", n)?,
-        k: params::to_u32(op, "inner size", k)?,
-        tiles_n: params::to_u32(op, "tile count", tiles_n)?,
-        tiles_mn: params::to_u32(op, "tile count", tiles_mn)?,
-        groups,
-        a_offset: params::to_u32(op, "offset", a.offset())?,
-        b_offset: params::to_u32(op, "offset", b.offset())?,
-        a_rs: params::to_u32(op, "stride", a.strides()[r - 2])?,
-        a_cs: params::to_u32(op, "stride", a.strides()[r - 1])?,
-        b_rs: params::to_u32(op, "stride", b.strides()[r - 2])?,
-        b_cs: params::to_u32(op, "stride", b.strides()[r - 1])?,
-        batch,
-        a_bstrides,
-        b_bstrides,
-        // Unsplit chunks are K itself (>= 1 here: K = 0 never dispatches).
-        k_chunk: params::to_u32(op, "inner size", k_chunk.min(k))?,
-        batches: params::to_u32(op, "batch count", count)?,
-        bias_offset: 0,
-        bias_stride: 0,
-    })
-}
-
-/// Batch dims as `(size, a_stride, b_stride)`, row-major like the output,
-/// with size-1 dims dropped and neighbours merged where both operands step
-/// through them as one dim. The output is contiguous, so merging never
-/// changes the order of the batch matrices. At most `KERNEL_BATCH_DIMS`.
-fn simplify_batch(
-    batch: &[usize],
-    a_strides: &[usize],
-    b_strides: &[usize],
-) -> Vec<(usize, usize, usize)> {
-    let mut dims: Vec<(usize, usize, usize)> = Vec::with_capacity(batch.len());
-    for ((&size, &sa), &sb) in batch.iter().zip(a_strides).zip(b_strides) {
-        if size == 1 {
-            continue;
-        }
-        match dims.last_mut() {
-            Some(outer) if outer.1 == sa * size && outer.2 == sb * size => {
-                *outer = (outer.0 * size, sa, sb);
-            }
-            _ => dims.push((size, sa, sb)),
-        }
-    }
-    dims
-}
-
-#[cfg(test)]
-mod tests {
-    use super::simplify_batch;
-
-    #[test]
-    fn batch_dims_merge_when_both_operands_allow() {
-        // Contiguous a, broadcast b: both merge (b's strides are all 0).
-        assert_eq!(
-            simplify_batch(&[2, 3, 4], &[12 * 5, 4 * 5, 5], &[0, 0, 0]),
-            vec![(24, 5, 0)]
-        );
-        // Alternating broadcast cannot merge; size-1 dims vanish.
-        assert_eq!(
-            simplify_batch(&[2, 1, 3], &[6, 6, 0], &[0, 0, 4]),
-            vec![(2, 6, 0), (3, 0, 4)]
-        );
-        assert!(simplify_batch(&[1, 1], &[0, 0], &[0, 0]).is_empty());
-    }
 }

@@ -12,6 +12,7 @@
 /// Largest product (multiply-adds) that folds the mask into its loads.
 const MASK_MACS: usize = 1 << 26;
 
+use wgrad_core::precision::{MatmulPrecision, matmul_precision};
 use wgrad_core::{Result, UnaryOp, checks};
 
 use super::Extras;
@@ -62,6 +63,42 @@ impl GpuTensor {
             return masked.matmul_t_with_row_sums(other, trans_a, trans_b);
         }
         self.row_sums_product(other, trans_a, trans_b, Some(relu_out))
+    }
+
+    /// [`matmul_t`](Self::matmul_t) through ReLU's gradient at `relu_out`:
+    /// each output is kept where `relu_out` (a ReLU's output) is positive
+    /// or NaN and zeroed where it is +0.0, in the product's store, so that
+    /// the ReLU's backward has nothing left to do (`x -> linear_relu -> h
+    /// -> linear`: `dh = g W` already masked). `None` (nothing recorded)
+    /// where it does not fold: `relu_out` not a contiguous F32 tensor of
+    /// the product's shape on this device, or under
+    /// `set_float32_matmul_precision("medium")`, where products may run on
+    /// the tensor cores, which have no such epilogue.
+    pub fn matmul_t_masked_by_relu(
+        &self,
+        other: &GpuTensor,
+        trans_a: bool,
+        trans_b: bool,
+        relu_out: &GpuTensor,
+    ) -> Result<Option<GpuTensor>> {
+        const OP: &str = "matmul_t";
+        let a = checks::matmul::operand_layout(OP, &self.layout, trans_a)?;
+        let b = checks::matmul::operand_layout(OP, &other.layout, trans_b)?;
+        let shapes = checks::matmul::matmul(OP, a.shape(), b.shape())?;
+        let folds = matmul_precision() != MatmulPrecision::Medium
+            && self.device().same_device(relu_out.device())
+            && relu_out.dtype == wgrad_core::DType::F32
+            && self.dtype == wgrad_core::DType::F32
+            && relu_out.layout.is_contiguous()
+            && relu_out.shape() == shapes.out.as_slice();
+        if !folds {
+            return Ok(None);
+        }
+        let extras = Extras {
+            out_relu_mask: Some(relu_out),
+            ..Extras::default()
+        };
+        self.product(&a, other, &b, &shapes, OP, extras).map(Some)
     }
 
     /// Whether [`matmul_t_relu_grad`](Self::matmul_t_relu_grad) folds
