@@ -14,7 +14,8 @@
 // 1.0 (the seed of `backward()`), summed by the same 256-slot tree as that
 // kernel (slot r holding its rows' losses, added in order), so the per-row
 // losses are never stored: the small classifiers' loss is one dispatch
-// instead of three (the losses, their mean, backward's seed).
+// instead of three (the losses, their mean, backward's seed); with
+// WITH_GRAD also the loss's gradient (four).
 // Bindings: 0 logits (read), 1 target (read, i32), 2 out (read_write), 3 fault.
 // A target outside 0..C that is not ignore_index raises fault code 5 and is
 // clamped, so the kernel never reads out of bounds.
@@ -45,6 +46,10 @@ const FAULT_CROSS_ENTROPY_TARGET: u32 = 5u;
 var<immediate> p: CrossEntropyParams;
 
 override FUSED_MEAN: u32 = 0u;
+// WITH_GRAD = 1 (with FUSED_MEAN): also the logits' gradient for the
+// loss's own seed (see logits_grad), so a `loss.backward()` needs no
+// dispatch for it.
+override WITH_GRAD: u32 = 0u;
 
 @group(0) @binding(0) var<storage, read> logits: array<f32>;
 @group(0) @binding(1) var<storage, read> labels: array<i32>;
@@ -54,26 +59,17 @@ override FUSED_MEAN: u32 = 0u;
 var<workgroup> smax: array<f32, 256>;
 var<workgroup> ssum: array<f32, 256>;
 
-// The loss of `row` (0 for a row past the end or an ignored sample) and
-// whether it counts toward the mean (1.0, or 0.0 when ignored), for thread
-// t of the `lanes` threads of row slot r; valid in the slot's first
-// thread. Holds barriers: call it in uniform control flow.
-fn row_loss(row: u32, t: u32, r: u32, lanes: u32) -> vec2<f32> {
-    let live = row < p.rows;
-    let base = p.x_offset + row * p.x_row_stride;
-    let smoothing = bitcast<f32>(p.smoothing);
-
+// The row's max and its sum of exp(logit - max), folded by the `lanes`
+// threads of row slot r (thread t); every thread of the slot gets them.
+// Holds barriers: call it in uniform control flow.
+fn row_stats(row: u32, t: u32, r: u32, lanes: u32) -> vec2<f32> {
     var m = bitcast<f32>(0xff800000u); // -inf
     var s = 0.0;
-    // The target first: its load is under way while the row's are.
-    var tgt = 0;
-    if live {
-        tgt = labels[p.t_offset + row * p.t_stride];
-        let ms = logits_max_sum(base, t, lanes);
+    if row < p.rows {
+        let ms = logits_max_sum(p.x_offset + row * p.x_row_stride, t, lanes);
         m = ms.x;
         s = ms.y;
     }
-
     let slot = r * lanes + t;
     smax[slot] = m;
     ssum[slot] = s;
@@ -88,8 +84,27 @@ fn row_loss(row: u32, t: u32, r: u32, lanes: u32) -> vec2<f32> {
         }
         workgroupBarrier();
     }
-    let row_max = smax[r * lanes];
-    let log_total = log(ssum[r * lanes]);
+    return vec2<f32>(smax[r * lanes], ssum[r * lanes]);
+}
+
+// The loss of `row` (0 for a row past the end or an ignored sample) and
+// whether it counts toward the mean (1.0, or 0.0 when ignored), for thread
+// t of the `lanes` threads of row slot r; valid in the slot's first
+// thread. Holds barriers: call it in uniform control flow.
+fn row_loss(row: u32, t: u32, r: u32, lanes: u32) -> vec2<f32> {
+    let live = row < p.rows;
+    let base = p.x_offset + row * p.x_row_stride;
+    let smoothing = bitcast<f32>(p.smoothing);
+
+    // The target first: its load is under way while the row's are.
+    var tgt = 0;
+    if live {
+        tgt = labels[p.t_offset + row * p.t_stride];
+    }
+    let stats = row_stats(row, t, r, lanes);
+    let row_max = stats.x;
+    let log_total = log(stats.y);
+    let slot = r * lanes + t;
 
     // sum_c logp[c], only needed with smoothing (and skipped without it so a
     // -inf logit cannot make the unused term NaN). `smoothing` is an
@@ -197,5 +212,45 @@ fn cross_entropy_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
         // The loss's implicit backward seed, written here so that
         // `backward()` needs no fill dispatch of its own.
         out[2] = 1.0;
+    }
+    if WITH_GRAD == 1u {
+        logits_grad(smax[0], t, r, lanes, blocks);
+    }
+}
+
+// WITH_GRAD: out[3..] = the logits' gradient [N, C] for a backward seeded
+// by out[2]'s 1.0, as kernels/nn/cross_entropy_backward.wgsl computes it
+// for the mean (upstream 1.0 divided by the count): every row again in
+// blocks, its max and sum refolded. Holds barriers.
+fn logits_grad(count: f32, t: u32, r: u32, lanes: u32, blocks: u32) {
+    let g = 1.0 / count;
+    let smoothing = bitcast<f32>(p.smoothing);
+    let uniform_part = smoothing / f32(max(p.n, 1u));
+    let per_group = WG / lanes;
+    // Everyone has read the count before row_stats reuses smax.
+    workgroupBarrier();
+    for (var blk = 0u; blk < blocks; blk++) {
+        let row = blk * per_group + r;
+        let stats = row_stats(row, t, r, lanes);
+        if row < p.rows {
+            let tgt = labels[p.t_offset + row * p.t_stride];
+            let ignored = tgt == bitcast<i32>(p.ignore_index);
+            // Out-of-range targets faulted in the loss; clamped here too.
+            let k = u32(clamp(tgt, 0, i32(max(p.n, 1u)) - 1));
+            let base = p.x_offset + row * p.x_row_stride;
+            for (var e = t; e < p.n; e += lanes) {
+                var d = 0.0;
+                if !ignored {
+                    let x = logits[base + e * p.x_col_stride];
+                    var hit = 0.0;
+                    if e == k {
+                        hit = 1.0 - smoothing;
+                    }
+                    d = g * (exp(x - stats.x) / stats.y - hit - uniform_part);
+                }
+                out[3u + row * p.n + e] = d;
+            }
+        }
+        workgroupBarrier();
     }
 }

@@ -525,6 +525,16 @@ fn input_gradients(saved: &Saved, g: &Storage) -> Result<Vec<Option<Storage>>> {
             },
         )?,
         Op::CrossEntropy {
+            unit_seed: Some(unit),
+            seeded_grad: Some(grad),
+            ..
+        } if is_view_of(g, unit) => {
+            // The forward pass made this gradient for this very seed; the
+            // logits must still be as it read them.
+            x(0)?;
+            vec![Some(grad.clone())]
+        }
+        Op::CrossEntropy {
             target,
             label_smoothing,
             ignore_index,
@@ -584,4 +594,15 @@ fn expand_reduced(
         g.reshape(&as_isize(&keep_shape))?
     };
     kept.expand(in_shape)
+}
+
+/// Whether `a` is the very view `b` is (one GPU buffer, one layout): the
+/// seed a forward pass wrote, handed back to its backward unchanged.
+fn is_view_of(a: &Storage, b: &Storage) -> bool {
+    match (a, b) {
+        (Storage::Gpu(a), Storage::Gpu(b)) => {
+            a.buffer().id() == b.buffer().id() && a.layout() == b.layout()
+        }
+        _ => false,
+    }
 }

@@ -146,6 +146,11 @@ pub(crate) enum Op {
         /// one-pass loss): `backward()`'s implicit seed, so that it records
         /// no fill of its own.
         unit_seed: Option<Storage>,
+        /// The logits' gradient for exactly that seed, written by the same
+        /// pass (a training step's loss and its gradient in one dispatch):
+        /// backward hands it on when its upstream gradient is `unit_seed`
+        /// itself.
+        seeded_grad: Option<Storage>,
     },
     /// The 'mean' reduction of per-sample losses over the samples not
     /// ignored; backward spreads `g / count` over them (ignored samples'

@@ -3,6 +3,7 @@
 use wgrad_core::Result;
 
 use crate::Storage;
+use crate::grad_mode::is_grad_enabled;
 use crate::graph::Op;
 use crate::tensor::Tensor;
 
@@ -51,6 +52,7 @@ impl Tensor {
                 ignore_index,
                 mean_count: None,
                 unit_seed: None,
+                seeded_grad: None,
             },
             &[self],
         ))
@@ -94,8 +96,20 @@ impl Tensor {
         }
         let target = target.storage();
         let logits = self.storage();
-        let (mean, count, unit_seed) = match (&logits, &target) {
-            // One fused pass where the loss is small enough.
+        let (mean, count, unit_seed, seeded_grad) = match (&logits, &target) {
+            // One fused pass where the loss is small enough, with the
+            // gradient for its own seed where a backward may follow.
+            (Storage::Gpu(x), Storage::Gpu(t)) if self.requires_grad() && is_grad_enabled() => {
+                let (mean, count, seeded) =
+                    x.cross_entropy_mean_loss_with_grad(t, label_smoothing, ignore_index)?;
+                let (unit, grad) = seeded.unzip();
+                (
+                    Storage::Gpu(mean),
+                    Storage::Gpu(count),
+                    unit.map(Storage::Gpu),
+                    grad.map(Storage::Gpu),
+                )
+            }
             (Storage::Gpu(x), Storage::Gpu(t)) => {
                 let (mean, count, unit) =
                     x.cross_entropy_mean_loss(t, label_smoothing, ignore_index)?;
@@ -103,13 +117,14 @@ impl Tensor {
                     Storage::Gpu(mean),
                     Storage::Gpu(count),
                     unit.map(Storage::Gpu),
+                    None,
                 )
             }
             _ => {
                 let (mean, count) = logits
                     .cross_entropy(&target, label_smoothing, ignore_index)?
                     .cross_entropy_mean(&target, ignore_index)?;
-                (mean, count, None)
+                (mean, count, None, None)
             }
         };
         Ok(Tensor::record(
@@ -120,6 +135,7 @@ impl Tensor {
                 ignore_index,
                 mean_count: Some(count),
                 unit_seed,
+                seeded_grad,
             },
             &[self],
         ))

@@ -582,6 +582,33 @@ fn gpu_cross_entropy_loss_seeds_its_own_backward() {
     }
     loss.backward().unwrap();
     assert!(loss.backward().is_err(), "a freed graph is an error");
+
+    // The forward pass also wrote the gradient for its own seed; another
+    // upstream gradient (a scaled loss) takes the backward kernel instead.
+    let logits = input(&[16, 10], 31, &dev);
+    let loss = logits
+        .cross_entropy_mean_loss(&index(&target, &[16], &dev), 0.0, -100)
+        .unwrap();
+    loss.mul_scalar(3.0).unwrap().backward().unwrap();
+    let got = logits.grad().unwrap().to_vec_f32().unwrap();
+    for (g, w) in got.iter().zip(&want) {
+        assert!(
+            (g - 3.0 * w).abs() <= 1e-6 + 1e-5 * w.abs(),
+            "{g} vs 3 x {w}"
+        );
+    }
+    // Logits changed after the forward pass: the usual in-place error,
+    // not the stale gradient.
+    let logits = input(&[16, 10], 31, &dev);
+    let loss = logits
+        .cross_entropy_mean_loss(&index(&target, &[16], &dev), 0.0, -100)
+        .unwrap();
+    {
+        let _no_grad = wgrad_autograd::no_grad();
+        logits.add_scalar_(1.0).unwrap();
+    }
+    let err = loss.backward().unwrap_err().to_string();
+    assert!(err.contains("modified by an inplace operation"), "{err}");
 }
 
 /// `linear_relu`'s gradients where the GPU masks the output gradient in a

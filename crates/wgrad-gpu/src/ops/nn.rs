@@ -121,30 +121,75 @@ impl GpuTensor {
         label_smoothing: f32,
         ignore_index: i32,
     ) -> Result<(GpuTensor, GpuTensor, Option<GpuTensor>)> {
+        let (mean, count, unit, _) =
+            self.fused_cross_entropy_mean(target, label_smoothing, ignore_index, false)?;
+        Ok((mean, count, unit))
+    }
+
+    /// [`cross_entropy_mean_loss`](Self::cross_entropy_mean_loss) and,
+    /// where its one pass runs, also the logits' gradient `[N, C]` for the
+    /// returned seed (what
+    /// [`cross_entropy_mean_backward`](Self::cross_entropy_mean_backward)
+    /// makes of a 1.0, up to the order of the row's sum): a training
+    /// step's loss and gradient in one dispatch, at the cost of writing the
+    /// gradient whether or not a backward comes.
+    #[allow(clippy::type_complexity)]
+    pub fn cross_entropy_mean_loss_with_grad(
+        &self,
+        target: &GpuTensor,
+        label_smoothing: f32,
+        ignore_index: i32,
+    ) -> Result<(GpuTensor, GpuTensor, Option<(GpuTensor, GpuTensor)>)> {
+        let (mean, count, unit, grad) =
+            self.fused_cross_entropy_mean(target, label_smoothing, ignore_index, true)?;
+        Ok((mean, count, unit.zip(grad)))
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn fused_cross_entropy_mean(
+        &self,
+        target: &GpuTensor,
+        label_smoothing: f32,
+        ignore_index: i32,
+        with_grad: bool,
+    ) -> Result<(GpuTensor, GpuTensor, Option<GpuTensor>, Option<GpuTensor>)> {
         const OP: &str = "cross_entropy";
         let (n, c) = check_inputs(OP, self, target, label_smoothing)?;
         if n == 0 || n * c.max(1) > FUSED_MEAN_MAX_LOGITS {
             let (mean, count) = self
                 .cross_entropy(target, label_smoothing, ignore_index)?
                 .cross_entropy_mean(target, ignore_index)?;
-            return Ok((mean, count, None));
+            return Ok((mean, count, None, None));
         }
-        let out = self.empty_like_device(OP, &[3], DType::F32)?;
+        let grad_len = if with_grad { n * c } else { 0 };
+        let out = self.empty_like_device(OP, &[3 + grad_len], DType::F32)?;
         let mut p = immediates(OP, self, target, None, label_smoothing, ignore_index)?;
         // Fewer threads per row, so that the rows take few blocks of the
         // one workgroup (one thread per row past 256 rows).
         p.lanes = lanes_for(c).min(WG / n.next_power_of_two()).max(1) as u32;
         self.kernels().dispatch(
             &families::nn::CROSS_ENTROPY,
-            &[("FUSED_MEAN", 1.0)],
+            &[
+                ("FUSED_MEAN", 1.0),
+                ("WITH_GRAD", f64::from(u8::from(with_grad))),
+            ],
             &[&self.buffer, &target.buffer, &out.buffer],
             &p,
             [1, 1, 1],
         )?;
+        let grad = if with_grad {
+            Some(
+                out.narrow(0, 3, grad_len)?
+                    .reshape(&[n as isize, c as isize])?,
+            )
+        } else {
+            None
+        };
         Ok((
             out.narrow(0, 0, 1)?.reshape(&[])?,
             out.narrow(0, 1, 1)?.reshape(&[])?,
             Some(out.narrow(0, 2, 1)?.reshape(&[])?),
+            grad,
         ))
     }
 

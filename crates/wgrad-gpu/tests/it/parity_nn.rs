@@ -596,6 +596,21 @@ fn cross_entropy_mean_loss_matches_cpu() {
                 "{got} vs {want}: {what}"
             );
         }
+        // The one pass's gradient for its own seed: the backward kernel's.
+        let (_, _, seeded) = gx
+            .cross_entropy_mean_loss_with_grad(&gt, smoothing, -100)
+            .unwrap();
+        assert_eq!(seeded.is_some(), fused, "seeded gradient, {what}");
+        if let Some((unit, grad)) = seeded {
+            assert_eq!(grad.shape(), &[n, c], "{what}");
+            let want = gx
+                .cross_entropy_mean_backward(&gt, &unit, &gc, smoothing, -100)
+                .unwrap();
+            for (j, (g, w)) in gpu_f32(&grad).iter().zip(gpu_f32(&want)).enumerate() {
+                let same = (g.is_nan() && w.is_nan()) || (g - w).abs() <= 1e-7 + 1e-5 * w.abs();
+                assert!(same, "gradient {j}: {g} vs {w}, {what}");
+            }
+        }
     }
     // A target out of range is the device fault's error at the next readback.
     let own = own_gpu().unwrap();
