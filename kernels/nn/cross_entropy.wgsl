@@ -17,12 +17,12 @@
 // instead of three (the losses, their mean, backward's seed); with
 // WITH_GRAD also the loss's gradient (four).
 // Bindings: 0 logits (read), 1 target (read, i32), 2 out (read_write), 3 fault.
+// Dispatch: one workgroup per 256 / lanes rows, or with FUSED_MEAN one,
+// plus with WITH_GRAD one per 256 / lanes_for(C) rows of the gradient.
 // A target outside 0..C that is not ignore_index raises fault code 5 and is
 // clamped, so the kernel never reads out of bounds.
 
-//! include common/nan.wgsl
-//! include common/fault.wgsl
-//! include common/logits_max_sum.wgsl
+//! include common/cross_entropy_rows.wgsl
 
 struct CrossEntropyParams {
     rows: u32,
@@ -46,9 +46,11 @@ const FAULT_CROSS_ENTROPY_TARGET: u32 = 5u;
 var<immediate> p: CrossEntropyParams;
 
 override FUSED_MEAN: u32 = 0u;
-// WITH_GRAD = 1 (with FUSED_MEAN): also the logits' gradient for the
-// loss's own seed (see logits_grad), so a `loss.backward()` needs no
-// dispatch for it.
+// WITH_GRAD = 1 (with FUSED_MEAN): workgroups 1.. write the logits'
+// gradient for the loss's own seed (out[2]'s 1.0) into out[3..] as
+// nn/cross_entropy_backward.wgsl would for the mean (1.0 divided by the
+// count, which each of them counts itself), while workgroup 0 makes the
+// loss: a `loss.backward()` needs no dispatch for it.
 override WITH_GRAD: u32 = 0u;
 
 @group(0) @binding(0) var<storage, read> logits: array<f32>;
@@ -59,32 +61,40 @@ override WITH_GRAD: u32 = 0u;
 var<workgroup> smax: array<f32, 256>;
 var<workgroup> ssum: array<f32, 256>;
 
-// The row's max and its sum of exp(logit - max), folded by the `lanes`
-// threads of row slot r (thread t); every thread of the slot gets them.
-// Holds barriers: call it in uniform control flow.
-fn row_stats(row: u32, t: u32, r: u32, lanes: u32) -> vec2<f32> {
-    var m = bitcast<f32>(0xff800000u); // -inf
-    var s = 0.0;
-    if row < p.rows {
-        let ms = logits_max_sum(p.x_offset + row * p.x_row_stride, t, lanes);
-        m = ms.x;
-        s = ms.y;
+// WITH_GRAD: the count of samples not ignored, as workgroup 0 counts them
+// (sums of ones: exact), for upstream().
+var<private> grad_count: f32;
+
+fn upstream(row: u32) -> f32 {
+    let g = 1.0;
+    return g / grad_count;
+}
+
+fn store_grad(at: u32, d: f32) {
+    out[3u + at] = d;
+}
+
+// The samples whose target is not ignore_index, counted by the whole
+// workgroup; every thread gets the count. Holds barriers.
+fn samples_counted(lid: u32) -> f32 {
+    var c = 0.0;
+    for (var row = lid; row < p.rows; row += WG) {
+        if labels[p.t_offset + row * p.t_stride] != bitcast<i32>(p.ignore_index) {
+            c += 1.0;
+        }
     }
-    let slot = r * lanes + t;
-    smax[slot] = m;
-    ssum[slot] = s;
+    ssum[lid] = c;
     workgroupBarrier();
-    for (var step = lanes / 2u; step > 0u; step /= 2u) {
-        if t < step {
-            let m_a = smax[slot];
-            let m_b = smax[slot + step];
-            let m_new = nan_max(m_a, m_b);
-            ssum[slot] = ssum[slot] * rescale(m_a, m_new) + ssum[slot + step] * rescale(m_b, m_new);
-            smax[slot] = m_new;
+    for (var half = WG / 2u; half > 0u; half /= 2u) {
+        if lid < half {
+            ssum[lid] += ssum[lid + half];
         }
         workgroupBarrier();
     }
-    return vec2<f32>(smax[r * lanes], ssum[r * lanes]);
+    let total = ssum[0];
+    // Everyone has read it before the rows reuse ssum.
+    workgroupBarrier();
+    return total;
 }
 
 // The loss of `row` (0 for a row past the end or an ignored sample) and
@@ -162,6 +172,11 @@ fn cross_entropy_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
     let per_group = WG / lanes;
     let t = lid % lanes;
     let r = lid / lanes;
+    if WITH_GRAD == 1u && group > 0u {
+        grad_count = samples_counted(lid);
+        grad_rows(group - 1u, lid, lanes_for(p.n));
+        return;
+    }
     if FUSED_MEAN == 0u {
         let row = group * per_group + r;
         let lc = row_loss(row, t, r, lanes);
@@ -212,45 +227,5 @@ fn cross_entropy_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
         // The loss's implicit backward seed, written here so that
         // `backward()` needs no fill dispatch of its own.
         out[2] = 1.0;
-    }
-    if WITH_GRAD == 1u {
-        logits_grad(smax[0], t, r, lanes, blocks);
-    }
-}
-
-// WITH_GRAD: out[3..] = the logits' gradient [N, C] for a backward seeded
-// by out[2]'s 1.0, as kernels/nn/cross_entropy_backward.wgsl computes it
-// for the mean (upstream 1.0 divided by the count): every row again in
-// blocks, its max and sum refolded. Holds barriers.
-fn logits_grad(count: f32, t: u32, r: u32, lanes: u32, blocks: u32) {
-    let g = 1.0 / count;
-    let smoothing = bitcast<f32>(p.smoothing);
-    let uniform_part = smoothing / f32(max(p.n, 1u));
-    let per_group = WG / lanes;
-    // Everyone has read the count before row_stats reuses smax.
-    workgroupBarrier();
-    for (var blk = 0u; blk < blocks; blk++) {
-        let row = blk * per_group + r;
-        let stats = row_stats(row, t, r, lanes);
-        if row < p.rows {
-            let tgt = labels[p.t_offset + row * p.t_stride];
-            let ignored = tgt == bitcast<i32>(p.ignore_index);
-            // Out-of-range targets faulted in the loss; clamped here too.
-            let k = u32(clamp(tgt, 0, i32(max(p.n, 1u)) - 1));
-            let base = p.x_offset + row * p.x_row_stride;
-            for (var e = t; e < p.n; e += lanes) {
-                var d = 0.0;
-                if !ignored {
-                    let x = logits[base + e * p.x_col_stride];
-                    var hit = 0.0;
-                    if e == k {
-                        hit = 1.0 - smoothing;
-                    }
-                    d = g * (exp(x - stats.x) / stats.y - hit - uniform_part);
-                }
-                out[3u + row * p.n + e] = d;
-            }
-        }
-        workgroupBarrier();
     }
 }

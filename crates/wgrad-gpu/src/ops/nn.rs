@@ -130,9 +130,10 @@ impl GpuTensor {
     /// where its one pass runs, also the logits' gradient `[N, C]` for the
     /// returned seed (what
     /// [`cross_entropy_mean_backward`](Self::cross_entropy_mean_backward)
-    /// makes of a 1.0, up to the order of the row's sum): a training
-    /// step's loss and gradient in one dispatch, at the cost of writing the
-    /// gradient whether or not a backward comes.
+    /// makes of a 1.0, bit for bit): a training step's loss and gradient in
+    /// one dispatch (the gradient's rows in workgroups beside the loss's
+    /// one), at the cost of writing the gradient whether or not a backward
+    /// comes.
     #[allow(clippy::type_complexity)]
     pub fn cross_entropy_mean_loss_with_grad(
         &self,
@@ -167,7 +168,14 @@ impl GpuTensor {
         // Fewer threads per row, so that the rows take few blocks of the
         // one workgroup (one thread per row past 256 rows).
         p.lanes = lanes_for(c).min(WG / n.next_power_of_two()).max(1) as u32;
-        self.kernels().dispatch(
+        // Workgroup 0 makes the loss; with the gradient, the rest make it
+        // as the backward kernel's workgroups would.
+        let grad_groups = if with_grad {
+            n.div_ceil(WG / lanes_for(c))
+        } else {
+            0
+        };
+        self.kernels().dispatch_groups(
             &families::nn::CROSS_ENTROPY,
             &[
                 ("FUSED_MEAN", 1.0),
@@ -175,7 +183,7 @@ impl GpuTensor {
             ],
             &[&self.buffer, &target.buffer, &out.buffer],
             &p,
-            [1, 1, 1],
+            1 + grad_groups as u64,
         )?;
         let grad = if with_grad {
             Some(
