@@ -6,7 +6,7 @@
 // the immediates stay within 128 bytes. A small network's whole Adam step
 // is then one dispatch.
 // Bindings, per slot s (4 s + 0..3): grad (read), param, exp_avg,
-// exp_avg_sq (read_write). Dispatch: one workgroup per 512 elements.
+// exp_avg_sq (read_write).
 //! include common/adam_math.wgsl
 
 struct AdamForeachWideParams {
@@ -58,102 +58,62 @@ var<immediate> p: AdamForeachWideParams;
 @group(0) @binding(30) var<storage, read_write> exp_avg7: array<f32>;
 @group(0) @binding(31) var<storage, read_write> exp_avg_sq7: array<f32>;
 
-// Element i's (param, grad, exp_avg, exp_avg_sq). WGSL cannot index
-// bindings, so each slot is its own branch.
-fn load(i: u32) -> vec4<f32> {
+@compute @workgroup_size(256)
+fn adam_foreach_wide(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let i = (wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y) * 256u + lid;
+    if i >= p.ends[7] {
+        return;
+    }
+    let k = AdamCoefficients(p.flags, p.one_minus_beta1, p.beta2, p.one_minus_beta2, p.eps,
+        p.weight_decay, p.decay, p.neg_step_size, p.bias_correction2_sqrt);
+    // WGSL cannot index bindings, so each slot is its own branch.
     if i < p.ends[0] {
         let j = i;
-        return vec4<f32>(param0[j], grad0[p.grad_offsets[0] + j], exp_avg0[j], exp_avg_sq0[j]);
-    } else if i < p.ends[1] {
-        let j = i - p.ends[0];
-        return vec4<f32>(param1[j], grad1[p.grad_offsets[1] + j], exp_avg1[j], exp_avg_sq1[j]);
-    } else if i < p.ends[2] {
-        let j = i - p.ends[1];
-        return vec4<f32>(param2[j], grad2[p.grad_offsets[2] + j], exp_avg2[j], exp_avg_sq2[j]);
-    } else if i < p.ends[3] {
-        let j = i - p.ends[2];
-        return vec4<f32>(param3[j], grad3[p.grad_offsets[3] + j], exp_avg3[j], exp_avg_sq3[j]);
-    } else if i < p.ends[4] {
-        let j = i - p.ends[3];
-        return vec4<f32>(param4[j], grad4[p.grad_offsets[4] + j], exp_avg4[j], exp_avg_sq4[j]);
-    } else if i < p.ends[5] {
-        let j = i - p.ends[4];
-        return vec4<f32>(param5[j], grad5[p.grad_offsets[5] + j], exp_avg5[j], exp_avg_sq5[j]);
-    } else if i < p.ends[6] {
-        let j = i - p.ends[5];
-        return vec4<f32>(param6[j], grad6[p.grad_offsets[6] + j], exp_avg6[j], exp_avg_sq6[j]);
-    }
-    {
-        let j = i - p.ends[6];
-        return vec4<f32>(param7[j], grad7[p.grad_offsets[7] + j], exp_avg7[j], exp_avg_sq7[j]);
-    }
-}
-
-// Element i's updated parameter and moments.
-fn store(i: u32, r: AdamElement) {
-    if i < p.ends[0] {
-        let j = i;
+        let r = adam_update(k, param0[j], grad0[p.grad_offsets[0] + j], exp_avg0[j], exp_avg_sq0[j]);
         param0[j] = r.param;
         exp_avg0[j] = r.exp_avg;
         exp_avg_sq0[j] = r.exp_avg_sq;
     } else if i < p.ends[1] {
         let j = i - p.ends[0];
+        let r = adam_update(k, param1[j], grad1[p.grad_offsets[1] + j], exp_avg1[j], exp_avg_sq1[j]);
         param1[j] = r.param;
         exp_avg1[j] = r.exp_avg;
         exp_avg_sq1[j] = r.exp_avg_sq;
     } else if i < p.ends[2] {
         let j = i - p.ends[1];
+        let r = adam_update(k, param2[j], grad2[p.grad_offsets[2] + j], exp_avg2[j], exp_avg_sq2[j]);
         param2[j] = r.param;
         exp_avg2[j] = r.exp_avg;
         exp_avg_sq2[j] = r.exp_avg_sq;
     } else if i < p.ends[3] {
         let j = i - p.ends[2];
+        let r = adam_update(k, param3[j], grad3[p.grad_offsets[3] + j], exp_avg3[j], exp_avg_sq3[j]);
         param3[j] = r.param;
         exp_avg3[j] = r.exp_avg;
         exp_avg_sq3[j] = r.exp_avg_sq;
     } else if i < p.ends[4] {
         let j = i - p.ends[3];
+        let r = adam_update(k, param4[j], grad4[p.grad_offsets[4] + j], exp_avg4[j], exp_avg_sq4[j]);
         param4[j] = r.param;
         exp_avg4[j] = r.exp_avg;
         exp_avg_sq4[j] = r.exp_avg_sq;
     } else if i < p.ends[5] {
         let j = i - p.ends[4];
+        let r = adam_update(k, param5[j], grad5[p.grad_offsets[5] + j], exp_avg5[j], exp_avg_sq5[j]);
         param5[j] = r.param;
         exp_avg5[j] = r.exp_avg;
         exp_avg_sq5[j] = r.exp_avg_sq;
     } else if i < p.ends[6] {
         let j = i - p.ends[5];
+        let r = adam_update(k, param6[j], grad6[p.grad_offsets[6] + j], exp_avg6[j], exp_avg_sq6[j]);
         param6[j] = r.param;
         exp_avg6[j] = r.exp_avg;
         exp_avg_sq6[j] = r.exp_avg_sq;
     } else {
         let j = i - p.ends[6];
+        let r = adam_update(k, param7[j], grad7[p.grad_offsets[7] + j], exp_avg7[j], exp_avg_sq7[j]);
         param7[j] = r.param;
         exp_avg7[j] = r.exp_avg;
         exp_avg_sq7[j] = r.exp_avg_sq;
-    }
-}
-
-@compute @workgroup_size(256)
-fn adam_foreach_wide(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    // Two elements per thread, 256 apart, both loaded before either is
-    // computed: twice the loads in flight per thread of a pass that is
-    // all memory traffic.
-    let i0 = (wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y) * 512u + lid;
-    let i1 = i0 + 256u;
-    if i0 >= p.ends[7] {
-        return;
-    }
-    let k = AdamCoefficients(p.flags, p.one_minus_beta1, p.beta2, p.one_minus_beta2, p.eps,
-        p.weight_decay, p.decay, p.neg_step_size, p.bias_correction2_sqrt);
-    let second = i1 < p.ends[7];
-    let a = load(i0);
-    var b = vec4<f32>(0.0);
-    if second {
-        b = load(i1);
-    }
-    store(i0, adam_update(k, a.x, a.y, a.z, a.w));
-    if second {
-        store(i1, adam_update(k, b.x, b.y, b.z, b.w));
     }
 }

@@ -245,13 +245,12 @@ fn dispatch_chunk(chunk: &[AdamOperands<'_>], mut p: AdamForeachParams, wide: bo
             neg_step_size: p.neg_step_size,
             bias_correction2_sqrt: p.bias_correction2_sqrt,
         };
-        // Two elements per thread (kernels/optim/adam_foreach_wide.wgsl).
-        return kernels.dispatch_groups(
+        return kernels.dispatch_1d(
             &families::optim::ADAM_FOREACH_WIDE,
             &[],
             &buffers,
             &w,
-            end.div_ceil(512) as u64,
+            end as u64,
         );
     }
     p.ends.copy_from_slice(&ends[..SLOTS]);
