@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use wgrad_core::{BinaryOp, CompareOp, DType, Error, Result, UnaryOp, shape};
 
-use crate::graph::{Node, Op, topological_order};
+use crate::graph::{Op, topological_order};
 use crate::ops::{attention, conv, layer_norm, linear, scatter, structure};
 use crate::storage::Storage;
 use crate::tensor::Tensor;
@@ -14,8 +14,10 @@ use crate::tensor::Tensor;
 mod binary;
 mod matmul;
 mod relu_premask;
+mod saved;
 mod windows;
 use binary::{binary_grads, scalar_grad};
+use saved::Saved;
 use windows::Window;
 
 /// Options of [`Tensor::backward_with_options`] (PyTorch's keyword
@@ -273,60 +275,6 @@ pub(crate) fn walk(
         }
     }
     Ok(())
-}
-
-/// What a backward rule may read of its node: the saved inputs and output,
-/// each checked against the version it had when the node was recorded.
-struct Saved<'a> {
-    node: &'a Node,
-    output: &'a Tensor,
-    /// The output's gradient arrived through this node's ReLU mask already
-    /// (a fused `linear_relu`'s, applied by the gradient's producer).
-    grad_premasked: bool,
-    /// A ReLU output to mask input 0's gradient by as it is made (a
-    /// `linear` node whose input is a `linear_relu`'s output), and whether
-    /// the rule did (backward/relu_premask.rs).
-    dx_relu_mask: Option<Storage>,
-    dx_masked: Cell<bool>,
-}
-
-impl Saved<'_> {
-    /// Input `i`'s data as the forward pass saw it.
-    fn input(&self, i: usize) -> Result<Storage> {
-        let tensor = &self.node.inputs[i];
-        self.check_version(tensor, self.node.input_versions[i], &format!("input {i}"))?;
-        Ok(tensor.storage())
-    }
-
-    /// The node's output as the forward pass made it.
-    fn output(&self) -> Result<Storage> {
-        self.check_version(self.output, self.node.output_version, "the output")?;
-        Ok(self.output.storage())
-    }
-
-    /// Input `i`'s shape (which no change of data can alter).
-    fn shape(&self, i: usize) -> Vec<usize> {
-        self.node.inputs[i].shape().to_vec()
-    }
-
-    /// PyTorch's "modified by an inplace operation" error.
-    fn check_version(&self, tensor: &Tensor, saved: u64, what: &str) -> Result<()> {
-        let now = tensor.version();
-        if now == saved {
-            return Ok(());
-        }
-        Err(Error::invalid(
-            "backward",
-            format!(
-                "one of the tensors needed for gradient computation has been modified by an \
-                 inplace operation: {what} of `{}` (shape {:?}) is at version {now}; expected \
-                 version {saved} instead. Its data changed (set_storage, an optimizer step, an \
-                 in-place op) after the forward pass saved it; run backward before changing it",
-                self.node.op.name(),
-                tensor.shape()
-            ),
-        ))
-    }
 }
 
 /// The gradient of each input of `op` given the output's gradient `g`.
