@@ -77,19 +77,18 @@ fn training_step_is_readback_free_and_allocation_free_after_warm_up() {
     );
     assert_eq!(steady.pipelines_created, 0, "{steady:?}");
     // The recorder's own chunked submits only (after 16 pending
-    // dispatches, then 32), none for data: 24 dispatches, one submit.
+    // dispatches, then 32), none for data: 21 dispatches, one submit.
     assert_eq!(steady.submits, 1, "{steady:?}");
     assert!(steady.dispatches > 0);
-    // The dispatch budget of this step, 8: forward linear + relu (one
+    // The dispatch budget of this step, 7: forward linear + relu (one
     // pass: the Sequential fuses them), linear, the cross-entropy and its
     // mean (one pass for a batch this small, which also writes backward's
-    // seed); backward the cross-entropy gradient (the mean's division
-    // inside it), linear 2's input gradient and its weight + bias
-    // gradients (one product), linear 1's weight + bias gradients (ReLU's
-    // gradient folded into that product's loads); one multi-tensor Adam
-    // dispatch for all four parameters. A pass added to any of them fails
-    // here.
-    assert_eq!(steady.dispatches, 3 * 8, "{steady:?}");
+    // seed and the logits' gradient for it); backward linear 2's input
+    // gradient (with linear 1's ReLU mask in its store) and its weight +
+    // bias gradients (one product), linear 1's weight + bias gradients
+    // (one product); one multi-tensor Adam dispatch for all four
+    // parameters. A pass added to any of them fails here.
+    assert_eq!(steady.dispatches, 3 * 7, "{steady:?}");
 
     let loss = last.unwrap().item().unwrap();
     assert!(loss.is_finite());

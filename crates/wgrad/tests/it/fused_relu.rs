@@ -297,3 +297,56 @@ fn hidden_gradients_users_see_are_unmasked() {
         assert!(runs[0][0].iter().any(|&b| b != 0));
     }
 }
+
+/// One sample without a batch dim (`[in]`) through `Linear, ReLU, Linear`:
+/// the fused node's and the producer-masked gradients handle 1-D inputs
+/// and outputs as the unfused ops do, on every device.
+#[test]
+fn unbatched_input_through_linear_relu_linear() {
+    let cpu = Device::Cpu;
+    wgrad::manual_seed(7);
+    let l1 = Linear::new(12, 9, true, &cpu).unwrap();
+    let l2 = Linear::new(9, 4, true, &cpu).unwrap();
+    let run = |d: &Device| {
+        let (w1, b1) = (
+            l1.weight.to(d).unwrap(),
+            l1.bias.as_ref().unwrap().to(d).unwrap(),
+        );
+        let (w2, b2) = (
+            l2.weight.to(d).unwrap(),
+            l2.bias.as_ref().unwrap().to(d).unwrap(),
+        );
+        let params = [&w1, &b1, &w2, &b2].map(|t| t.detach().with_requires_grad(true).unwrap());
+        let x = input(&[12], d, None);
+        let h = x.linear_relu(&params[0], Some(&params[1])).unwrap();
+        let y = h.linear(&params[2], Some(&params[3])).unwrap();
+        assert_eq!(y.shape(), [4]);
+        y.mul_scalar(1.5)
+            .unwrap()
+            .sum_all()
+            .unwrap()
+            .backward()
+            .unwrap();
+        let mut out = vec![
+            y.to_vec_f32().unwrap(),
+            x.grad().unwrap().to_vec_f32().unwrap(),
+        ];
+        out.extend(
+            params
+                .iter()
+                .map(|p| p.grad().unwrap().to_vec_f32().unwrap()),
+        );
+        out
+    };
+    let want = run(&cpu);
+    if let Some(d) = gpu() {
+        for (i, (g, w)) in run(&d).iter().zip(&want).enumerate() {
+            for (a, b) in g.iter().zip(w) {
+                assert!(
+                    (a - b).abs() <= 1e-5 + 1e-5 * b.abs(),
+                    "{d}: tensor {i}: {a} vs {b}"
+                );
+            }
+        }
+    }
+}
