@@ -323,9 +323,13 @@ impl PReLU {
             shape[0] = n as isize;
             self.weight.reshape(&shape)?
         };
-        let negative = x.mul(&w)?;
         // NaN is not positive: it takes the `weight * x` branch and stays NaN.
-        Tensor::where_cond(&x.gt_scalar(0.0)?, x, &negative)
+        let positive = x.gt_scalar(0.0)?;
+        // The slope multiplies x with its positive elements zeroed, not x:
+        // the weight's gradient then gets nothing from them, never
+        // 0 * inf = NaN at x = +inf (PyTorch's kernel selects per element).
+        let negative = x.masked_fill(&positive, 0.0)?.mul(&w)?;
+        Tensor::where_cond(&positive, x, &negative)
     }
 }
 

@@ -134,10 +134,15 @@ pub(super) fn scalar_grad(
         (Sub, true) => g.unary(UnaryOp::Neg),
         (Mul, _) => g.binary_scalar(Mul, s, false),
         (Div, false) => g.binary_scalar(Div, s, false),
-        // d(s/x)/dx = -s/x^2 = -out/x
-        (Div, true) => g
-            .binary(&out()?.binary(&x()?, Div)?, Mul)?
-            .unary(UnaryOp::Neg),
+        // d(s/x)/dx = -s/x^2, in PyTorch's order (its `s / x` is
+        // `reciprocal(x) * s`): -(g * s) * r^2 with r = 1/x, each product
+        // rounded in the dtype. `out / x` would overflow F16 where r^2 fits.
+        (Div, true) => {
+            let r = x()?.unary(UnaryOp::Recip)?;
+            g.binary_scalar(Mul, s, false)?
+                .binary(&r.binary(&r, Mul)?, Mul)?
+                .unary(UnaryOp::Neg)
+        }
         // x^0 is constant: torch's gradient is 0 even where s * x^(s-1)
         // would be 0 * inf = NaN (x = 0).
         (Pow, false) if s == 0.0 => Storage::full(g.shape(), 0.0, DType::F32, &g.device()),

@@ -79,6 +79,28 @@ fn python_number_over_half_tensor_rounds_the_reciprocal_first() {
     }
 }
 
+/// The gradient of `v / x` is PyTorch's reciprocal rule, -(g * v) * r^2
+/// with r = 1/x, each product rounded to the dtype: at x = 0.047 in f16
+/// `out / x` (452,800) would overflow, r^2 (452.75) does not. PyTorch
+/// 2.15: [-44736, -250, -inf] (f16), -44800 (bf16).
+#[test]
+fn python_number_over_half_tensor_gradient_does_not_overflow() {
+    for d in devices() {
+        for (dt, want) in [
+            (DType::F16, [-44736.0, -250.0, f64::NEG_INFINITY]),
+            (DType::BF16, [-44800.0, -250.0, f64::NEG_INFINITY]),
+        ] {
+            let x = half(&[0.0469970703125, -2.0, 0.0], &[3], dt, &d)
+                .with_requires_grad(true)
+                .unwrap();
+            let y = x.binary_scalar(BinaryOp::Div, 1000.0, true).unwrap();
+            let g = half(&[0.0987548828125, 1.0, 1.0], &[3], dt, &d);
+            y.backward_with(&g).unwrap();
+            assert_eq!(read(&x.grad().unwrap()), want, "{dt:?} {d:?}");
+        }
+    }
+}
+
 /// `a[B, m, k] @ b[k, n]`: b's gradient is one product over the B * m rows
 /// (PyTorch folds the batch into one `mm`), not a product per batch rounded
 /// to bf16 and then summed, which cancels 130 - 130 to 0 here.

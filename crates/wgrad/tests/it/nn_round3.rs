@@ -110,6 +110,25 @@ fn prelu_channels_below_2d() {
     }
 }
 
+/// A slope's gradient is the sum of g * x over the non-positive elements
+/// only: +inf contributes nothing (not inf * 0 = NaN), x = 0 gets the
+/// slope, as PyTorch 2.15 gives ([-2.], [1, 0.25, 0.25, 1]).
+#[test]
+fn prelu_weight_gradient_ignores_positive_infinity() {
+    for d in devices() {
+        let act = PReLU::new(1, 0.25, &d).unwrap();
+        let x = leaf(&[f32::INFINITY, -2.0, 0.0, 3.0], &[4], &d);
+        let y = act.forward(&x).unwrap();
+        y.sum_all().unwrap().backward().unwrap();
+        let gw = act.weight.grad().unwrap().to_vec_f32().unwrap();
+        assert_eq!(gw, [-2.0], "{d:?}");
+        let gx = x.grad().unwrap().to_vec_f32().unwrap();
+        assert_eq!(gx, [1.0, 0.25, 0.25, 1.0], "{d:?}");
+        let out = y.to_vec_f32().unwrap();
+        assert_eq!(out, [f32::INFINITY, -0.5, 0.0, 3.0], "{d:?}");
+    }
+}
+
 /// Without running statistics evaluation normalises by the input's own, so
 /// PyTorch's single-element check holds in eval mode too; GroupNorm's
 /// [N * C / G, G, *] check likewise, and an empty batch still works.
