@@ -16,6 +16,7 @@
 //! include common/nan.wgsl
 //! include common/fault.wgsl
 //! include common/logits_max_sum.wgsl
+//! include common/row_max_sum_tree.wgsl
 
 // Threads per row for C classes: C rounded up to a power of two, at most
 // the workgroup (the host's `lanes_for`).
@@ -35,21 +36,7 @@ fn row_stats(row: u32, t: u32, r: u32, lanes: u32) -> vec2<f32> {
         m = ms.x;
         s = ms.y;
     }
-    let slot = r * lanes + t;
-    smax[slot] = m;
-    ssum[slot] = s;
-    workgroupBarrier();
-    for (var step = lanes / 2u; step > 0u; step /= 2u) {
-        if t < step {
-            let m_a = smax[slot];
-            let m_b = smax[slot + step];
-            let m_new = nan_max(m_a, m_b);
-            ssum[slot] = ssum[slot] * rescale(m_a, m_new) + ssum[slot + step] * rescale(m_b, m_new);
-            smax[slot] = m_new;
-        }
-        workgroupBarrier();
-    }
-    return vec2<f32>(smax[r * lanes], ssum[r * lanes]);
+    return fold_row_max_sum(r, t, lanes, m, s);
 }
 
 // The gradient of rows group * (WG / lanes) .. of the next WG / lanes,

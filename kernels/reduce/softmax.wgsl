@@ -10,6 +10,7 @@
 
 //! include common/nan.wgsl
 //! include common/online_softmax.wgsl
+//! include common/row_max_sum_tree.wgsl
 
 struct SoftmaxParams {
     rows: u32,
@@ -101,24 +102,11 @@ fn softmax_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
         }
     }
 
-    let slot = r * lanes + t;
-    smax[slot] = m;
-    ssum[slot] = s;
-    workgroupBarrier();
-    for (var step = lanes / 2u; step > 0u; step /= 2u) {
-        if t < step {
-            let m_a = smax[slot];
-            let m_b = smax[slot + step];
-            let m_new = nan_max(m_a, m_b);
-            ssum[slot] = ssum[slot] * rescale(m_a, m_new) + ssum[slot + step] * rescale(m_b, m_new);
-            smax[slot] = m_new;
-        }
-        workgroupBarrier();
-    }
+    let stats = fold_row_max_sum(r, t, lanes, m, s);
 
     if live {
-        let row_max = smax[r * lanes];
-        let total = ssum[r * lanes];
+        let row_max = stats.x;
+        let total = stats.y;
         let log_total = log(total);
         let st = p.in_axis_stride;
         let so = p.out_axis_stride;

@@ -12,6 +12,7 @@
 
 //! include common/nan.wgsl
 //! include common/online_softmax.wgsl
+//! include common/row_max_sum_tree.wgsl
 
 struct SplitParams {
     rows: u32,
@@ -97,26 +98,6 @@ fn place(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> Place {
     return pl;
 }
 
-// Tree-combines the (m, s) of the `lanes` threads of each row; every
-// thread of the row then reads the result at slot r * lanes.
-fn combine_row(r: u32, t: u32, m: f32, s: f32) {
-    let lanes = p.lanes;
-    let slot = r * lanes + t;
-    smax[slot] = m;
-    ssum[slot] = s;
-    workgroupBarrier();
-    for (var step = lanes / 2u; step > 0u; step /= 2u) {
-        if t < step {
-            var mm = smax[slot];
-            var ss = ssum[slot];
-            merge(&mm, &ss, smax[slot + step], ssum[slot + step]);
-            smax[slot] = mm;
-            ssum[slot] = ss;
-        }
-        workgroupBarrier();
-    }
-}
-
 @compute @workgroup_size(256)
 fn softmax_partial(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let pl = place(wid, nwg, lid);
@@ -151,10 +132,10 @@ fn softmax_partial(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
             }
         }
     }
-    combine_row(pl.r, pl.t, m, s);
+    let stats = fold_row_max_sum(pl.r, pl.t, lanes, m, s);
     if pl.live && pl.t == 0u {
-        out[2u * pl.v] = smax[pl.r * lanes];
-        out[2u * pl.v + 1u] = ssum[pl.r * lanes];
+        out[2u * pl.v] = stats.x;
+        out[2u * pl.v + 1u] = stats.y;
     }
 }
 
@@ -171,10 +152,10 @@ fn softmax_write(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups)
             merge(&m, &s, stats_in[at], stats_in[at + 1u]);
         }
     }
-    combine_row(pl.r, pl.t, m, s);
+    let stats = fold_row_max_sum(pl.r, pl.t, lanes, m, s);
     if pl.live {
-        let row_max = smax[pl.r * lanes];
-        let total = ssum[pl.r * lanes];
+        let row_max = stats.x;
+        let total = stats.y;
         let log_total = log(total);
         let start = pl.chunk * p.chunk_len;
         let end = min(start + p.chunk_len, p.n);
