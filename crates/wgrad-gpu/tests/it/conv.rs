@@ -9,6 +9,8 @@
 
 use wgrad_test_support::shared_gpu;
 
+use crate::bits::f32_bits;
+
 use wgrad_core::checks::conv::{self, Conv2dArgs, Conv2dGeometry};
 use wgrad_device::GpuDevice;
 use wgrad_gpu::GpuTensor;
@@ -232,17 +234,13 @@ fn case(input: [usize; 4], weight: [usize; 4], args: Conv2dArgs, views: Views) {
             &format!("forward with bias, tile {tile}, {what}"),
         );
         // The ReLU epilogue: bit for bit the biased output then ReLU.
-        let bits = |t: &GpuTensor| -> Vec<u32> {
-            let v = t.to_vec_blocking::<f32>().unwrap();
-            v.iter().map(|x| x.to_bits()).collect()
-        };
         let want = got.unary(wgrad_core::UnaryOp::Relu).unwrap();
         let relu = gx
             .conv2d_relu_tiled(&gw, Some(&gbias), &args, tile)
             .unwrap();
         assert_eq!(
-            bits(&relu),
-            bits(&want),
+            f32_bits(&relu),
+            f32_bits(&want),
             "forward with bias and relu, tile {tile}, {what}"
         );
         let got = GpuTensor::conv2d_input_grad_tiled(&gdy, &gw, &g, tile).unwrap();
@@ -321,15 +319,11 @@ fn winograd_case(
         out_biased,
         &format!("forward with bias, {what}"),
     );
-    let bits = |t: &GpuTensor| -> Vec<u32> {
-        let v = t.to_vec_blocking::<f32>().unwrap();
-        v.iter().map(|x| x.to_bits()).collect()
-    };
     let relu = gx.conv2d_winograd(gw, Some(gbias), true, a).unwrap();
     let want = biased.unary(wgrad_core::UnaryOp::Relu).unwrap();
     assert_eq!(
-        bits(&relu),
-        bits(&want),
+        f32_bits(&relu),
+        f32_bits(&want),
         "forward with bias and relu, {what}"
     );
     let weight_grad = GpuTensor::conv2d_weight_grad_winograd(gx, gdy, g).unwrap();

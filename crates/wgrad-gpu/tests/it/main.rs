@@ -8,6 +8,7 @@ mod adam_foreach;
 mod basics;
 mod bench_dispatch;
 mod bench_fma_peak;
+mod bits;
 mod conv;
 mod faults;
 mod half_binary;

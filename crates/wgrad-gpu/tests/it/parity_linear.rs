@@ -14,6 +14,7 @@ use wgrad_cpu::CpuTensor;
 use wgrad_device::GpuDevice;
 use wgrad_gpu::GpuTensor;
 
+use crate::bits::f32_bits;
 use crate::parity_matmul::rel_norm_err;
 
 const TOL: f32 = 1e-4;
@@ -55,14 +56,7 @@ fn check(got: &GpuTensor, want: &CpuTensor, what: &str) {
 /// Asserts `got` and `want` hold the same f32 bits.
 fn check_bits(got: &GpuTensor, want: &GpuTensor, what: &str) {
     assert_eq!(got.shape(), want.shape(), "{what}: shape");
-    let bits = |t: &GpuTensor| -> Vec<u32> {
-        t.to_vec_blocking::<f32>()
-            .unwrap()
-            .iter()
-            .map(|v| v.to_bits())
-            .collect()
-    };
-    let (g, w) = (bits(got), bits(want));
+    let (g, w) = (f32_bits(got), f32_bits(want));
     if let Some(i) = g.iter().zip(&w).position(|(a, b)| a != b) {
         panic!(
             "{what}[{i}]: {} != {} (matmul_t then add)",

@@ -11,6 +11,8 @@
 
 use wgrad_test_support::{assert_close, shared_gpu};
 
+use crate::bits::f32_bits;
+
 use proptest::prelude::*;
 use wgrad_core::{DType, Error};
 use wgrad_cpu::CpuTensor;
@@ -844,13 +846,6 @@ fn products_with_row_sums_match_cpu() {
 fn relu_masked_products_match_masking_first() {
     let Some(gpu) = shared_gpu() else { return };
     use wgrad_core::UnaryOp;
-    let bits = |t: &GpuTensor| -> Vec<u32> {
-        t.to_vec_blocking::<f32>()
-            .unwrap()
-            .iter()
-            .map(|v| v.to_bits())
-            .collect()
-    };
     for (i, &(rows, out, other)) in [(128, 256, 784), (37, 10, 65), (8, 300, 2048)]
         .iter()
         .enumerate()
@@ -874,13 +869,13 @@ fn relu_masked_products_match_masking_first() {
         let (_, x) = pair(&gpu, &[rows, other], 330 + i as u64);
         let want = masked.matmul_t(&w, false, false).unwrap();
         let got = g.matmul_t_relu_grad(&y, &w, false, false).unwrap();
-        assert_eq!(bits(&got), bits(&want), "dx, {what}");
+        assert_eq!(f32_bits(&got), f32_bits(&want), "dx, {what}");
         let (want_w, want_b) = masked.matmul_t_with_row_sums(&x, true, false).unwrap();
         let (got_w, got_b) = g
             .matmul_t_with_row_sums_relu_grad(&y, &x, true, false)
             .unwrap();
-        assert_eq!(bits(&got_w), bits(&want_w), "dW, {what}");
-        assert_eq!(bits(&got_b), bits(&want_b), "db, {what}");
+        assert_eq!(f32_bits(&got_w), f32_bits(&want_w), "dW, {what}");
+        assert_eq!(f32_bits(&got_b), f32_bits(&want_b), "db, {what}");
         // A mask laid out differently (transposed storage): masked first.
         let y_t = y
             .transpose(0, 1)
@@ -890,7 +885,11 @@ fn relu_masked_products_match_masking_first() {
             .transpose(0, 1)
             .unwrap();
         let got = g.matmul_t_relu_grad(&y_t, &w, false, false).unwrap();
-        assert_eq!(bits(&got), bits(&want), "dx with a strided mask, {what}");
+        assert_eq!(
+            f32_bits(&got),
+            f32_bits(&want),
+            "dx with a strided mask, {what}"
+        );
     }
 }
 
@@ -905,13 +904,6 @@ fn relu_masked_products_match_masking_first() {
 fn relu_masked_outputs_match_masking_after() {
     let Some(gpu) = shared_gpu() else { return };
     use wgrad_core::UnaryOp;
-    let bits = |t: &GpuTensor| -> Vec<u32> {
-        t.to_vec_blocking::<f32>()
-            .unwrap()
-            .iter()
-            .map(|v| v.to_bits())
-            .collect()
-    };
     let shapes: [(&[usize], usize, usize); 7] = [
         (&[128], 256, 784),
         (&[1024], 10, 1024),
@@ -952,7 +944,7 @@ fn relu_masked_outputs_match_masking_after() {
             .matmul_t_masked_by_relu(&w, false, false, &y)
             .unwrap()
             .expect("a contiguous mask of the output's shape folds");
-        assert_eq!(bits(&got), bits(&want), "{what}");
+        assert_eq!(f32_bits(&got), f32_bits(&want), "{what}");
         // The weight transposed in storage (x @ W^T, as `linear` reads it).
         let w_t = w.transpose(0, 1).unwrap().contiguous().unwrap();
         let want = g
@@ -964,7 +956,7 @@ fn relu_masked_outputs_match_masking_after() {
             .matmul_t_masked_by_relu(&w_t, false, true, &y)
             .unwrap()
             .expect("folds");
-        assert_eq!(bits(&got), bits(&want), "{what}, W^T");
+        assert_eq!(f32_bits(&got), f32_bits(&want), "{what}, W^T");
     }
     let (_, g) = pair(&gpu, &[6, 4], 430);
     let (_, w) = pair(&gpu, &[4, 6], 431);
