@@ -102,6 +102,7 @@ fn epilogue_overrides_compile_to_spirv() {
             "matmul_128x64",
             "matmul_32",
             "matmul_64",
+            "matmul_64_lean",
             "matmul_coop",
             "matmul_skinny",
             "matmul_thin",

@@ -86,6 +86,7 @@ fn cases() -> Vec<Case> {
         MatmulParams => [
             matmul::MATMUL_32,
             matmul::MATMUL_64,
+            matmul::MATMUL_64_LEAN,
             matmul::MATMUL_128X64,
             matmul::MATMUL_128,
             matmul::MATMUL_COOP,

@@ -115,7 +115,7 @@ proptest! {
         n in 1usize..=140,
         k in 1usize..=80,
         trans_x: bool,
-        kernel in prop::sample::select(vec!["32", "64", "128x64", "128"]),
+        kernel in prop::sample::select(vec!["32", "64", "64lean", "128x64", "128"]),
         splits in 1usize..=4,
         seed in 0u64..1000,
     ) {
@@ -238,9 +238,11 @@ fn edge_shapes_and_bias_views() {
         ("32", 1),
         ("32", 2),
         ("64", 1),
+        ("64lean", 1),
         ("128x64", 1),
         ("128", 1),
         ("64", 3),
+        ("64lean", 3),
     ] {
         let got = gx.linear_variant(&gw, Some(&gb), kernel, splits).unwrap();
         check(

@@ -85,16 +85,18 @@ fn python_number_over_half_tensor_rounds_the_reciprocal_first() {
 /// 2.15: [-44736, -250, -inf] (f16), -44800 (bf16).
 #[test]
 fn python_number_over_half_tensor_gradient_does_not_overflow() {
+    // 385 / 8192 and 809 / 8192: exact in f16 (the inputs PyTorch saw).
+    let (x0, g0) = (385.0 / 8192.0, 809.0 / 8192.0);
     for d in devices() {
         for (dt, want) in [
             (DType::F16, [-44736.0, -250.0, f64::NEG_INFINITY]),
             (DType::BF16, [-44800.0, -250.0, f64::NEG_INFINITY]),
         ] {
-            let x = half(&[0.0469970703125, -2.0, 0.0], &[3], dt, &d)
+            let x = half(&[x0, -2.0, 0.0], &[3], dt, &d)
                 .with_requires_grad(true)
                 .unwrap();
             let y = x.binary_scalar(BinaryOp::Div, 1000.0, true).unwrap();
-            let g = half(&[0.0987548828125, 1.0, 1.0], &[3], dt, &d);
+            let g = half(&[g0, 1.0, 1.0], &[3], dt, &d);
             y.backward_with(&g).unwrap();
             assert_eq!(read(&x.grad().unwrap()), want, "{dt:?} {d:?}");
         }

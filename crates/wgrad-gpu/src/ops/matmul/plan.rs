@@ -57,6 +57,8 @@ pub(super) enum Kernel {
     Tile32,
     /// `matmul_64.wgsl`: 64 x 64 tiles.
     Tile64,
+    /// `matmul_64_lean.wgsl`: 64 x 64 tiles on 128 threads.
+    Tile64Lean,
     /// `matmul_128x64.wgsl`: 128 x 64 tiles (rows x columns).
     Tile128x64,
     /// `matmul_128.wgsl`: 128 x 128 tiles.
@@ -72,9 +74,6 @@ pub(super) enum Kernel {
     Thin,
 }
 
-/// The kernel the automatic plan uses for 64 x 64 tiles.
-const SMALL: Kernel = Kernel::Tile64;
-
 impl Kernel {
     /// The kernel named `name` by [`GpuTensor::matmul_t_variant`] (`None`
     /// for "auto"), or an error naming the choices.
@@ -83,6 +82,7 @@ impl Kernel {
             "auto" => Ok(None),
             "32" => Ok(Some(Kernel::Tile32)),
             "64" => Ok(Some(Kernel::Tile64)),
+            "64lean" => Ok(Some(Kernel::Tile64Lean)),
             "128x64" => Ok(Some(Kernel::Tile128x64)),
             "128" => Ok(Some(Kernel::Tile128)),
             "coop" => Ok(Some(Kernel::Coop)),
@@ -91,7 +91,7 @@ impl Kernel {
             _ => Err(Error::invalid(
                 "matmul_t",
                 format!(
-                    "kernel must be \"auto\", \"32\", \"64\", \"128x64\", \"128\", \"coop\", \"skinny\" or \"thin\", got {name:?}"
+                    "kernel must be \"auto\", \"32\", \"64\", \"64lean\", \"128x64\", \"128\", \"coop\", \"skinny\" or \"thin\", got {name:?}"
                 ),
             )),
         }
@@ -104,7 +104,7 @@ impl Kernel {
             Kernel::Skinny => (SKINNY_SHORT, SKINNY_SHORT),
             Kernel::Thin => (32, 128),
             Kernel::Tile32 => (32, 32),
-            Kernel::Tile64 => (64, 64),
+            Kernel::Tile64 | Kernel::Tile64Lean => (64, 64),
             Kernel::Tile128x64 => (128, 64),
             Kernel::Tile128 => (128, 128),
             Kernel::Coop => (128, 256),
@@ -115,6 +115,7 @@ impl Kernel {
         match self {
             Kernel::Tile32 => &families::matmul::MATMUL_32,
             Kernel::Tile64 => &families::matmul::MATMUL_64,
+            Kernel::Tile64Lean => &families::matmul::MATMUL_64_LEAN,
             Kernel::Tile128x64 => &families::matmul::MATMUL_128X64,
             Kernel::Tile128 => &families::matmul::MATMUL_128,
             Kernel::Coop => &families::matmul::MATMUL_COOP,
@@ -250,8 +251,18 @@ pub(super) fn plan(
         // many 32 x 32 tiles, each a quarter of the K steps per workgroup
         // (one tile's K step costs its latency, not its FMAs).
         Kernel::Tile32
+    } else if tiles((64, 64)) > FILL_GROUPS {
+        // More 64 x 64 tiles than the 256-thread kernel runs at once (2 per
+        // SM): the lean kernel's 128-thread workgroups fit more per SM and
+        // read workgroup memory a third less per FMA (H200,
+        // docs/bench/h200-2026-11-28-session12/sweep_rule.txt: 272-384 tiles
+        // 17.9-23.1 against 15.6-17.6 TFLOP/s, the CNN's fc1 gradients
+        // [128, 9216] over K = 128 14.0 against 12.2; at 240-256 tiles the
+        // 256-thread kernel's 16 warps per SM stay ahead, 1024^3 23.8
+        // against 21.6).
+        Kernel::Tile64Lean
     } else {
-        SMALL
+        Kernel::Tile64
     };
     // The skinny and thin kernels are never split.
     let splits = if matches!(kernel, Kernel::Skinny | Kernel::Thin) {
@@ -282,6 +293,12 @@ mod tests {
         assert_eq!(auto(1, 1024, 1024, 1024), (64, 1));
         assert_eq!(auto(1, 1024, 1024, 784), (64, 1));
         assert_eq!(auto(1, 1024, 784, 1024), (64, 1));
+        // More 64 x 64 tiles than 2 per SM, too few 128 x 128 ones: the
+        // lean 64 x 64 kernel; at 256 tiles the 256-thread one.
+        assert_eq!(pick_kernel([1, 1536, 1024, 512]), Kernel::Tile64Lean);
+        assert_eq!(pick_kernel([1, 128, 9216, 128]), Kernel::Tile64Lean);
+        assert_eq!(pick_kernel([1, 1024, 1024, 1024]), Kernel::Tile64);
+        assert_eq!(pick_kernel([1, 960, 1024, 512]), Kernel::Tile64);
         // A side of at most 16 over 64 <= K <= 4096: the skinny kernel,
         // unsplit; not over a shorter or longer K.
         assert_eq!(pick_kernel([1, 128, 10, 256]), Kernel::Skinny);
