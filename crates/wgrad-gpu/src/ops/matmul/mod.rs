@@ -115,7 +115,8 @@ impl GpuTensor {
 
     /// [`matmul_t`](Self::matmul_t) with the kernel forced, for benchmarks
     /// and tests of each variant: `kernel` is "auto" (chosen by shape),
-    /// "64" or "128" (the 64 x 64 / 128 x 128 tile kernels) or "coop" (the
+    /// "32", "64", "64lean" (64 x 64 tiles on 128 threads), "128x64",
+    /// "128" (the tile kernels), "skinny", "thin" or "coop" (the
     /// tensor-core kernel, whatever the matmul precision; an error where
     /// the device has no f16 tensor cores); `splits` is the number of K splits (0 chooses
     /// by shape; it is capped so that every split has at least one K step).

@@ -1,5 +1,6 @@
-//! How a product is computed: which kernel (32 x 32, 64 x 64 or 128 x 128
-//! f32 tiles, or the tensor cores' 128 x 256) and how many K splits, chosen
+//! How a product is computed: which kernel (32 x 32, 64 x 64 (on 256 or
+//! 128 threads), 128 x 64 or 128 x 128 f32 tiles, the skinny and thin
+//! kernels, or the tensor cores' 128 x 256) and how many K splits, chosen
 //! by shape or forced by [`GpuTensor::matmul_t_variant`].
 
 use wgrad_core::{Error, Result};
