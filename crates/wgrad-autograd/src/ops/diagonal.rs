@@ -8,6 +8,12 @@ use wgrad_core::{DType, Error, Result, shape};
 use crate::ops::structure::{as_isize, where_any};
 use crate::tensor::Tensor;
 
+/// Why `diagonal`'s result is not written in place.
+const DIAGONAL_IS_A_COPY: &str = "diagonal returns a copy in wgrad (PyTorch returns a view), \
+                                  so an in-place write would not reach the input; write the \
+                                  input's diagonal out of place instead (x + v.diag(0) for a \
+                                  matrix, or where_cond with a Tensor::eye mask)";
+
 /// Diagonals and traces.
 ///
 /// ```
@@ -27,8 +33,21 @@ impl Tensor {
     /// offset)` of the `dim1 x dim2` planes (offset > 0 above the main
     /// diagonal, < 0 below), as a new last dim after the remaining dims.
     /// An offset past the edge gives an empty diagonal; equal dims are an
-    /// error. A copy (PyTorch returns a view); differentiable.
+    /// error. Differentiable. A copy, where PyTorch returns a view: so
+    /// that `x.diagonal(..).fill_(v)` cannot silently leave `x` as it was,
+    /// in-place ops on the result are an error (an empty diagonal aside).
     pub fn diagonal(&self, offset: i64, dim1: isize, dim2: isize) -> Result<Tensor> {
+        let out = self.diagonal_copy(offset, dim1, dim2)?;
+        if out.numel() > 0 {
+            // The result's data is fresh (a gather), shared with no input.
+            out.inner.cell.refuse_writes(DIAGONAL_IS_A_COPY);
+        }
+        Ok(out)
+    }
+
+    /// [`diagonal`](Self::diagonal) without the write refusal: `diag` and
+    /// `trace` return copies in PyTorch too.
+    fn diagonal_copy(&self, offset: i64, dim1: isize, dim2: isize) -> Result<Tensor> {
         const OP: &str = "diagonal";
         let rank = self.rank();
         let d1 = shape::normalize_axis(OP, dim1, rank)?;
@@ -78,7 +97,7 @@ impl Tensor {
         const OP: &str = "diag";
         match self.rank() {
             1 => self.diag_embed_1d(diagonal),
-            2 => self.diagonal(diagonal, 0, 1),
+            2 => self.diagonal_copy(diagonal, 0, 1),
             r => Err(Error::invalid(
                 OP,
                 format!("diag(): Supports 1D or 2D tensors. Got {r}D"),
@@ -132,6 +151,6 @@ impl Tensor {
                 ),
             ));
         }
-        self.diagonal(0, 0, 1)?.sum_all()
+        self.diagonal_copy(0, 0, 1)?.sum_all()
     }
 }

@@ -23,6 +23,7 @@
 //! is allowed. A tensor saved for backward and then written makes backward
 //! fail with the "modified by an inplace operation" version error.
 
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::Mutex;
@@ -42,19 +43,32 @@ pub(crate) struct DataCell {
     /// costs one atomic load per `storage()`).
     writes: AtomicU64,
     rewrites: Mutex<Vec<(BufferRef, CpuTensor)>>,
-    /// Set for the tensors `Tensor::grad()` returns: a handle over the
-    /// gradient's data that several gradients may share (an `add`'s backward
-    /// gives both operands one buffer), so writing it is refused.
-    read_only: bool,
+    /// Why in-place ops must not write this data, if they must not: set
+    /// for the tensors `Tensor::grad()` returns (a handle over the
+    /// gradient's data that several gradients may share: an `add`'s
+    /// backward gives both operands one buffer), and for results that
+    /// PyTorch returns as views of their input but wgrad computes as
+    /// copies (`diagonal`), where a write would silently miss the input.
+    refusal: OnceLock<&'static str>,
 }
 
+/// Why the tensors `Tensor::grad()` returns are not written in place.
+const SHARED_GRADIENT: &str = "the tensor grad() returns reads gradient storage that other \
+                               gradients may share; write a gradient with set_grad (or \
+                               zero_grad) instead of in place";
+
 impl DataCell {
-    /// The cell of a tensor that in-place ops must not write.
+    /// The cell of a gradient handle (see [`SHARED_GRADIENT`]).
     pub(crate) fn read_only() -> Self {
-        DataCell {
-            read_only: true,
-            ..DataCell::default()
-        }
+        let cell = DataCell::default();
+        cell.refuse_writes(SHARED_GRADIENT);
+        cell
+    }
+
+    /// Makes in-place ops on this data (and its views) fail with `why`;
+    /// a second reason leaves the first.
+    pub(crate) fn refuse_writes(&self, why: &'static str) {
+        let _ = self.refusal.set(why);
     }
 
     /// The storage a view with (possibly stale) storage `s` reads now: its
@@ -127,12 +141,8 @@ impl Tensor {
             Storage::Gpu(t) => t.layout().clone(),
         };
         arith::writable_layout(op, &layout)?;
-        if self.inner.cell.read_only {
-            return Err(Error::invalid(
-                op,
-                "the tensor grad() returns reads gradient storage that other gradients may share; \
-                 write a gradient with set_grad (or zero_grad) instead of in place",
-            ));
+        if let Some(why) = self.inner.cell.refusal.get() {
+            return Err(Error::invalid(op, *why));
         }
         if !is_grad_enabled() {
             return Ok(());

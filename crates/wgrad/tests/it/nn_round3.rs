@@ -340,3 +340,39 @@ fn hardsigmoid_and_threshold_at_infinity_and_nan() {
         }
     }
 }
+
+/// PyTorch's `x.diagonal()` is a view, so `x.diagonal().fill_(v)` writes
+/// `x`; wgrad's is a copy, so the write is refused rather than silently
+/// missing `x` (found comparing in-place writes through views with
+/// PyTorch 2.15). `diag` and `trace` return copies in PyTorch too and stay
+/// writable; an empty diagonal has nothing to write.
+#[test]
+fn writes_through_diagonal_are_refused_not_lost() {
+    for d in devices() {
+        let x = Tensor::zeros(&[3, 3], &d).unwrap();
+        let err = x
+            .diagonal(0, 0, 1)
+            .unwrap()
+            .fill_(1.0)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("diagonal returns a copy"), "{err}");
+        let view = x.diagonal(1, 0, 1).unwrap().narrow(0, 0, 1).unwrap();
+        assert!(view.add_scalar_(5.0).is_err());
+        assert_eq!(x.to_vec_f32().unwrap(), [0.0; 9], "{d:?}");
+        let copy = x.diag(0).unwrap();
+        copy.fill_(2.0).unwrap();
+        assert_eq!(copy.to_vec_f32().unwrap(), [2.0; 3]);
+        assert_eq!(x.to_vec_f32().unwrap(), [0.0; 9], "{d:?}");
+        x.diagonal(5, 0, 1).unwrap().fill_(1.0).unwrap();
+        // Reading and differentiating the diagonal are unchanged.
+        let m = leaf(&[1.0, 2.0, 3.0, 4.0], &[2, 2], &d);
+        let diag = m.diagonal(0, 0, 1).unwrap();
+        assert_eq!(diag.to_vec_f32().unwrap(), [1.0, 4.0]);
+        diag.sum_all().unwrap().backward().unwrap();
+        assert_eq!(
+            m.grad().unwrap().to_vec_f32().unwrap(),
+            [1.0, 0.0, 0.0, 1.0]
+        );
+    }
+}
