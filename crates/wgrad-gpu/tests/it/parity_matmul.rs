@@ -817,6 +817,7 @@ fn products_with_row_sums_match_cpu() {
         (16, 300, 5, false, false),    // skinny, ones column among the short side
         (1024, 1024, 128, true, false), // product + row sums alone (skinny)
         (300, 10, 200, true, false),   // a short K: thin, with the ones column
+        (128, 128, 9216, true, false), // the CNN's fc1 gradient: the lean kernel (290 tiles)
     ];
     for (i, &(m, k, n, ta, tb)) in cases.iter().enumerate() {
         let what = format!("m {m} k {k} n {n} trans ({ta}, {tb})");
@@ -922,8 +923,9 @@ fn relu_masked_products_match_masking_first() {
 fn relu_masked_outputs_match_masking_after() {
     let Some(gpu) = shared_gpu() else { return };
     use wgrad_core::UnaryOp;
-    let shapes: [(&[usize], usize, usize); 7] = [
+    let shapes: [(&[usize], usize, usize); 8] = [
         (&[128], 256, 784),
+        (&[1280], 256, 1024), // 320 tiles: the lean 64 x 64 kernel
         (&[1024], 10, 1024),
         (&[1024], 1024, 10),
         (&[16], 4096, 64),
